@@ -1,0 +1,3 @@
+"""anyio-actors: an actor runtime on anyio (asyncio, uvloop and Trio)."""
+
+__all__: list[str] = []

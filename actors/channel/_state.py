@@ -1,0 +1,275 @@
+"""The state one channel's endpoints share: buffer, waiting tasks, hand-off rules.
+
+This module holds every rule about where an item goes; the endpoint classes in
+``_streams`` only check their own state and call in here.
+
+Rules (anyio's memory object streams, with Trio deciding what anyio leaves open):
+
+* An item goes to the oldest waiting receiver if there is one, else into the
+  buffer if it has room, else its sender waits.
+* A waiting receiver is handed up to its batch limit. It is woken by the first
+  item it is handed and keeps taking items until it is full or it runs; so a
+  burst wakes ``ceil(items / limit)`` receivers, never more (coalesced wakeups).
+* When a receiver makes room, waiting senders' items move into the buffer, oldest
+  first, inside that same step, and those senders are woken.
+* Nothing is lost: items handed to a receiver that a native asyncio cancellation
+  stops before it resumes go back to the head of the buffer (and on to waiting
+  receivers), in their order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Generic, TypeVar
+
+from ._waiters import (
+    BROKEN,
+    DELIVERED,
+    WITHDRAWN,
+    Backend,
+    ReceiveWaiter,
+    SendWaiter,
+    current_backend,
+)
+
+__all__ = ["ChannelState", "check_buffer_size", "check_limit"]
+
+T = TypeVar("T")
+
+
+def check_buffer_size(max_buffer_size: float) -> None:
+    """Validate a buffer size with anyio's wording.
+
+    Raises:
+        ValueError: if it is neither an integer nor ``math.inf``, or negative.
+    """
+    if max_buffer_size != math.inf and not isinstance(max_buffer_size, int):
+        raise ValueError("max_buffer_size must be either an integer or math.inf")
+    if max_buffer_size < 0:
+        raise ValueError("max_buffer_size cannot be negative")
+
+
+def check_limit(limit: int) -> None:
+    """Validate a batch limit.
+
+    Raises:
+        TypeError: if ``limit`` is not an integer.
+        ValueError: if ``limit`` is smaller than 1.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise TypeError(f"limit must be an integer, not {type(limit).__name__}")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+
+
+class ChannelState(Generic[T]):
+    """Buffer, waiters and counters shared by all clones of one channel."""
+
+    __slots__ = (
+        "backend",
+        "buffer",
+        "max_buffer_size",
+        "open_receive",
+        "open_send",
+        "peak",
+        "receive_wakeups",
+        "receivers",
+        "send_wakeups",
+        "senders",
+    )
+
+    def __init__(self, max_buffer_size: float) -> None:
+        self.buffer: deque[T] = deque()
+        self.max_buffer_size = max_buffer_size
+        self.receivers: deque[ReceiveWaiter[T]] = deque()
+        self.senders: deque[SendWaiter[T]] = deque()
+        self.open_send = 0
+        self.open_receive = 0
+        self.peak = 0
+        self.receive_wakeups = 0
+        self.send_wakeups = 0
+        self.backend: Backend | None = None
+
+    def get_backend(self) -> Backend:
+        """Pick the backend on first use; a channel keeps it for life."""
+        backend = self.backend
+        if backend is None:
+            backend = self.backend = current_backend()
+        return backend
+
+    # -- hand-off ---------------------------------------------------------
+
+    def offer(self, item: T) -> bool:
+        """Hand ``item`` to the oldest waiting receiver; False if there is none."""
+        receivers = self.receivers
+        backend = self.backend
+        assert backend is not None  # a task waits, so it chose the backend
+        while receivers:
+            waiter = receivers[0]
+            items = waiter.items
+            if not items:
+                if backend.is_cancelled(waiter):
+                    receivers.popleft()
+                    waiter.queued = False
+                    continue
+                items.append(item)
+                backend.wake(waiter)
+                self.receive_wakeups += 1
+            else:
+                # Already woken and not yet running: top up its batch instead of
+                # waking another receiver (coalesced wakeup).
+                items.append(item)
+            if len(items) >= waiter.limit:
+                receivers.popleft()
+                waiter.queued = False
+            return True
+        return False
+
+    def admit_senders(self) -> None:
+        """Move waiting senders' items into the buffer while it has room."""
+        senders = self.senders
+        buffer = self.buffer
+        backend = self.backend
+        assert backend is not None
+        limit = self.max_buffer_size
+        while senders and len(buffer) < limit:
+            waiter = senders.popleft()
+            waiter.queued = False
+            if backend.is_cancelled(waiter):
+                continue
+            buffer.append(waiter.item)
+            waiter.status = DELIVERED
+            backend.wake(waiter)
+            self.send_wakeups += 1
+        if len(buffer) > self.peak:
+            self.peak = len(buffer)
+
+    def take_from_senders(self, out: list[T], limit: int) -> None:
+        """Take items straight from waiting senders (empty buffer) into ``out``."""
+        senders = self.senders
+        backend = self.backend
+        assert backend is not None
+        while senders and len(out) < limit:
+            waiter = senders.popleft()
+            waiter.queued = False
+            if backend.is_cancelled(waiter):
+                continue
+            out.append(waiter.item)
+            waiter.status = DELIVERED
+            backend.wake(waiter)
+            self.send_wakeups += 1
+
+    def take(self, limit: int) -> list[T]:
+        """Take up to ``limit`` items (buffer first, then waiting senders)."""
+        buffer = self.buffer
+        if len(buffer) <= limit:
+            out = list(buffer)
+            buffer.clear()
+        else:
+            popleft = buffer.popleft
+            out = [popleft() for _ in range(limit)]
+        if self.senders:
+            if not buffer and len(out) < limit:
+                self.take_from_senders(out, limit)
+            self.admit_senders()
+        return out
+
+    # -- waiter bookkeeping -----------------------------------------------
+
+    def unqueue_receiver(self, waiter: ReceiveWaiter[T]) -> None:
+        """Remove a receiver from the waiting queue if it is still there."""
+        if waiter.queued:
+            waiter.queued = False
+            receivers = self.receivers
+            if receivers[0] is waiter:
+                receivers.popleft()
+            else:
+                receivers.remove(waiter)
+
+    def abort_receive(self, waiter: ReceiveWaiter[T]) -> None:
+        """A parked receiver was cancelled before it was handed anything."""
+        self.unqueue_receiver(waiter)
+
+    def restore_receive(self, waiter: ReceiveWaiter[T]) -> None:
+        """A woken receiver was cancelled natively: give its items back."""
+        self.unqueue_receiver(waiter)
+        items = waiter.items
+        if items:
+            waiter.items = []
+            self.buffer.extendleft(reversed(items))
+            self.pump()
+
+    def pump(self) -> None:
+        """Feed buffered items to waiting receivers (after a give-back)."""
+        buffer = self.buffer
+        while buffer and self.receivers:
+            if not self.offer(buffer[0]):
+                break
+            buffer.popleft()
+        if self.senders:
+            self.admit_senders()
+
+    def abort_send(self, waiter: SendWaiter[T]) -> None:
+        """A parked sender was cancelled before its item was placed."""
+        if waiter.queued:
+            waiter.queued = False
+            self.senders.remove(waiter)
+
+    def restore_send(self, waiter: SendWaiter[T]) -> None:
+        """A woken sender was cancelled natively: its item stays delivered."""
+
+    # -- closing ----------------------------------------------------------
+
+    def close_receivers_of(self, owner: object, last: bool) -> None:
+        """One receive endpoint closed: wake its own waiters; if it was the last,
+        fail every waiting sender with BrokenResourceError."""
+        backend = self.backend
+        if backend is not None and self.receivers:
+            keep: deque[ReceiveWaiter[T]] = deque()
+            for waiter in self.receivers:
+                if waiter.owner is not owner:
+                    keep.append(waiter)
+                    continue
+                waiter.queued = False
+                # A waiter already handed items keeps them and returns them
+                # (Trio: a completed hand-off is not undone by close).
+                if not waiter.items and not backend.is_cancelled(waiter):
+                    backend.wake(waiter)
+            self.receivers = keep
+        if last:
+            self._fail_senders(BROKEN, None)
+
+    def close_senders_of(self, owner: object, last: bool) -> None:
+        """One send endpoint closed: withdraw its waiting senders' items; if it
+        was the last, wake every waiting receiver to see the end of stream."""
+        self._fail_senders(WITHDRAWN, owner)
+        if last and self.receivers:
+            backend = self.backend
+            assert backend is not None
+            receivers = self.receivers
+            self.receivers = deque()
+            for waiter in receivers:
+                waiter.queued = False
+                if not waiter.items and not backend.is_cancelled(waiter):
+                    backend.wake(waiter)
+
+    def _fail_senders(self, status: int, owner: object | None) -> None:
+        backend = self.backend
+        if backend is None or not self.senders:
+            return
+        keep: deque[SendWaiter[T]] = deque()
+        for waiter in self.senders:
+            if owner is not None and waiter.owner is not owner:
+                keep.append(waiter)
+                continue
+            waiter.queued = False
+            if not backend.is_cancelled(waiter):
+                waiter.status = status
+                backend.wake(waiter)
+        self.senders = keep
+
+    def waiting_receivers(self) -> int:
+        """Receivers parked and not yet handed anything."""
+        return sum(1 for waiter in self.receivers if not waiter.items)
+

@@ -1,0 +1,212 @@
+"""Waiting primitives: park a task until another task wakes it, per backend.
+
+A channel picks its backend once, on its first async operation, and from then on
+parks and wakes tasks with that backend's own primitive:
+
+* asyncio (and uvloop): a future of the running loop. The parked task awaits it;
+  a waker resolves it with ``set_result(None)``.
+* Trio: ``trio.lowlevel.wait_task_rescheduled`` with an abort function; a waker
+  calls ``trio.lowlevel.reschedule``.
+
+Both honour anyio's cancellation semantics: anyio cancel scopes (and Trio's own)
+cancel a parked task only while it has not been woken. One race is left on
+asyncio: a native ``Task.cancel()`` can land after a waker resolved the future
+but before the task resumed. ``park`` reports that case to the caller through its
+``restore`` callback, so the caller can put back whatever it was handed.
+"""
+
+from __future__ import annotations
+
+import types
+from asyncio import CancelledError, get_running_loop
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, Final, Generic, TypeVar
+
+__all__ = ["Backend", "ReceiveWaiter", "SendWaiter", "current_backend"]
+
+T = TypeVar("T")
+W = TypeVar("W", "ReceiveWaiter[Any]", "SendWaiter[Any]")
+
+#: A waiting sender's outcomes (``SendWaiter.status``).
+PENDING: Final = 0
+DELIVERED: Final = 1  # its item moved into the buffer or to a receiver
+WITHDRAWN: Final = 2  # its own endpoint was closed; the item was not sent
+BROKEN: Final = 3  # every receiving endpoint closed; the item was not sent
+
+
+class ReceiveWaiter(Generic[T]):
+    """A task parked in a receive: it is handed up to ``limit`` items."""
+
+    __slots__ = ("handle", "items", "limit", "owner", "queued")
+
+    def __init__(self, limit: int, owner: object) -> None:
+        self.handle: Any = None  # asyncio.Future or trio Task, set by park()
+        self.items: list[T] = []
+        self.limit = limit
+        self.owner = owner  # the endpoint that parked, so its close() finds it
+        self.queued = True  # still in the channel's queue of waiting receivers
+
+
+class SendWaiter(Generic[T]):
+    """A task parked in a send, holding the item it could not yet place."""
+
+    __slots__ = ("handle", "item", "owner", "queued", "status")
+
+    def __init__(self, item: T, owner: object) -> None:
+        self.handle: Any = None
+        self.item = item
+        self.owner = owner
+        self.queued = True
+        self.status = PENDING
+
+
+@types.coroutine
+def _yield_now() -> Generator[None, None, None]:
+    # A bare yield makes asyncio's Task reschedule itself with call_soon: the same
+    # schedule-and-cancel point as anyio's checkpoint() (``sleep(0)``), minus two
+    # Python frames.
+    yield
+
+
+class Backend:
+    """The operations a channel needs from an event loop."""
+
+    __slots__ = ()
+
+    name: str
+
+    def checkpoint(self) -> Coroutine[Any, Any, None] | Generator[None, None, None]:
+        """Return an awaitable that is a schedule point and a cancel point."""
+        raise NotImplementedError
+
+    async def park(
+        self,
+        waiter: W,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> None:
+        """Suspend the current task until ``wake(waiter)``.
+
+        Args:
+            waiter: the waiter the caller already queued.
+            abort: called when the task is cancelled before being woken; it must
+                unqueue the waiter. The cancellation then propagates.
+            restore: called when a native asyncio cancellation arrives after the
+                waiter was woken; it must undo or keep what the waker did. The
+                cancellation then propagates.
+        """
+        raise NotImplementedError
+
+    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+        """Make a parked task runnable (exactly once per park)."""
+        raise NotImplementedError
+
+    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+        """Whether a still-queued waiter's task was cancelled and must be skipped."""
+        raise NotImplementedError
+
+
+class _AsyncioBackend(Backend):
+    __slots__ = ()
+    name = "asyncio"
+
+    def checkpoint(self) -> Generator[None, None, None]:
+        return _yield_now()
+
+    async def park(
+        self,
+        waiter: W,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> None:
+        fut = get_running_loop().create_future()
+        waiter.handle = fut
+        try:
+            await fut
+        except CancelledError:
+            if fut.cancelled():
+                abort(waiter)
+            else:
+                # Woken, then cancelled natively before resuming.
+                restore(waiter)
+            raise
+
+    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+        waiter.handle.set_result(None)
+
+    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+        # A queued waiter's future is only ever done if Task.cancel() cancelled it.
+        return bool(waiter.handle.done())
+
+
+class _TrioBackend(Backend):
+    __slots__ = ("_checkpoint", "_current_task", "_reschedule", "_wait", "_succeeded")
+    name = "trio"
+
+    def __init__(self) -> None:
+        import trio
+
+        lowlevel = trio.lowlevel
+        self._checkpoint = lowlevel.checkpoint
+        self._current_task = lowlevel.current_task
+        self._reschedule = lowlevel.reschedule
+        self._wait = lowlevel.wait_task_rescheduled
+        self._succeeded = lowlevel.Abort.SUCCEEDED
+
+    def checkpoint(self) -> Coroutine[Any, Any, None]:
+        return self._checkpoint()  # type: ignore[no-any-return]
+
+    async def park(
+        self,
+        waiter: W,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> None:
+        waiter.handle = self._current_task()
+        succeeded = self._succeeded
+
+        def abort_fn(raise_cancel: object) -> Any:
+            # Trio calls this only while the task is still parked: a task that
+            # was rescheduled can no longer be cancelled here, so there is no
+            # woken-then-cancelled race on Trio and ``restore`` is never needed.
+            abort(waiter)
+            return succeeded
+
+        await self._wait(abort_fn)
+
+    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+        self._reschedule(waiter.handle)
+
+    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+        return False
+
+
+_asyncio_backend: Final = _AsyncioBackend()
+_trio_backend: _TrioBackend | None = None
+
+
+def current_backend() -> Backend:
+    """Return the backend of the running event loop.
+
+    Raises:
+        RuntimeError: if no supported event loop is running in this thread.
+    """
+    global _trio_backend
+    try:
+        import sniffio
+    except ImportError:  # no Trio installed either: only asyncio can be running
+        name = "asyncio"
+    else:
+        try:
+            name = sniffio.current_async_library()
+        except sniffio.AsyncLibraryNotFoundError:
+            raise RuntimeError(
+                "no running event loop: channels are used from async code"
+            ) from None
+    if name == "asyncio":
+        return _asyncio_backend
+    if name == "trio":
+        if _trio_backend is None:
+            _trio_backend = _TrioBackend()
+        return _trio_backend
+    raise RuntimeError(f"unsupported async library {name!r}: use asyncio or trio")
