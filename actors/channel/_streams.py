@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from types import TracebackType
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from anyio import BrokenResourceError, ClosedResourceError, EndOfStream, WouldBlock
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -47,7 +47,7 @@ class MemoryObjectStreamStatistics(NamedTuple):
     send_wakeups: int  #: parked senders woken because their item was placed
 
 
-def _statistics(state: ChannelState[object]) -> MemoryObjectStreamStatistics:
+def _statistics(state: ChannelState[Any]) -> MemoryObjectStreamStatistics:
     return MemoryObjectStreamStatistics(
         len(state.buffer),
         state.max_buffer_size,
@@ -444,7 +444,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
             )
 
 
-class create_memory_object_stream(  # noqa: N801 - a class so [T] works, as anyio
+class create_memory_object_stream(
     tuple[MemoryObjectSendStream[T_Item], MemoryObjectReceiveStream[T_Item]],
 ):
     """Create a memory object stream: ``(send_stream, receive_stream)``.

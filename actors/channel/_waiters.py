@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import types
 from asyncio import CancelledError, get_running_loop
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
 __all__ = ["Backend", "ReceiveWaiter", "SendWaiter", "current_backend"]
@@ -75,7 +75,7 @@ class Backend:
 
     name: str
 
-    def checkpoint(self) -> Coroutine[Any, Any, None] | Generator[None, None, None]:
+    def checkpoint(self) -> Awaitable[None]:
         """Return an awaitable that is a schedule point and a cancel point."""
         raise NotImplementedError
 
@@ -110,7 +110,7 @@ class _AsyncioBackend(Backend):
     __slots__ = ()
     name = "asyncio"
 
-    def checkpoint(self) -> Generator[None, None, None]:
+    def checkpoint(self) -> Awaitable[None]:
         return _yield_now()
 
     async def park(
@@ -140,7 +140,7 @@ class _AsyncioBackend(Backend):
 
 
 class _TrioBackend(Backend):
-    __slots__ = ("_checkpoint", "_current_task", "_reschedule", "_wait", "_succeeded")
+    __slots__ = ("_checkpoint", "_current_task", "_reschedule", "_succeeded", "_wait")
     name = "trio"
 
     def __init__(self) -> None:
@@ -153,8 +153,8 @@ class _TrioBackend(Backend):
         self._wait = lowlevel.wait_task_rescheduled
         self._succeeded = lowlevel.Abort.SUCCEEDED
 
-    def checkpoint(self) -> Coroutine[Any, Any, None]:
-        return self._checkpoint()  # type: ignore[no-any-return]
+    def checkpoint(self) -> Awaitable[None]:
+        return self._checkpoint()
 
     async def park(
         self,

@@ -1,0 +1,24 @@
+"""The mailbox layer: quota-counted messages, uncounted signals, drain-many.
+
+Built on the channel core's buffer and waiting primitives; it knows nothing of
+actors. See :class:`Mailbox`.
+"""
+
+from anyio import WouldBlock as WouldBlock
+
+from ._errors import EndOfMailbox as EndOfMailbox
+from ._errors import MailboxClosed as MailboxClosed
+from ._errors import MailboxFull as MailboxFull
+from ._mailbox import Mailbox as Mailbox
+from ._mailbox import MailboxStatistics as MailboxStatistics
+from ._signal import Signal as Signal
+
+__all__ = [
+    "EndOfMailbox",
+    "Mailbox",
+    "MailboxClosed",
+    "MailboxFull",
+    "MailboxStatistics",
+    "Signal",
+    "WouldBlock",
+]

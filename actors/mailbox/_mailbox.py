@@ -1,0 +1,385 @@
+"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from anyio import WouldBlock
+
+from ..channel._state import check_limit
+from ..channel._waiters import DELIVERED, Backend, ReceiveWaiter, SendWaiter
+from ..channel._waiters import current_backend as _current_backend
+from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
+from ._quota import Quota, check_capacity
+from ._signal import Signal
+
+__all__ = ["Mailbox", "MailboxStatistics"]
+
+M = TypeVar("M")
+
+
+class MailboxStatistics(NamedTuple):
+    """A snapshot of one mailbox."""
+
+    queued_messages: int  #: user messages waiting to be received
+    queued_signals: int  #: signals waiting to be received
+    capacity: int | None  #: the quota (None: unbounded)
+    waiting_senders: int  #: tasks parked in ``send`` for a unit of quota
+    peak_queue_length: int  #: the most items (messages and signals) queued at once
+    units_in_use: int  #: quota units held by queued messages
+    wakeups: int  #: times a send woke the parked consumer
+
+
+class Mailbox(Generic[M]):
+    """A multi-producer, single-consumer FIFO queue for one actor.
+
+    It holds messages (user messages, counted against the quota) and signals
+    (instances of :class:`Signal`, never counted, never blocked by the quota, yet
+    in their FIFO place among the messages). A message's quota unit is released
+    inside the receive step that hands it out, and the oldest waiting sender's
+    message moves in within that same step.
+
+    Not thread-safe: use it from the tasks of one event loop.
+
+    Args:
+        capacity: the quota, the most messages queued at once; ``None`` (the
+            default) for no quota.
+
+    Raises:
+        TypeError: ``capacity`` is neither an integer nor None.
+        ValueError: ``capacity`` is smaller than 1.
+    """
+
+    __slots__ = (
+        "_backend",
+        "_capacity",
+        "_closed",
+        "_consumer",
+        "_peak",
+        "_queue",
+        "_quota",
+        "_signals",
+        "_wakeups",
+    )
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self._quota: Quota[M] = Quota(check_capacity(capacity))
+        self._capacity = capacity
+        self._queue: deque[M | Signal] = deque()
+        self._signals = 0  # signals in the queue, so messages need no wrapper
+        self._consumer: ReceiveWaiter[Any] | None = None
+        self._backend: Backend | None = None
+        self._closed = False
+        self._peak = 0
+        self._wakeups = 0
+
+    # -- sending -----------------------------------------------------------
+
+    def try_send(self, message: M) -> None:
+        """Enqueue a message if a unit of quota is free, without waiting.
+
+        Never a checkpoint.
+
+        Raises:
+            TypeError: ``message`` is a :class:`Signal` (use ``send_signal``).
+            MailboxClosed: the mailbox is closed (even if it is also full).
+            MailboxFull: no unit is free (or senders are waiting for one);
+                nothing was enqueued.
+        """
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        if self._closed:
+            raise MailboxClosed("the mailbox is closed")
+        quota = self._quota
+        if quota.used >= quota.capacity:
+            raise MailboxFull(f"the mailbox is full (capacity {self._capacity})")
+        quota.used += 1
+        queue = self._queue
+        queue.append(message)
+        if self._consumer is not None:
+            self._wake_consumer()
+        if len(queue) > self._peak:
+            self._peak = len(queue)
+
+    async def send(self, message: M) -> None:
+        """Enqueue a message, waiting for a unit of quota if none is free.
+
+        Returns at once, without yielding, when a unit is free (as
+        ``asyncio.Queue.put``); otherwise parks until a receive releases a unit
+        to this sender (first come, first served), which is a checkpoint.
+        Cancellation while parked is atomic: nothing is enqueued. On asyncio, a
+        native ``Task.cancel()`` that lands after the message moved in but
+        before the task resumed leaves the message enqueued (it will be
+        received) and still raises ``CancelledError``: do not resend it.
+
+        Raises:
+            TypeError: ``message`` is a :class:`Signal`.
+            MailboxClosed: the mailbox is closed, or closed while waiting; the
+                message was not enqueued.
+        """
+        quota = self._quota
+        if quota.used < quota.capacity or self._closed or isinstance(message, Signal):
+            self.try_send(message)
+            return
+        backend = self._backend or self._get_backend()
+        waiter: SendWaiter[M] = SendWaiter(message, self)
+        quota.senders.append(waiter)
+        await backend.park(waiter, quota.abort, quota.restore)
+        if waiter.status != DELIVERED:
+            raise MailboxClosed("the mailbox closed while the sender waited")
+
+    def send_signal(self, signal: Signal) -> None:
+        """Enqueue a signal: never waits, never counts against the quota.
+
+        Raises:
+            TypeError: ``signal`` is not a :class:`Signal`.
+            MailboxClosed: the mailbox is closed.
+        """
+        if not isinstance(signal, Signal):
+            raise TypeError(
+                f"send_signal() takes a Signal, not {type(signal).__name__}"
+            )
+        if self._closed:
+            raise MailboxClosed("the mailbox is closed")
+        queue = self._queue
+        queue.append(signal)
+        self._signals += 1
+        if self._consumer is not None:
+            self._wake_consumer()
+        if len(queue) > self._peak:
+            self._peak = len(queue)
+
+    def _wake_consumer(self) -> None:
+        # One wakeup per park: later sends see _consumer cleared.
+        consumer = self._consumer
+        self._consumer = None
+        backend = self._backend
+        assert consumer is not None and backend is not None
+        if not backend.is_cancelled(consumer):
+            backend.wake(consumer)
+            self._wakeups += 1
+
+    # -- receiving ---------------------------------------------------------
+
+    def receive_nowait(self) -> M | Signal:
+        """Take the next item without waiting.
+
+        If it is a message, its unit is released and the oldest waiting sender
+        moved in, in this same step.
+
+        Raises:
+            EndOfMailbox: the mailbox is empty and closed.
+            anyio.WouldBlock: the mailbox is empty.
+        """
+        queue = self._queue
+        if queue:
+            item = queue.popleft()
+            if self._signals and isinstance(item, Signal):
+                self._signals -= 1
+                return item
+            quota = self._quota
+            quota.used -= 1
+            if quota.senders:
+                self._admit()
+            return item
+        if self._closed:
+            raise EndOfMailbox("the mailbox is closed and empty")
+        raise WouldBlock
+
+    def receive_nowait_many(self, limit: int) -> list[M | Signal]:
+        """Take up to ``limit`` queued items without waiting.
+
+        Releases all their units and moves up to that many waiting senders in,
+        in this one step.
+
+        Args:
+            limit: the most items to take; at least 1.
+
+        Returns:
+            A non-empty list in FIFO order.
+
+        Raises:
+            TypeError: ``limit`` is not an integer.
+            ValueError: ``limit`` is smaller than 1.
+            EndOfMailbox: the mailbox is empty and closed.
+            anyio.WouldBlock: the mailbox is empty.
+        """
+        check_limit(limit)
+        return self._take(limit)
+
+    def _take(self, limit: int) -> list[M | Signal]:
+        queue = self._queue
+        if not queue:
+            if self._closed:
+                raise EndOfMailbox("the mailbox is closed and empty")
+            raise WouldBlock
+        if len(queue) <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+        released = len(items)
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    def _admit(self) -> None:
+        backend = self._backend
+        assert backend is not None  # a sender parked, so the backend is known
+        if self._quota.admit(self._queue, backend) and len(self._queue) > self._peak:
+            self._peak = len(self._queue)
+
+    async def receive(self) -> M | Signal:
+        """Take the next item, waiting for one if the mailbox is empty.
+
+        Exactly one suspension per call: a checkpoint when an item is ready,
+        else the park until one arrives. Atomic under cancellation on every
+        path: the consumer is only woken, items are taken after it resumes, so
+        a cancelled receive (anyio scope, Trio, or a native
+        ``asyncio.Task.cancel()`` racing the wakeup) takes nothing.
+
+        Raises:
+            EndOfMailbox: the mailbox is closed and empty (at once, or when it
+                closes while the consumer waits).
+            RuntimeError: another task is already waiting on this mailbox.
+        """
+        backend = self._backend or self._get_backend()
+        if self._queue:
+            await backend.checkpoint()
+        else:
+            await self._wait(backend)
+        return self.receive_nowait()
+
+    async def receive_many(self, limit: int) -> list[M | Signal]:
+        """Take up to ``limit`` items from one wake, waiting if the mailbox is empty.
+
+        The drain-many step: one suspension, then every item taken has its
+        unit released and up to that many waiting senders moved in, at once.
+        Same cancellation guarantees as :meth:`receive`.
+
+        Args:
+            limit: the most items to take; at least 1.
+
+        Returns:
+            A non-empty list in FIFO order.
+
+        Raises:
+            TypeError: ``limit`` is not an integer.
+            ValueError: ``limit`` is smaller than 1.
+            EndOfMailbox: the mailbox is closed and empty.
+            RuntimeError: another task is already waiting on this mailbox.
+        """
+        check_limit(limit)
+        backend = self._backend or self._get_backend()
+        if self._queue:
+            await backend.checkpoint()
+        else:
+            await self._wait(backend)
+        return self._take(limit)
+
+    async def _wait(self, backend: Backend) -> None:
+        while not self._queue and not self._closed:
+            if self._consumer is not None:
+                raise RuntimeError(
+                    "a mailbox has one consumer: another task is already waiting"
+                )
+            waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
+            self._consumer = waiter
+            await backend.park(waiter, self._abort_consumer, _keep)
+
+    def _abort_consumer(self, waiter: ReceiveWaiter[Any]) -> None:
+        if self._consumer is waiter:
+            self._consumer = None
+
+    def _get_backend(self) -> Backend:
+        backend = self._backend = _current_backend()
+        return backend
+
+    # -- closing -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the mailbox (idempotent).
+
+        Every later send raises :exc:`MailboxClosed`; senders waiting for quota
+        are woken with it, their messages not enqueued. Queued items stay: the
+        consumer can still receive them, then gets :exc:`EndOfMailbox`; or
+        :meth:`drain` takes them all.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._quota.withdraw_all(self._backend)
+        if self._consumer is not None:
+            self._wake_consumer()
+
+    def drain(self) -> list[M | Signal]:
+        """Take everything still queued (messages and signals), in FIFO order,
+        and release their units. Never waits; works open or closed."""
+        queue = self._queue
+        items = list(queue)
+        queue.clear()
+        self._signals = 0
+        self._quota.used = 0
+        if self._quota.senders:
+            self._admit()
+        return items
+
+    # -- inspection --------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    @property
+    def capacity(self) -> int | None:
+        """The quota (None: unbounded)."""
+        return self._capacity
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def statistics(self) -> MailboxStatistics:
+        """Return a snapshot of the mailbox's state."""
+        return MailboxStatistics(
+            len(self._queue) - self._signals,
+            self._signals,
+            self._capacity,
+            len(self._quota.senders),
+            self._peak,
+            self._quota.used,
+            self._wakeups,
+        )
+
+    def __aiter__(self) -> Mailbox[M]:
+        return self
+
+    async def __anext__(self) -> M | Signal:
+        try:
+            return await self.receive()
+        except EndOfMailbox:
+            raise StopAsyncIteration from None
+
+    def __repr__(self) -> str:
+        status = "closed" if self._closed else "open"
+        return (
+            f"<Mailbox {status} queued={len(self._queue)}"
+            f" capacity={self._capacity} in_use={self._quota.used}>"
+        )
+
+
+def _keep(waiter: ReceiveWaiter[Any]) -> None:
+    # The consumer is only woken, never handed items, so a native cancellation
+    # after the wakeup has nothing to give back: the items are still queued.
+    pass
