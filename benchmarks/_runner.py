@@ -1,0 +1,149 @@
+"""Running rows: interleaved rounds, count checks, medians and spreads.
+
+For one row on one backend, every round runs each implementation once, one
+after the other, in an order rotated by one place per round (so no
+implementation always runs first or right after another). A sample's count is
+checked against what its consumers received; a mismatch or an exception marks
+the row as failed on that backend and the run carries on with the next one.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import statistics
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ._backends import Backend
+from ._registry import Impl, Row
+
+__all__ = ["RowResult", "Settings", "Spread", "run_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How a run samples."""
+
+    rounds: int  #: samples per implementation (the median is taken over them)
+    quick: bool  #: small counts (``Row.quick_count``), no warm-up
+    #: seconds one sample may take before the process dumps every thread's
+    #: stack and exits (a deadlocked row must fail CI, not hang it)
+    sample_timeout: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """A median with the smallest and largest value it was taken from."""
+
+    median: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Spread:
+        return cls(statistics.median(values), min(values), max(values))
+
+    def scaled(self, factor: float) -> Spread:
+        return Spread(self.median * factor, self.min * factor, self.max * factor)
+
+
+@dataclass(slots=True)
+class RowResult:
+    """One row on one backend: every implementation's samples, in round order."""
+
+    row: Row
+    backend: str
+    count: int  #: items per sample
+    impls: tuple[str, ...]  #: the implementations that ran, declaration order
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    error: str | None = None  #: why the row failed on this backend, if it did
+
+    def per_item(self, impl: str) -> Spread:
+        """Nanoseconds per item of one implementation."""
+        return Spread.of(self.seconds[impl]).scaled(1e9 / self.count)
+
+    def ratio(self, impl: str, other: str) -> Spread:
+        """Time ratio ``impl / other`` (below 1: ``impl`` is faster).
+
+        Taken round by round (samples that ran next to each other), then the
+        median and min-max of those per-round ratios.
+        """
+        pairs = zip(self.seconds[impl], self.seconds[other], strict=True)
+        return Spread.of([a / b for a, b in pairs])
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class CountMismatch(Exception):
+    """A sample's consumers received a different number of items than were sent."""
+
+
+Progress = Callable[[str], None]
+
+
+def run_rows(
+    rows: Sequence[Row],
+    backends: Sequence[Backend],
+    settings: Settings,
+    progress: Progress,
+) -> list[RowResult]:
+    """Run every row on every backend it has implementations for."""
+    jobs = [(row, b) for row in rows for b in backends if row.impls_on(b.name)]
+    results = []
+    for index, (row, backend) in enumerate(jobs, 1):
+        result = _run_row(row, backend, settings)
+        results.append(result)
+        progress(f"[{index:>3}/{len(jobs)}] {_summary(result)}")
+    return results
+
+
+def _run_row(row: Row, backend: Backend, settings: Settings) -> RowResult:
+    impls = row.impls_on(backend.name)
+    count = row.quick_count if settings.quick else row.count
+    result = RowResult(row, backend.name, count, tuple(i.name for i in impls))
+    for impl in impls:
+        result.seconds[impl.name] = []
+    try:
+        if not settings.quick:
+            # Warm-up: imports, the interpreter's specialised bytecode, allocator
+            # pools. Counts are still checked, timings thrown away.
+            for impl in impls:
+                _sample(backend, impl, row.quick_count, settings)
+        for round_ in range(settings.rounds):
+            shift = round_ % len(impls)
+            for impl in impls[shift:] + impls[:shift]:
+                elapsed = _sample(backend, impl, count, settings)
+                result.seconds[impl.name].append(elapsed)
+    except CountMismatch as exc:
+        result.error = str(exc)
+    except Exception as exc:
+        result.error = "".join(traceback.format_exception_only(exc)).strip()
+        traceback.print_exc()
+    return result
+
+
+def _sample(backend: Backend, impl: Impl, count: int, settings: Settings) -> float:
+    gc.collect()  # no sample pays for the garbage of the one before it
+    # A watchdog thread, not a cancel scope: it costs the event loop nothing.
+    faulthandler.dump_traceback_later(settings.sample_timeout, exit=True)
+    try:
+        sample = backend.run(impl.sample, count)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    if sample.received != count:
+        raise CountMismatch(
+            f"{impl.name} on {backend.name}: sent {count}, received {sample.received}"
+        )
+    return sample.elapsed
+
+
+def _summary(result: RowResult) -> str:
+    head = f"{result.row.name} on {result.backend}:"
+    if not result.ok:
+        return f"{head} FAILED: {result.error}"
+    parts = [f"{n} {result.per_item(n).median:,.0f} ns" for n in result.impls]
+    return f"{head} " + ", ".join(parts)
