@@ -1,3 +1,55 @@
-"""anyio-actors: an actor runtime on anyio (asyncio, uvloop and Trio)."""
+"""anyio-actors: an actor runtime on anyio (asyncio, uvloop and Trio).
 
-__all__: list[str] = []
+Define an :class:`Actor`, ``spawn`` it in an :class:`ActorSystem`, and talk to it
+through its :class:`ActorRef` with ``tell``, ``send`` and ``ask``.
+"""
+
+from ._actor import Actor as Actor
+from ._actor import ActorContext as ActorContext
+from ._cell import StopReason as StopReason
+from ._errors import ActorStopped as ActorStopped
+from ._errors import AskSelfError as AskSelfError
+from ._errors import AskTimeout as AskTimeout
+from ._errors import MailboxClosed as MailboxClosed
+from ._errors import MailboxFull as MailboxFull
+from ._errors import SystemNotRunning as SystemNotRunning
+from ._ref import ActorRef as ActorRef
+from ._request import Request as Request
+from ._signals import Terminated as Terminated
+from ._supervision import Backoff as Backoff
+from ._supervision import Directive as Directive
+from ._supervision import OneForAll as OneForAll
+from ._supervision import OneForOne as OneForOne
+from ._supervision import RestartType as RestartType
+from ._supervision import RestForOne as RestForOne
+from ._supervision import SupervisorStrategy as SupervisorStrategy
+from ._system import DEFAULT_DRAIN as DEFAULT_DRAIN
+from ._system import ActorSystem as ActorSystem
+from ._system import DeadLetter as DeadLetter
+from ._system import DeadLetters as DeadLetters
+
+__all__ = [
+    "DEFAULT_DRAIN",
+    "Actor",
+    "ActorContext",
+    "ActorRef",
+    "ActorStopped",
+    "ActorSystem",
+    "AskSelfError",
+    "AskTimeout",
+    "Backoff",
+    "DeadLetter",
+    "DeadLetters",
+    "Directive",
+    "MailboxClosed",
+    "MailboxFull",
+    "OneForAll",
+    "OneForOne",
+    "RestForOne",
+    "RestartType",
+    "Request",
+    "StopReason",
+    "SupervisorStrategy",
+    "SystemNotRunning",
+    "Terminated",
+]

@@ -272,4 +272,3 @@ class ChannelState(Generic[T]):
     def waiting_receivers(self) -> int:
         """Receivers parked and not yet handed anything."""
         return sum(1 for waiter in self.receivers if not waiter.items)
-

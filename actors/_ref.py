@@ -1,0 +1,180 @@
+"""``ActorRef``: the handle through which everything talks to an actor."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+
+import anyio
+
+from ._cell import STOPPING, current_cell
+from ._envelope import Ask
+from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
+from ._request import Request
+from .mailbox import MailboxClosed
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["ActorRef", "check_timeout"]
+
+M = TypeVar("M", contravariant=True)
+R = TypeVar("R")
+
+
+def check_timeout(timeout: float) -> float:
+    """Validate a timeout in seconds.
+
+    Raises:
+        TypeError: it is not a number.
+        ValueError: it is not > 0 (or is NaN).
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
+    if not timeout > 0 or math.isnan(timeout):
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    return timeout
+
+
+class ActorRef(Generic[M]):
+    """A handle on one actor: tell, send, ask, stop, join.
+
+    Refs compare equal when they name the same actor (incarnations included: a
+    restart keeps the ref), hash accordingly, and outlive their actor (calls
+    then raise :exc:`ActorStopped`). Use them from the system's event loop; from
+    other threads use ``system.from_thread``.
+    """
+
+    __slots__ = ("_cell",)
+
+    def __init__(self, cell: Cell) -> None:
+        self._cell = cell
+
+    def tell(self, message: M) -> None:
+        """Enqueue a message and return at once (never waits, never yields).
+
+        Raises:
+            TypeError: ``message`` is a runtime signal object.
+            MailboxFull: the actor's mailbox is at its capacity.
+            ActorStopped: the actor has stopped (or is stopping).
+        """
+        try:
+            self._cell.mailbox.try_send(message)
+        except MailboxClosed:
+            raise self._stopped() from None
+
+    async def send(self, message: M) -> None:
+        """Enqueue a message, waiting while the mailbox is full (backpressure).
+
+        Returns without yielding when there is room. Waiting senders are served
+        first come, first served; a send cancelled while waiting enqueues
+        nothing.
+
+        Raises:
+            TypeError: ``message`` is a runtime signal object.
+            ActorStopped: the actor has stopped, or stopped while we waited.
+        """
+        try:
+            await self._cell.mailbox.send(message)
+        except MailboxClosed:
+            raise self._stopped() from None
+
+    @overload
+    async def ask(self, message: Request[R], timeout: float = 5.0) -> R: ...
+
+    @overload
+    async def ask(self, message: M, timeout: float = 5.0) -> Any: ...
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        """Send a message and wait for the reply (``receive``'s return value).
+
+        Waits for mailbox room like :meth:`send`; the timeout covers both.
+
+        Args:
+            message: the request; a :class:`~actors.Request` subclass types the
+                reply.
+            timeout: seconds to wait for the reply (> 0).
+
+        Returns:
+            The reply.
+
+        Raises:
+            AskTimeout: no reply within ``timeout`` seconds (a TimeoutError).
+            ActorStopped: the actor stopped before replying.
+            AskSelfError: an actor asked itself from its own handler.
+            ValueError, TypeError: ``timeout`` is not a positive number.
+            Exception: whatever the handler raised, re-raised here with the
+                actor-side traceback attached.
+        """
+        check_timeout(timeout)
+        cell = self._cell
+        if current_cell.get() is cell:
+            raise AskSelfError(
+                f"{cell.path} asked itself from its own handler: it would never "
+                "get the reply (use tell, or call the method directly)"
+            )
+        backend = cell.system.backend
+        if backend is None:
+            raise SystemNotRunning(f"the system of {cell.path} is not running")
+        envelope = Ask(message)
+        with anyio.move_on_after(timeout):
+            try:
+                await cell.mailbox.send(envelope)
+            except MailboxClosed:
+                raise self._stopped() from None
+            return await envelope.wait(backend)
+        raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
+
+    def stop(self) -> None:
+        """Ask the actor to stop after the message it is handling.
+
+        What is still queued becomes dead letters, and pending asks fail with
+        :exc:`ActorStopped`. Returns at once; ``await join()`` to wait. Stopping
+        a stopped actor does nothing.
+        """
+        from ._cell import StopReason
+
+        self._cell.request_stop(StopReason.NORMAL)
+
+    async def join(self) -> object:
+        """Wait until the actor has terminated.
+
+        Returns:
+            How it ended: a :class:`~actors.StopReason`, or the exception that
+            stopped it.
+        """
+        await self._cell.terminated.wait()
+        return self._cell.reason
+
+    @property
+    def is_alive(self) -> bool:
+        """Whether the actor has not begun stopping yet."""
+        cell = self._cell
+        return cell.state < STOPPING and not cell.stop_requested
+
+    @property
+    def name(self) -> str:
+        """The actor's name, unique among its siblings."""
+        return self._cell.name
+
+    @property
+    def path(self) -> str:
+        """The actor's path, for example ``"/user/parent/child"``."""
+        return self._cell.path
+
+    def _stopped(self) -> ActorStopped:
+        cell = self._cell
+        if not cell.system.running:
+            return SystemNotRunning(f"the system of {cell.path} has exited")
+        return ActorStopped(f"{cell.path} has stopped")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ActorRef) and other._cell is self._cell
+
+    def __hash__(self) -> int:
+        return id(self._cell)
+
+    def __repr__(self) -> str:
+        cell = self._cell
+        state = "alive" if self.is_alive else "stopped"
+        return f"<ActorRef {cell.path} {state}>"

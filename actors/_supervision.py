@@ -1,0 +1,194 @@
+"""Supervisor strategies: what a parent does when a child fails.
+
+Semantics follow Erlang/OTP's supervisor module: ``OneForOne``, ``OneForAll`` and
+``RestForOne`` restart strategies, restart intensity (``max_restarts`` within
+``within`` seconds, a sliding window over the supervisor's restarts), per-child
+restart types (``permanent``, ``transient``, ``temporary``), plus Akka's decider
+(exception type -> directive) and exponential backoff (Akka's restartWithBackoff).
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "Backoff",
+    "Directive",
+    "OneForAll",
+    "OneForOne",
+    "RestForOne",
+    "RestartType",
+    "SupervisorStrategy",
+]
+
+RestartType = Literal["permanent", "transient", "temporary"]
+RESTART_TYPES: tuple[RestartType, ...] = ("permanent", "transient", "temporary")
+
+
+class Directive(enum.Enum):
+    """What a supervisor does with a failed child (Akka's directives)."""
+
+    #: Keep the instance and its state; go on with the next message.
+    RESUME = "resume"
+    #: Replace the instance with a fresh one from the factory (same ref, same
+    #: mailbox: queued messages survive).
+    RESTART = "restart"
+    #: Stop the child for good.
+    STOP = "stop"
+    #: Fail the supervisor itself with the child's exception, so its own parent
+    #: decides.
+    ESCALATE = "escalate"
+
+
+Decider = Callable[[BaseException], Directive]
+
+
+def _always_restart(exc: BaseException) -> Directive:
+    return Directive.RESTART
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff between restarts, as Akka's restartWithBackoff.
+
+    The n-th consecutive restart of a child (n = 0, 1, ...) waits
+    ``min(max_delay, min_delay * 2**n)`` seconds, stretched by a random factor in
+    ``[1, 1 + random_factor]``. A stop requested during the wait wins.
+
+    Args:
+        min_delay: the first delay, in seconds (> 0).
+        max_delay: the largest delay, in seconds (>= min_delay).
+        random_factor: jitter, a fraction in [0, 1].
+
+    Raises:
+        ValueError: a value is out of range.
+    """
+
+    min_delay: float
+    max_delay: float
+    random_factor: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.min_delay > 0:
+            raise ValueError(f"min_delay must be > 0 seconds, got {self.min_delay}")
+        if not self.max_delay >= self.min_delay:
+            raise ValueError(
+                f"max_delay ({self.max_delay}) must be >= min_delay ({self.min_delay})"
+            )
+        if not 0 <= self.random_factor <= 1:
+            raise ValueError(
+                f"random_factor must be within [0, 1], got {self.random_factor}"
+            )
+
+    def delay(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
+        """Seconds to wait before restart number ``attempt`` (counted from 0)."""
+        base: float = min(self.max_delay, self.min_delay * 2.0 ** min(attempt, 62))
+        return base * (1.0 + self.random_factor * rng())
+
+
+@dataclass(frozen=True)
+class SupervisorStrategy:
+    """How a parent handles its children's failures.
+
+    Args:
+        max_restarts: restart intensity: the most restarts allowed within
+            ``within`` seconds (>= 0). One more and the supervisor stops all its
+            children and fails itself with the child's exception (escalation),
+            as Erlang/OTP's supervisors.
+        within: the intensity period, in seconds (> 0): a sliding window, so
+            failures spaced further apart never add up.
+        decider: maps a child's exception to a :class:`Directive`; a mapping
+            from exception types (matched along the MRO) or a callable. Default:
+            restart on every exception.
+        backoff: optional :class:`Backoff` between restarts.
+
+    Raises:
+        ValueError: ``max_restarts`` < 0 or ``within`` <= 0.
+        TypeError: ``decider`` is neither a mapping nor callable.
+    """
+
+    max_restarts: int = 3
+    within: float = 5.0
+    decider: Mapping[type[BaseException], Directive] | Decider = field(
+        default=_always_restart
+    )
+    backoff: Backoff | None = None
+
+    #: Which siblings a restart takes along; set by the subclasses.
+    scope: str = field(default="one", init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_restarts, int) or self.max_restarts < 0:
+            raise ValueError(
+                f"max_restarts must be an integer >= 0, got {self.max_restarts!r}"
+            )
+        if not self.within > 0:
+            raise ValueError(f"within must be > 0 seconds, got {self.within!r}")
+        if not (isinstance(self.decider, Mapping) or callable(self.decider)):
+            raise TypeError("decider must be a mapping of exception types or callable")
+
+    def decide(self, exc: BaseException) -> Directive:
+        """The directive for a child's exception."""
+        decider = self.decider
+        if isinstance(decider, Mapping):
+            for cls in type(exc).__mro__:
+                directive = decider.get(cls)
+                if directive is not None:
+                    return directive
+            return Directive.ESCALATE
+        directive = decider(exc)
+        if not isinstance(directive, Directive):
+            raise TypeError(f"decider returned {directive!r}, not a Directive")
+        return directive
+
+
+@dataclass(frozen=True)
+class OneForOne(SupervisorStrategy):
+    """Restart only the failed child (Erlang's one_for_one)."""
+
+    scope: str = field(default="one", init=False)
+
+
+@dataclass(frozen=True)
+class OneForAll(SupervisorStrategy):
+    """Restart all children when one fails (Erlang's one_for_all): all are
+    stopped in reverse start order, then started again in start order."""
+
+    scope: str = field(default="all", init=False)
+
+
+@dataclass(frozen=True)
+class RestForOne(SupervisorStrategy):
+    """Restart the failed child and the siblings started after it (Erlang's
+    rest_for_one): stopped in reverse start order, restarted in start order."""
+
+    scope: str = field(default="rest", init=False)
+
+
+class RestartIntensity:
+    """A supervisor's recent restarts, to enforce ``max_restarts`` in ``within``."""
+
+    __slots__ = ("_times",)
+
+    def __init__(self) -> None:
+        self._times: deque[float] = deque()
+
+    def allow(self, strategy: SupervisorStrategy, now: float) -> bool:
+        """Record a restart at ``now`` (seconds) unless it exceeds the intensity."""
+        times = self._times
+        horizon = now - strategy.within
+        while times and times[0] <= horizon:
+            times.popleft()
+        if len(times) >= strategy.max_restarts:
+            return False
+        times.append(now)
+        return True
+
+    def recent(self) -> int:
+        """Restarts inside the last window recorded."""
+        return len(self._times)

@@ -1,0 +1,133 @@
+"""A parent's side of supervision: deciding on and carrying out a directive.
+
+Runs in the parent's own task, between its messages, when a child reports a
+failure (see ``Cell._failed``). Semantics: Erlang/OTP's supervisor (strategies,
+restart types, intensity) and Akka's directives and backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ._supervision import Directive, OneForOne, RestartIntensity, SupervisorStrategy
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["handle_child_failure", "strategy_of"]
+
+logger = logging.getLogger("actors")
+
+DEFAULT_STRATEGY = OneForOne()
+
+
+def strategy_of(cell: Cell) -> SupervisorStrategy:
+    """The strategy a cell applies to its children."""
+    if cell.parent is None:
+        return cell.system.strategy
+    strategy = getattr(cell.instance, "supervisor_strategy", None)
+    if strategy is None:
+        return DEFAULT_STRATEGY
+    if not isinstance(strategy, SupervisorStrategy):
+        raise TypeError(
+            f"{cell.path}: supervisor_strategy must be a SupervisorStrategy, "
+            f"not {strategy!r}"
+        )
+    return strategy
+
+
+async def handle_child_failure(
+    parent: Cell, child: Cell, exc: BaseException | None, incarnation: int
+) -> None:
+    """Apply the parent's strategy to a failed child (``exc`` None: a permanent
+    child exited normally). Raises the child's exception to escalate."""
+    from ._cell import RUNNING, STOPPING, SUSPENDED, StopReason
+
+    if (
+        parent.state != RUNNING
+        or child.state != SUSPENDED
+        or child.incarnation != incarnation
+        or parent.children.get(child.name) is not child
+    ):
+        return  # stale: the child was restarted or stopped meanwhile
+    strategy = strategy_of(parent)
+    directive = Directive.RESTART if exc is None else strategy.decide(exc)
+    if directive is Directive.RESTART and child.restart_type == "temporary":
+        directive = Directive.STOP
+    logger.info(
+        "supervisor %s: %s %s after %r", parent.path, directive.value, child.path, exc
+    )
+    if directive is Directive.RESUME:
+        child.command("resume")
+        return
+    if directive is Directive.STOP:
+        child.request_stop(exc if exc is not None else StopReason.NORMAL)
+        return
+    if directive is Directive.ESCALATE:
+        await _escalate(parent, exc, "escalates")
+        return
+    intensity = parent.supervision
+    if intensity is None:
+        intensity = parent.supervision = RestartIntensity()
+    now = anyio.current_time()
+    if not intensity.allow(strategy, now):
+        await _escalate(
+            parent,
+            exc,
+            f"exceeded its restart intensity ({strategy.max_restarts} restarts "
+            f"within {strategy.within} s)",
+        )
+        return
+    parent.system._count_restart(child)
+    delay = 0.0
+    if strategy.backoff is not None:
+        if now - child.last_restart > 2 * strategy.backoff.max_delay:
+            child.backoff_attempt = 0
+        delay = strategy.backoff.delay(child.backoff_attempt)
+        child.backoff_attempt += 1
+    child.last_restart = now
+    if strategy.scope == "one":
+        child.command("restart", exc, delay)
+        return
+    siblings = list(parent.children.values())
+    affected = (
+        siblings if strategy.scope == "all" else siblings[siblings.index(child) :]
+    )
+    # Stop in reverse start order, then start again in start order (Erlang).
+    restartable = []
+    for cell in reversed(affected):
+        if cell.state >= STOPPING:
+            continue
+        if cell.restart_type == "temporary":
+            cell.request_stop(StopReason.PARENT)
+            await cell.terminated.wait()
+            continue
+        done = anyio.Event()
+        cell.command("suspend", done)
+        await done.wait()
+        restartable.append(cell)
+    if delay:
+        await anyio.sleep(delay)
+    for cell in reversed(restartable):
+        if cell.state >= STOPPING:
+            continue
+        done = anyio.Event()
+        cell.command("start", exc, done)
+        await done.wait()
+
+
+async def _escalate(parent: Cell, exc: BaseException | None, why: str) -> None:
+    """Stop all the parent's children, then fail the parent with ``exc``."""
+    from ._cell import StopReason
+
+    logger.error(
+        "supervisor %s %s: stopping its children and failing", parent.path, why
+    )
+    parent.system._count_escalation(parent)
+    await parent._stop_children(StopReason.PARENT)
+    if exc is None:
+        raise RuntimeError(f"{parent.path} {why}")
+    raise exc

@@ -1,0 +1,355 @@
+"""``ActorSystem``: the ``async with`` scope that owns every actor task."""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ._actor import Actor
+from ._cell import STOPPING, Cell, StopReason
+from ._errors import ActorStopped, SystemNotRunning
+from ._supervision import RESTART_TYPES, OneForOne, RestartType, SupervisorStrategy
+from .channel._state import check_limit
+from .channel._waiters import Backend, current_backend
+
+if TYPE_CHECKING:
+    from ._pool import PoolRef, Routing
+    from ._ref import ActorRef
+    from ._threads import FromThread
+
+__all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
+
+logger = logging.getLogger("actors")
+
+A = TypeVar("A", bound=Actor)
+
+#: Items an actor takes from its mailbox per wake (see benchmarks/README.md).
+DEFAULT_DRAIN = 64
+
+
+class DeadLetter(NamedTuple):
+    """A message that could not be handled."""
+
+    recipient: ActorRef[Any]  #: the actor it was for
+    message: object  #: the message itself
+    reason: str  #: why: "actor stopped", "handler failed", "unhandled", ...
+
+
+class DeadLetters:
+    """Messages that could not be delivered or handled: counted, never silent.
+
+    Attributes:
+        count: how many there were since the system started.
+        recent: the latest ones (at most ``keep``), oldest first.
+    """
+
+    __slots__ = ("count", "recent")
+
+    def __init__(self, keep: int) -> None:
+        self.count = 0
+        self.recent: deque[DeadLetter] = deque(maxlen=keep)
+
+    def __repr__(self) -> str:
+        return f"<DeadLetters count={self.count}>"
+
+
+class _Guardian(Actor):
+    """The parent of top-level actors (path ``/user``)."""
+
+
+class ActorSystem:
+    """The scope that owns every actor: ``async with ActorSystem() as system``.
+
+    All actor tasks run in one anyio task group. Leaving the block stops every
+    actor (children before parents, later-started before earlier-started) and
+    waits for their ``on_stop``. A failure nobody handled (the guardian's
+    strategy escalated or its restart intensity was exceeded) shuts the system
+    down, cancels the block's body, and surfaces from the ``async with`` as the
+    original exception.
+
+    Args:
+        strategy: how the guardian supervises top-level actors (default
+            ``OneForOne()``: restart, at most 3 restarts within 5 seconds).
+        drain: default for how many queued items an actor takes per wake.
+        dead_letters_kept: how many recent dead letters ``dead_letters.recent``
+            keeps.
+        shutdown_timeout: seconds to wait for a graceful stop when the block
+            exits with an exception or cancellation, before cancelling the
+            actors' tasks (None: 5 seconds then). A normal exit always waits.
+        telemetry: an :class:`~actors.Telemetry` to trace and measure messages
+            (default: off, no telemetry work at all).
+
+    Raises:
+        TypeError: ``strategy`` is not a SupervisorStrategy.
+        ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0.
+    """
+
+    def __init__(
+        self,
+        *,
+        strategy: SupervisorStrategy | None = None,
+        drain: int = DEFAULT_DRAIN,
+        dead_letters_kept: int = 100,
+        shutdown_timeout: float | None = None,
+        telemetry: Any = None,
+    ) -> None:
+        if strategy is None:
+            strategy = OneForOne()
+        if not isinstance(strategy, SupervisorStrategy):
+            raise TypeError(f"strategy must be a SupervisorStrategy, not {strategy!r}")
+        check_limit(drain)
+        if dead_letters_kept < 0:
+            raise ValueError("dead_letters_kept must be >= 0")
+        self.strategy = strategy
+        self.drain = drain
+        self.shutdown_timeout = shutdown_timeout
+        self.telemetry = telemetry
+        self.dead_letters = DeadLetters(dead_letters_kept)
+        self.backend: Backend | None = None
+        self.running = False
+        self.failures = 0
+        self.restarts = 0
+        self.escalations = 0
+        self._failure: BaseException | None = None
+        self._tg: TaskGroup | None = None
+        self._guardian: Cell | None = None
+        self._names = 0
+        self._from_thread: FromThread | None = None
+
+    # -- scope ------------------------------------------------------------
+
+    async def __aenter__(self) -> ActorSystem:
+        if self.running or self._tg is not None:
+            raise RuntimeError("an ActorSystem can be entered only once")
+        self.backend = current_backend()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        guardian = Cell(
+            self, None, "user", _Guardian, (), {}, None, self.drain, "permanent"
+        )
+        self._guardian = guardian
+        self.running = True
+        self._tg.start_soon(self._run_guardian, name="/user")
+        return self
+
+    async def _run_guardian(self) -> None:
+        assert self._guardian is not None
+        await self._guardian.run()
+        if self._failure is not None:
+            # Cancels the body of the async with, and every task left.
+            raise self._failure
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        guardian = self._guardian
+        tg = self._tg
+        assert guardian is not None and tg is not None
+        try:
+            guardian.request_stop(StopReason.SYSTEM)
+            if exc_type is None:
+                await guardian.terminated.wait()
+            else:
+                timeout = self.shutdown_timeout
+                with anyio.CancelScope(shield=True):
+                    with anyio.move_on_after(5.0 if timeout is None else timeout):
+                        await guardian.terminated.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            self.running = False
+            if self._from_thread is not None:
+                self._from_thread._close()
+            try:
+                await tg.__aexit__(exc_type, exc, tb)
+            except BaseExceptionGroup as group:
+                raise self._surface(group) from None
+        if self._failure is not None:
+            raise self._failure
+        return False
+
+    def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
+        """The one exception to raise from ``async with`` for a task group's."""
+        if self._failure is not None:
+            return self._failure
+        leaves = _leaves(group)
+        cancelled = anyio.get_cancelled_exc_class()
+        others = [e for e in leaves if not isinstance(e, cancelled)]
+        if len(others) == 1:
+            return others[0]
+        return group
+
+    # -- spawning ---------------------------------------------------------
+
+    def spawn(
+        self,
+        factory: Callable[..., A],
+        *args: Any,
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        restart: RestartType = "transient",
+        **kwargs: Any,
+    ) -> ActorRef[Any]:
+        """Spawn a top-level actor (a child of the guardian) and return its ref
+        at once.
+
+        The factory (an :class:`Actor` subclass, or any callable returning an
+        Actor) is called with ``*args, **kwargs`` inside the actor's own task,
+        and again on every restart.
+
+        Args:
+            factory: makes the actor instance.
+            name: unique among its siblings; default: made from the class name.
+            capacity: the mailbox quota (None: unbounded).
+            drain: items taken per wake (default: the system's ``drain``).
+            restart: ``"transient"`` (default: restarted after a failure, a stop
+                is final), ``"permanent"`` (also restarted when it stops
+                itself), ``"temporary"`` (never restarted), as Erlang child
+                specs.
+
+        Raises:
+            TypeError: ``factory`` is not callable, or is a class that is not an
+                Actor subclass; ``capacity``/``drain`` is not an integer.
+            ValueError: the name is taken or malformed, ``capacity`` < 1,
+                ``drain`` < 1, or ``restart`` is unknown.
+            SystemNotRunning: the system is not running.
+        """
+        if self._guardian is None:
+            raise SystemNotRunning("the actor system is not running (use async with)")
+        return self._spawn(
+            self._guardian, factory, args, kwargs, name, capacity, drain, restart
+        )
+
+    def spawn_pool(
+        self,
+        factory: Callable[..., A],
+        size: int,
+        *args: Any,
+        routing: Routing = "round_robin",
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        **kwargs: Any,
+    ) -> PoolRef[Any]:
+        """Spawn a pool of ``size`` workers behind one ref (see
+        :class:`~actors.PoolRef`)."""
+        from ._pool import spawn_pool
+
+        if self._guardian is None:
+            raise SystemNotRunning("the actor system is not running (use async with)")
+        return spawn_pool(
+            self._guardian, factory, size, args, kwargs, routing, name, capacity, drain
+        )
+
+    def _spawn(
+        self,
+        parent: Cell,
+        factory: Callable[..., Actor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        name: str | None,
+        capacity: int | None,
+        drain: int | None,
+        restart: RestartType,
+    ) -> ActorRef[Any]:
+        if not self.running or self._tg is None:
+            raise SystemNotRunning("the actor system is not running")
+        if not callable(factory):
+            raise TypeError(f"factory must be callable, not {factory!r}")
+        if isinstance(factory, type) and not issubclass(factory, Actor):
+            raise TypeError(f"{factory.__name__} is not an Actor subclass")
+        if restart not in RESTART_TYPES:
+            raise ValueError(
+                f"restart must be one of {', '.join(RESTART_TYPES)}, not {restart!r}"
+            )
+        if drain is None:
+            drain = self.drain
+        else:
+            check_limit(drain)
+        if name is None:
+            self._names += 1
+            base = getattr(factory, "__name__", "actor").lower()
+            name = f"{base}-{self._names}"
+        elif not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(
+                f"an actor name is a non-empty string without '/': {name!r}"
+            )
+        if name in parent.children:
+            raise ValueError(f"{parent.path} already has a child named {name!r}")
+        if parent.state >= STOPPING or parent.stop_requested:
+            raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
+        cell = Cell(self, parent, name, factory, args, kwargs, capacity, drain, restart)
+        parent.children[name] = cell
+        self._tg.start_soon(cell.run, name=cell.path)
+        return cell.ref
+
+    # -- thread entry -------------------------------------------------------
+
+    @property
+    def from_thread(self) -> FromThread:
+        """Blocking ``tell`` / ``ask`` for code in other threads (see
+        :class:`~actors.FromThread`)."""
+        if self._from_thread is None:
+            from ._threads import FromThread
+
+            self._from_thread = FromThread(self)
+        return self._from_thread
+
+    # -- bookkeeping ----------------------------------------------------------
+
+    def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
+        """Count a message that could not be delivered or handled."""
+        letters = self.dead_letters
+        letters.count += 1
+        letter = DeadLetter(cell.ref, message, reason)
+        letters.recent.append(letter)
+        logger.debug("dead letter to %s (%s): %r", cell.path, reason, message)
+        telemetry = self.telemetry
+        if telemetry is not None:
+            telemetry.dead_letter(cell, message, reason)
+
+    def _record_failure(self, exc: BaseException) -> None:
+        if self._failure is None:
+            self._failure = exc
+
+    def _count_failure(self, cell: Cell, exc: BaseException) -> None:
+        self.failures += 1
+        if self.telemetry is not None:
+            self.telemetry.failure(cell, exc)
+
+    def _count_restart(self, cell: Cell) -> None:
+        self.restarts += 1
+        if self.telemetry is not None:
+            self.telemetry.restart(cell)
+
+    def _count_escalation(self, cell: Cell) -> None:
+        self.escalations += 1
+        if self.telemetry is not None:
+            self.telemetry.escalation(cell)
+
+    def _on_terminated(self, cell: Cell) -> None:
+        if self.telemetry is not None:
+            self.telemetry.stopped(cell)
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "not running"
+        return f"<ActorSystem {state}>"
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out.extend(_leaves(exc))
+        else:
+            out.append(exc)
+    return out
