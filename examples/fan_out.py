@@ -1,0 +1,332 @@
+"""Fan out: count lines, words and bytes and hash every file under a directory.
+
+    python examples/fan_out.py [PATH] [--workers 16] [--drain 64] [--backend trio]
+
+A root actor aggregates; a feeder child walks ``PATH`` (default: this Python's
+standard library, present on every machine) and sends each file's path, with
+backpressure, to W worker actors in turn. A worker reads its file in a worker
+thread (so the event loop never blocks on disk), counts lines, words and bytes,
+computes a SHA-256, and tells the root. The root shows a progress bar while it
+works and prints a summary table at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+from rich.table import Table
+
+from actors import Actor, ActorRef, ActorSystem
+
+# -- messages ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """What a worker found in one file."""
+
+    path: str
+    lines: int
+    words: int
+    bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileFailed:
+    """A file a worker could not read."""
+
+    path: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """From the feeder: how many files it found."""
+
+    files: int
+
+
+@dataclass
+class Summary:
+    """The totals over every file read."""
+
+    files: int = 0
+    lines: int = 0
+    words: int = 0
+    bytes: int = 0
+    failed: int = 0
+    largest: list[tuple[int, str]] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+
+# -- the work ------------------------------------------------------------------
+
+
+def analyze(path: str) -> FileStats:
+    """Count lines, words and bytes of one file and hash it (blocking)."""
+    data = Path(path).read_bytes()
+    return FileStats(
+        path=path,
+        lines=data.count(b"\n"),
+        words=len(data.split()),
+        bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+#: Directories the default walk of the standard library leaves out: what pip
+#: installed there is not the standard library.
+THIRD_PARTY = frozenset({"site-packages", "dist-packages"})
+
+
+def list_files(root: str, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Every regular file under ``root``, in a stable order, leaving out
+    directories named in ``skip`` (blocking)."""
+    found: list[str] = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d not in skip)
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                found.append(path)
+    return found
+
+
+# -- actors --------------------------------------------------------------------
+
+
+class Worker(Actor):
+    """Analyzes the files it is sent and tells the results to the root."""
+
+    def __init__(self, root: ActorRef[Any]) -> None:
+        self.root = root
+
+    async def receive(self, message: Any) -> None:
+        if isinstance(message, str):
+            try:
+                stats = await anyio.to_thread.run_sync(analyze, message)
+            except OSError as exc:
+                self.root.tell(FileFailed(message, f"{type(exc).__name__}: {exc}"))
+            else:
+                self.root.tell(stats)
+
+
+class Feeder(Actor):
+    """Walks the tree and sends the paths to the workers in turn."""
+
+    def __init__(
+        self, path: str, workers: list[ActorRef[Any]], skip: frozenset[str]
+    ) -> None:
+        self.path = path
+        self.workers = workers
+        self.skip = skip
+
+    async def on_start(self) -> None:
+        files = await anyio.to_thread.run_sync(list_files, self.path, self.skip)
+        self.context.parent.tell(Expect(len(files)))
+        workers = self.workers
+        for index, path in enumerate(files):
+            await workers[index % len(workers)].send(path)  # backpressure
+
+
+class Root(Actor):
+    """Spawns the feeder and the workers, aggregates, and signals the end."""
+
+    def __init__(
+        self,
+        path: str,
+        workers: int,
+        drain: int,
+        capacity: int,
+        done: anyio.Event,
+        progress: Progress | None,
+        skip: frozenset[str],
+    ) -> None:
+        self.path = path
+        self.skip = skip
+        self.worker_count = workers
+        self.drain = drain
+        self.capacity = capacity
+        self.done = done
+        self.progress = progress
+        self.task: Any = None
+        self.expected: int | None = None
+        self.summary = Summary()
+        self.started = time.perf_counter()
+
+    def on_start(self) -> None:
+        me = self.context.self_ref
+        workers = [
+            self.context.spawn(
+                Worker, me, name=f"worker-{i}", capacity=self.capacity, drain=self.drain
+            )
+            for i in range(self.worker_count)
+        ]
+        self.context.spawn(Feeder, self.path, workers, self.skip, name="feeder")
+        if self.progress is not None:
+            self.task = self.progress.add_task("reading files", total=None)
+
+    def receive(self, message: Any) -> Summary | None:
+        summary = self.summary
+        if isinstance(message, FileStats):
+            summary.files += 1
+            summary.lines += message.lines
+            summary.words += message.words
+            summary.bytes += message.bytes
+            summary.digests[message.path] = message.sha256
+            summary.largest.append((message.bytes, message.path))
+            if len(summary.largest) > 20:
+                summary.largest.sort(reverse=True)
+                del summary.largest[5:]
+        elif isinstance(message, FileFailed):
+            summary.failed += 1
+        elif isinstance(message, Expect):
+            self.expected = message.files
+            if self.progress is not None:
+                self.progress.update(self.task, total=message.files)
+        elif message == "summary":
+            return summary
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, completed=summary.files + summary.failed)
+        if (
+            self.expected is not None
+            and summary.files + summary.failed == self.expected
+        ):
+            summary.largest.sort(reverse=True)
+            del summary.largest[5:]
+            summary.elapsed = time.perf_counter() - self.started
+            self.done.set()
+        return None
+
+
+async def fan_out(
+    path: str,
+    workers: int = 16,
+    drain: int = 64,
+    capacity: int = 64,
+    progress: Progress | None = None,
+    skip: frozenset[str] = frozenset(),
+) -> Summary:
+    """Analyze every file under ``path`` with ``workers`` worker actors.
+
+    Args:
+        path: the directory to walk.
+        workers: how many worker actors (>= 1).
+        drain: items a worker takes from its mailbox per wake (>= 1).
+        capacity: each worker's mailbox quota (>= 1): the feeder waits when a
+            worker is that far behind.
+        progress: a rich Progress to update, or None.
+        skip: names of directories not to walk into.
+
+    Returns:
+        The totals, the five largest files and every file's SHA-256.
+
+    Raises:
+        ValueError: ``workers``, ``drain`` or ``capacity`` < 1, or ``path`` is
+            not a directory.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if not os.path.isdir(path):
+        raise ValueError(f"not a directory: {path}")
+    done = anyio.Event()
+    async with ActorSystem() as system:
+        root = system.spawn(
+            Root, path, workers, drain, capacity, done, progress, skip, name="root"
+        )
+        await done.wait()
+        summary: Summary = await root.ask("summary", timeout=30.0)
+    return summary
+
+
+def print_summary(console: Console, path: str, summary: Summary, workers: int) -> None:
+    console.print(f"fan_out over {path} with {workers} worker actors")
+    table = Table()
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("files", f"{summary.files:,}")
+    table.add_row("unreadable files", f"{summary.failed:,}")
+    table.add_row("lines", f"{summary.lines:,}")
+    table.add_row("words", f"{summary.words:,}")
+    table.add_row("bytes", f"{summary.bytes:,}")
+    table.add_row("elapsed seconds", f"{summary.elapsed:.2f}")
+    rate = summary.files / summary.elapsed if summary.elapsed else 0.0
+    table.add_row("files per second", f"{rate:,.0f}")
+    console.print(table)
+    largest = Table(title="five largest files")
+    largest.add_column("bytes", justify="right")
+    largest.add_column("path")
+    for size, name in summary.largest:
+        largest.add_row(f"{size:,}", os.path.relpath(name, path))
+    console.print(largest)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=None,
+        help="directory to walk (default: the Python standard library)",
+    )
+    parser.add_argument("--workers", type=int, default=16, help="worker actors")
+    parser.add_argument("--drain", type=int, default=64, help="items per wake")
+    parser.add_argument("--capacity", type=int, default=64, help="worker mailbox")
+    parser.add_argument(
+        "--backend", choices=["asyncio", "uvloop", "trio"], default="asyncio"
+    )
+    args = parser.parse_args(argv)
+    for option in ("workers", "drain", "capacity"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option} must be at least 1")
+    skip: frozenset[str] = frozenset()
+    if args.path is None:
+        args.path, skip = sysconfig.get_paths()["stdlib"], THIRD_PARTY
+    if not os.path.isdir(args.path):
+        parser.error(f"not a directory: {args.path}")
+    backend, options = "asyncio", {}
+    if args.backend == "uvloop":
+        import uvloop
+
+        options = {"loop_factory": uvloop.new_event_loop}
+    elif args.backend == "trio":
+        backend = "trio"
+    console = Console()
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    with progress:
+        summary = anyio.run(
+            fan_out,
+            args.path,
+            args.workers,
+            args.drain,
+            args.capacity,
+            progress,
+            skip,
+            backend=backend,
+            backend_options=options,
+        )
+    print_summary(console, args.path, summary, args.workers)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
