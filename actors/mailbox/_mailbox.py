@@ -255,9 +255,14 @@ class Mailbox(Generic[M]):
             RuntimeError: another task is already waiting on this mailbox.
         """
         backend = self._backend or self._get_backend()
-        if self._queue:
+        if self._queue or self._closed:
+            # A closed, empty mailbox checkpoints too: one suspension per call,
+            # and a cancel point as anyio's and Trio's receive (was: none).
             await backend.checkpoint()
-        else:
+        if not self._queue:
+            # Empty at the start, or drained by another party while this task
+            # sat at the checkpoint: wait (returns at once if closed) instead of
+            # letting the take below raise WouldBlock out of an async receive.
             await self._wait(backend)
         return self.receive_nowait()
 
@@ -282,9 +287,14 @@ class Mailbox(Generic[M]):
         """
         check_limit(limit)
         backend = self._backend or self._get_backend()
-        if self._queue:
+        if self._queue or self._closed:
+            # A closed, empty mailbox checkpoints too: one suspension per call,
+            # and a cancel point as anyio's and Trio's receive (was: none).
             await backend.checkpoint()
-        else:
+        if not self._queue:
+            # Empty at the start, or drained by another party while this task
+            # sat at the checkpoint: wait (returns at once if closed) instead of
+            # letting the take below raise WouldBlock out of an async receive.
             await self._wait(backend)
         return self._take(limit)
 
