@@ -13,6 +13,8 @@ from ._errors import AskTimeout as AskTimeout
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
 from ._errors import SystemNotRunning as SystemNotRunning
+from ._pool import PoolRef as PoolRef
+from ._pool import Routing as Routing
 from ._ref import ActorRef as ActorRef
 from ._request import Request as Request
 from ._signals import Terminated as Terminated
@@ -45,8 +47,10 @@ __all__ = [
     "MailboxFull",
     "OneForAll",
     "OneForOne",
+    "PoolRef",
     "RestForOne",
     "RestartType",
+    "Routing",
     "Request",
     "StopReason",
     "SupervisorStrategy",

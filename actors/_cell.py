@@ -95,6 +95,7 @@ class Cell:
         capacity: int | None,
         drain: int,
         restart_type: RestartType,
+        mailbox: Any = None,
     ) -> None:
         from ._actor import ActorContext
         from ._ref import ActorRef
@@ -106,7 +107,8 @@ class Cell:
         self.factory = factory
         self.args = args
         self.kwargs = kwargs
-        self.mailbox: Mailbox[Any] = Mailbox(capacity)
+        # A pool's shared-queue workers bring their own mailbox (see _pool.py).
+        self.mailbox: Mailbox[Any] = Mailbox(capacity) if mailbox is None else mailbox
         self.drain = drain
         self.restart_type = restart_type
         self.ref: ActorRef[Any] = ActorRef(self)
@@ -423,7 +425,12 @@ class Cell:
 
     async def _stop_incarnation(self) -> None:
         """End the current instance before a restart: children, timers, on_stop."""
-        await self._stop_children(StopReason.PARENT)
+        # A system shutdown reaches every actor as SYSTEM (what join() reports),
+        # not as PARENT just because it travels down the tree.
+        system_stop = self.stop_requested and self.stop_reason is StopReason.SYSTEM
+        await self._stop_children(
+            StopReason.SYSTEM if system_stop else StopReason.PARENT
+        )
         if self.timers is not None:
             self.timers.cancel_all()
         instance = self.instance

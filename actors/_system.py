@@ -260,6 +260,7 @@ class ActorSystem:
         capacity: int | None,
         drain: int | None,
         restart: RestartType,
+        mailbox: Any = None,
     ) -> ActorRef[Any]:
         if not self.running or self._tg is None:
             raise SystemNotRunning("the actor system is not running")
@@ -287,7 +288,9 @@ class ActorSystem:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if parent.state >= STOPPING or parent.stop_requested:
             raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
-        cell = Cell(self, parent, name, factory, args, kwargs, capacity, drain, restart)
+        cell = Cell(
+            self, parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
+        )
         parent.children[name] = cell
         self._tg.start_soon(cell.run, name=cell.path)
         return cell.ref
