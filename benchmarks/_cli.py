@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import shlex
 import sys
 import time
@@ -157,6 +158,8 @@ def _run(args: argparse.Namespace, selected: Sequence[Row], command: str) -> int
         print(line, file=sys.stderr, flush=True)
 
     results = run_rows(selected, backends, settings, progress)
+    if hasattr(os, "getloadavg"):
+        env["machine"]["load_average_at_end"] = list(os.getloadavg())
     report = Report(command, started, time.perf_counter() - t0, settings, env, results)
     print(report.markdown())
     written = report.write(stem)

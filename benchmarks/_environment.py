@@ -27,7 +27,7 @@ def environment() -> dict[str, Any]:
             "arch": platform.machine(),
             "cpu": _cpu_model(),
             "cpus": os.cpu_count(),
-            "load_average_at_start": list(load) if load else None,
+            "load_average_at_start": list(load) if load else None,  # 1, 5, 15 min
         },
         "python": {
             "version": platform.python_version(),

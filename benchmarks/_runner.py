@@ -1,10 +1,15 @@
 """Running rows: interleaved rounds, count checks, medians and spreads.
 
-For one row on one backend, every round runs each implementation once, one
-after the other, in an order rotated by one place per round (so no
-implementation always runs first or right after another). A sample's count is
-checked against what its consumers received; a mismatch or an exception marks
-the row as failed on that backend and the run carries on with the next one.
+A round visits every (row, backend) pair once and runs each of the row's
+implementations there once, one right after the other, in an order rotated by
+one place per round (so no implementation always runs first or right after
+another). Rounds are the outer loop: a row's samples are spread over the whole
+run, so a burst of noise from elsewhere on the machine spoils one round of many
+rows (the median discards it) rather than every round of one row.
+
+A sample's count is checked against what its consumers received; a mismatch or
+an exception marks the row as failed on that backend, and the run carries on
+without it.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import faulthandler
 import gc
 import statistics
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -92,38 +98,69 @@ def run_rows(
     progress: Progress,
 ) -> list[RowResult]:
     """Run every row on every backend it has implementations for."""
-    jobs = [(row, b) for row in rows for b in backends if row.impls_on(b.name)]
-    results = []
-    for index, (row, backend) in enumerate(jobs, 1):
-        result = _run_row(row, backend, settings)
-        results.append(result)
-        progress(f"[{index:>3}/{len(jobs)}] {_summary(result)}")
+    results = [
+        _result(row, backend, settings)
+        for row in rows
+        for backend in backends
+        if row.impls_on(backend.name)
+    ]
+    by_name = {b.name: b for b in backends}
+    if not settings.quick:
+        # Warm-up: imports, the interpreter's specialised bytecode, allocator
+        # pools. Counts are still checked, timings thrown away.
+        started = time.perf_counter()
+        for result in results:
+            _guarded(result, by_name[result.backend], settings, warm_up=True)
+        progress(f"warm-up: {time.perf_counter() - started:.1f} s")
+    for round_ in range(settings.rounds):
+        started = time.perf_counter()
+        for result in results:
+            if result.ok:
+                _guarded(result, by_name[result.backend], settings, round_=round_)
+        failed = sum(not r.ok for r in results)
+        progress(
+            f"round {round_ + 1}/{settings.rounds}: {len(results)} row/backend "
+            f"pairs, {time.perf_counter() - started:.1f} s"
+            + (f", {failed} failed" if failed else "")
+        )
+    for index, result in enumerate(results, 1):
+        progress(f"[{index:>3}/{len(results)}] {_summary(result)}")
     return results
 
 
-def _run_row(row: Row, backend: Backend, settings: Settings) -> RowResult:
+def _result(row: Row, backend: Backend, settings: Settings) -> RowResult:
     impls = row.impls_on(backend.name)
     count = row.quick_count if settings.quick else row.count
     result = RowResult(row, backend.name, count, tuple(i.name for i in impls))
     for impl in impls:
         result.seconds[impl.name] = []
+    return result
+
+
+def _guarded(
+    result: RowResult,
+    backend: Backend,
+    settings: Settings,
+    *,
+    warm_up: bool = False,
+    round_: int = 0,
+) -> None:
+    """Run one round of a row (or its warm-up); record a failure, never raise."""
+    row = result.row
+    impls = row.impls_on(backend.name)
+    shift = round_ % len(impls)
     try:
-        if not settings.quick:
-            # Warm-up: imports, the interpreter's specialised bytecode, allocator
-            # pools. Counts are still checked, timings thrown away.
-            for impl in impls:
+        for impl in impls[shift:] + impls[:shift]:
+            if warm_up:
                 _sample(backend, impl, row.quick_count, settings)
-        for round_ in range(settings.rounds):
-            shift = round_ % len(impls)
-            for impl in impls[shift:] + impls[:shift]:
-                elapsed = _sample(backend, impl, count, settings)
+            else:
+                elapsed = _sample(backend, impl, result.count, settings)
                 result.seconds[impl.name].append(elapsed)
     except CountMismatch as exc:
         result.error = str(exc)
     except Exception as exc:
         result.error = "".join(traceback.format_exception_only(exc)).strip()
         traceback.print_exc()
-    return result
 
 
 def _sample(backend: Backend, impl: Impl, count: int, settings: Settings) -> float:
