@@ -29,6 +29,7 @@ from ._system import DEFAULT_DRAIN as DEFAULT_DRAIN
 from ._system import ActorSystem as ActorSystem
 from ._system import DeadLetter as DeadLetter
 from ._system import DeadLetters as DeadLetters
+from ._telemetry import Telemetry as Telemetry
 
 __all__ = [
     "DEFAULT_DRAIN",
@@ -55,5 +56,6 @@ __all__ = [
     "StopReason",
     "SupervisorStrategy",
     "SystemNotRunning",
+    "Telemetry",
     "Terminated",
 ]

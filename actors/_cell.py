@@ -111,7 +111,12 @@ class Cell:
         self.mailbox: Mailbox[Any] = Mailbox(capacity) if mailbox is None else mailbox
         self.drain = drain
         self.restart_type = restart_type
-        self.ref: ActorRef[Any] = ActorRef(self)
+        telemetry = system.telemetry
+        # Chosen once: a traced system's refs carry trace contexts, so the
+        # plain ActorRef.tell stays free of any telemetry check.
+        self.ref: ActorRef[Any] = (
+            ActorRef(self) if telemetry is None else telemetry.make_ref(self)
+        )
         self.children: dict[str, Cell] = {}  # in start order
         self.instance: Actor | None = None
         self.incarnation = 0
@@ -186,7 +191,11 @@ class Cell:
                         raise _Stop
                     await self._start(cause, restarting, done)
                     self.state = RUNNING
-                    await self._loop()
+                    telemetry = self.system.telemetry
+                    if telemetry is None:
+                        await self._loop()
+                    else:  # chosen per incarnation: _loop stays untouched
+                        await telemetry.run_loop(self)
                 except _Restart as restart:
                     cause, restarting, done = restart.cause, True, restart.done
                     await self._stop_incarnation()
@@ -465,6 +474,8 @@ class Cell:
         system = self.system
         backend = system.backend
         leftovers = [self.current, *self.carry, *self.mailbox.drain()]
+        if system.telemetry is not None:  # take off the trace envelopes
+            leftovers = system.telemetry.unwrap(leftovers)
         self.current = None
         self.carry = []
         stopped = ActorStopped(f"{self.path} stopped before replying")

@@ -21,6 +21,7 @@ from .channel._waiters import Backend, current_backend
 if TYPE_CHECKING:
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
+    from ._telemetry import Telemetry
     from ._threads import FromThread
 
 __all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
@@ -97,7 +98,7 @@ class ActorSystem:
         drain: int = DEFAULT_DRAIN,
         dead_letters_kept: int = 100,
         shutdown_timeout: float | None = None,
-        telemetry: Any = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if strategy is None:
             strategy = OneForOne()

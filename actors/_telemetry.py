@@ -1,0 +1,331 @@
+"""``Telemetry``: OpenTelemetry traces and metrics for one actor system.
+
+Off by default. ``ActorSystem(telemetry=Telemetry())`` turns it on for that
+system. This module never imports OpenTelemetry at import time: ``import
+actors`` works without it, and a system without telemetry runs exactly the code
+it would run if OpenTelemetry were not installed (the per-message path makes no
+telemetry call at all, see ``_traced.py``).
+
+What is recorded:
+
+* Traces. The context active where a message is told, sent or asked travels
+  with it and is restored around its handling, so a chain A -> B -> C is one
+  trace. Each handled message gets a CONSUMER span ``process <actor path>``
+  (OpenTelemetry's messaging conventions: ``messaging.system``,
+  ``messaging.operation.type``/``.name``, ``messaging.destination.name``) with
+  the actor's path and class, the message type, ``tell`` or ``ask``, and the
+  outcome; a failed handling records the exception and an error status. Each
+  ask gets a CLIENT span ``ask <actor path>`` on the caller's side. A restart or
+  escalation is an event on the failed message's span; restarts, escalations
+  and stops are also log records on the ``actors.telemetry`` logger, with the
+  actor's path in the record's attributes. Signals (timer firings,
+  ``Terminated``) run in an empty context: they never inherit a stale one.
+* Metrics. Counters ``actors.messages.sent``, ``actors.messages.handled``,
+  ``actors.messages.dead_lettered``, ``actors.failures``, ``actors.restarts``;
+  histograms ``actors.message.handling.duration`` and ``actors.mailbox.wait``
+  (seconds); an observable gauge ``actors.mailbox.depth`` (queued messages, per
+  actor class). Attributes are bounded: the actor class, the pool name for pool
+  workers, and a small fixed vocabulary (outcome, dead-letter reason, error
+  type); never a message, never a path.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+    from opentelemetry.trace import Span, TracerProvider
+
+    from ._cell import Cell
+    from ._ref import ActorRef
+
+__all__ = ["Telemetry"]
+
+#: Where lifecycle log records go (restart, escalation, stop).
+logger = logging.getLogger("actors.telemetry")
+
+#: ``messaging.system`` of every span.
+SYSTEM = "anyio-actors"
+
+#: Upper bounds, in seconds, of the duration histograms' buckets: actor
+#: handlers take microseconds to seconds.
+DURATION_BUCKETS = (
+    0.000001,
+    0.000005,
+    0.00001,
+    0.00005,
+    0.0001,
+    0.0005,
+    0.001,
+    0.005,
+    0.01,
+    0.05,
+    0.1,
+    0.5,
+    1.0,
+    5.0,
+    10.0,
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("anyio-actors")
+    except PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return ""
+
+
+class Labels:
+    """What the instruments need to know about one actor, computed once."""
+
+    __slots__ = (
+        "ask_attributes",
+        "ask_name",
+        "handled",
+        "metric",
+        "path",
+        "process_name",
+        "span",
+    )
+
+    def __init__(self, cell: Cell) -> None:
+        cls = actor_class(cell)
+        metric: dict[str, str] = {"actor.class": cls}
+        pool = pool_name(cell)
+        if pool is not None:
+            metric["actor.pool"] = pool
+        self.path = cell.path
+        #: Metric attributes: bounded values only.
+        self.metric = metric
+        #: Metric attributes of ``actors.messages.handled``, by outcome.
+        self.handled = {
+            outcome: {**metric, "actor.outcome": outcome}
+            for outcome in ("ok", "error", "abandoned")
+        }
+        self.process_name = f"process {cell.path}"
+        #: Attributes every handling span starts with.
+        self.span: dict[str, str] = {
+            "messaging.system": SYSTEM,
+            "messaging.operation.type": "process",
+            "messaging.operation.name": "process",
+            "messaging.destination.name": cell.path,
+            "actor.path": cell.path,
+            **metric,
+        }
+        self.ask_name = f"ask {cell.path}"
+        self.ask_attributes: dict[str, str] = {
+            "messaging.system": SYSTEM,
+            "messaging.operation.type": "send",
+            "messaging.operation.name": "ask",
+            "messaging.destination.name": cell.path,
+            "actor.path": cell.path,
+            **metric,
+        }
+
+
+def actor_class(cell: Cell) -> str:
+    """The actor's class name (the factory's, if the factory is not a class)."""
+    factory = cell.factory
+    return getattr(factory, "__qualname__", None) or type(factory).__qualname__
+
+
+def pool_name(cell: Cell) -> str | None:
+    """The name of the pool a worker belongs to, None for other actors."""
+    parent = cell.parent
+    if parent is None:
+        return None
+    try:
+        from ._pool import PoolSupervisor
+    except ImportError:  # pragma: no cover - pools not available
+        return None
+    return parent.name if parent.factory is PoolSupervisor else None
+
+
+class Telemetry:
+    """OpenTelemetry tracing and metrics for an :class:`~actors.ActorSystem`.
+
+    Pass one to ``ActorSystem(telemetry=Telemetry())``; one instance may serve
+    several systems. Without it a system does no telemetry work at all.
+
+    Args:
+        tracer_provider: where spans go (default: the global tracer provider,
+            as ``opentelemetry.trace.set_tracer_provider`` set it, looked up
+            when spans are made).
+        meter_provider: where metrics go (default: the global meter provider).
+
+    Raises:
+        ImportError: ``opentelemetry-api`` is not installed.
+    """
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        from opentelemetry import metrics, trace
+
+        from . import _traced
+
+        self._traced = _traced
+        version = _version()
+        self.tracer = trace.get_tracer(
+            "actors", version, tracer_provider=tracer_provider
+        )
+        meter = metrics.get_meter("actors", version, meter_provider=meter_provider)
+        self.sent = meter.create_counter(
+            "actors.messages.sent",
+            unit="{message}",
+            description="Messages told, sent or asked to actors.",
+        )
+        self.handled = meter.create_counter(
+            "actors.messages.handled",
+            unit="{message}",
+            description="Messages actors handled, by outcome.",
+        )
+        self.dead_lettered = meter.create_counter(
+            "actors.messages.dead_lettered",
+            unit="{message}",
+            description="Messages that could not be delivered or handled.",
+        )
+        self.failures = meter.create_counter(
+            "actors.failures",
+            unit="{failure}",
+            description="Actor failures (exceptions from handlers and hooks).",
+        )
+        self.restarts = meter.create_counter(
+            "actors.restarts",
+            unit="{restart}",
+            description="Actor restarts ordered by supervisors.",
+        )
+        self.duration = meter.create_histogram(
+            "actors.message.handling.duration",
+            unit="s",
+            description="Time an actor spent handling one message.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        self.wait = meter.create_histogram(
+            "actors.mailbox.wait",
+            unit="s",
+            description="Time from tell, send or ask until handling began.",
+            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+        )
+        meter.create_observable_gauge(
+            "actors.mailbox.depth",
+            callbacks=[self._observe_depth],
+            unit="{message}",
+            description="Messages waiting in mailboxes, per actor class.",
+        )
+        self._cells: weakref.WeakSet[Cell] = weakref.WeakSet()
+        #: The span of a failed message while its actor waits for its
+        #: supervisor's directive (restart and escalation events go there).
+        self.failing: dict[Cell, Span] = {}
+
+    def __repr__(self) -> str:
+        return f"<Telemetry tracer={self.tracer!r}>"
+
+    # -- called by the runtime when a cell is made or runs ---------------------
+
+    def make_ref(self, cell: Cell) -> ActorRef[Any]:
+        """The ref of a new cell in a traced system (it carries contexts)."""
+        self._cells.add(cell)
+        return self._traced.TracedRef(cell, self, Labels(cell))
+
+    async def run_loop(self, cell: Cell) -> None:
+        """Handle the cell's messages (the instrumented ``Cell._loop``)."""
+        await self._traced.traced_loop(cell, self)
+
+    def unwrap(self, items: Iterable[Any]) -> list[Any]:
+        """Items taken from a traced mailbox, each without its trace envelope."""
+        traced = self._traced.Traced
+        return [item.message if type(item) is traced else item for item in items]
+
+    # -- hooks (called by ActorSystem's bookkeeping) ------------------------------
+
+    def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
+        """A message could not be delivered or handled."""
+        self.dead_lettered.add(1, {**_labels(cell).metric, "actor.reason": reason})
+        from opentelemetry import trace
+
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.add_event(
+                "actor.dead_letter",
+                {
+                    "actor.path": cell.path,
+                    "actor.reason": reason,
+                    "actor.message.type": type(message).__qualname__,
+                },
+            )
+
+    def failure(self, cell: Cell, exc: BaseException) -> None:
+        """An actor failed (a handler or a lifecycle hook raised)."""
+        self.failures.add(
+            1, {**_labels(cell).metric, "error.type": type(exc).__qualname__}
+        )
+
+    def restart(self, cell: Cell) -> None:
+        """A supervisor restarts the actor."""
+        labels = _labels(cell)
+        self.restarts.add(1, labels.metric)
+        span = self.failing.get(cell)
+        if span is not None:
+            span.add_event("actor.restart", {"actor.path": cell.path})
+        _log("restart", "actor %s restarts", cell)
+
+    def escalation(self, cell: Cell) -> None:
+        """A supervisor escalates its child's failure (and fails itself)."""
+        for child in list(cell.children.values()):
+            span = self.failing.get(child)
+            if span is not None:
+                span.add_event(
+                    "actor.escalation",
+                    {"actor.path": child.path, "actor.supervisor.path": cell.path},
+                )
+        _log("escalation", "supervisor %s escalates", cell)
+
+    def stopped(self, cell: Cell) -> None:
+        """The actor terminated."""
+        self._cells.discard(cell)
+        _log("stop", "actor %s stopped", cell, reason=repr(cell.reason))
+
+    # -- the mailbox depth gauge ------------------------------------------------
+
+    def _observe_depth(self, options: CallbackOptions) -> Iterable[Observation]:
+        from opentelemetry.metrics import Observation
+
+        from .mailbox import Mailbox
+
+        depths: dict[tuple[tuple[str, str], ...], int] = {}
+        for cell in list(self._cells):
+            mailbox = cell.mailbox
+            if cell.parent is None or not isinstance(mailbox, Mailbox):
+                continue  # the guardian; a shared-queue pool worker's lane
+            key = tuple(_labels(cell).metric.items())
+            depths[key] = depths.get(key, 0) + mailbox.statistics().queued_messages
+        return [Observation(depth, dict(key)) for key, depth in depths.items()]
+
+
+def _labels(cell: Cell) -> Labels:
+    labels = getattr(cell.ref, "labels", None)
+    return labels if isinstance(labels, Labels) else Labels(cell)
+
+
+def _log(event: str, text: str, cell: Cell, **extra: str) -> None:
+    if logger.isEnabledFor(logging.INFO):
+        logger.info(
+            text,
+            cell.path,
+            extra={
+                "actor.event": event,
+                "actor.path": cell.path,
+                "actor.class": actor_class(cell),
+                **{f"actor.{key}": value for key, value in extra.items()},
+            },
+        )

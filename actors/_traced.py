@@ -1,0 +1,268 @@
+"""The per-message side of telemetry: the trace envelope, the traced ref, the
+traced message loop.
+
+Imported only when a :class:`~actors.Telemetry` is made, so it may import
+OpenTelemetry at the top. A system without telemetry never reaches this
+module: its cells hold plain :class:`~actors.ActorRef` objects (so ``tell`` is
+the untouched fast path, not even an attribute check) and run the plain
+``Cell._loop``; a traced system's cells get a :class:`TracedRef` and run
+:func:`traced_loop`, both chosen once (per cell, per incarnation).
+"""
+
+from __future__ import annotations
+
+import inspect
+from time import perf_counter
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from opentelemetry.context import Context, attach, detach, get_current
+from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+from ._cell import _Restart, _Stop, current_cell
+from ._envelope import Ask
+from ._errors import AskSelfError, AskTimeout, SystemNotRunning
+from ._ref import ActorRef, check_timeout
+from .mailbox import EndOfMailbox, MailboxClosed, Signal
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from ._cell import Cell
+    from ._telemetry import Labels, Telemetry
+
+__all__ = ["Traced", "TracedRef", "traced_loop"]
+
+M = TypeVar("M", contravariant=True)
+
+_CONSUMER = SpanKind.CONSUMER
+_CLIENT = SpanKind.CLIENT
+_OUTCOME = "actor.outcome"
+_TYPE = "actor.message.type"
+_KIND = "actor.message.kind"
+
+
+class Traced:
+    """A message (or an :class:`~actors._envelope.Ask`) in a traced mailbox,
+    with the trace context it was sent from and when (``perf_counter``)."""
+
+    __slots__ = ("context", "enqueued", "message")
+
+    def __init__(self, message: Any, context: Context, enqueued: float) -> None:
+        self.message = message
+        self.context = context
+        self.enqueued = enqueued
+
+    def __repr__(self) -> str:
+        return f"Traced({self.message!r})"
+
+
+class TracedRef(ActorRef[M]):
+    """The ref of an actor in a traced system: every message carries the
+    sender's trace context; asks get a client span."""
+
+    __slots__ = ("labels", "telemetry")
+
+    def __init__(self, cell: Cell, telemetry: Telemetry, labels: Labels) -> None:
+        super().__init__(cell)
+        self.telemetry = telemetry
+        self.labels = labels
+
+    def tell(self, message: M) -> None:
+        if isinstance(message, Signal):  # the envelope would hide it
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        try:
+            self._cell.mailbox.try_send(Traced(message, get_current(), perf_counter()))
+        except MailboxClosed:
+            raise self._stopped() from None
+        self.telemetry.sent.add(1, self.labels.metric)
+
+    async def send(self, message: M) -> None:
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        # The wait for quota counts as mailbox wait: the clock starts here.
+        try:
+            await self._cell.mailbox.send(
+                Traced(message, get_current(), perf_counter())
+            )
+        except MailboxClosed:
+            raise self._stopped() from None
+        self.telemetry.sent.add(1, self.labels.metric)
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        # ActorRef.ask with a client span around it, the span's context in the
+        # envelope. Keep the checks in step with ActorRef.ask.
+        check_timeout(timeout)
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+        cell = self._cell
+        if current_cell.get() is cell:
+            raise AskSelfError(
+                f"{cell.path} asked itself from its own handler: it would never "
+                "get the reply (use tell, or call the method directly)"
+            )
+        backend = cell.system.backend
+        if backend is None:
+            raise SystemNotRunning(f"the system of {cell.path} is not running")
+        telemetry = self.telemetry
+        labels = self.labels
+        span = telemetry.tracer.start_span(
+            labels.ask_name,
+            kind=_CLIENT,
+            attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
+        )
+        envelope = Ask(message)
+        outcome = "error"
+        try:
+            with anyio.move_on_after(timeout):
+                try:
+                    await cell.mailbox.send(
+                        Traced(envelope, set_span_in_context(span), perf_counter())
+                    )
+                except MailboxClosed:
+                    raise self._stopped() from None
+                telemetry.sent.add(1, labels.metric)
+                reply = await envelope.wait(backend)
+                outcome = "ok"
+                return reply
+            outcome = "timeout"
+            raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
+        except anyio.get_cancelled_exc_class():
+            outcome = "cancelled"
+            raise
+        except BaseException as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            raise
+        finally:
+            span.set_attribute(_OUTCOME, outcome)
+            span.end()
+
+
+async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
+    """``Cell._loop`` with spans, metrics and each message's context restored.
+
+    Keep it in step with ``Cell._loop``: same batches, same control checks
+    between messages, same failure handling. Items that are not
+    :class:`Traced` (signals; messages put in the mailbox by other means, such
+    as a pool's router) run in an empty context.
+    """
+    mailbox = cell.mailbox
+    drain = cell.drain
+    control = cell.control
+    instance = cell.instance
+    assert instance is not None
+    receive = instance.receive
+    is_async = inspect.iscoroutinefunction(receive)
+    system = cell.system
+    labels: Labels = cell.ref.labels  # type: ignore[attr-defined]
+    start_span = telemetry.tracer.start_span
+    handled_add = telemetry.handled.add
+    duration_record = telemetry.duration.record
+    wait_record = telemetry.wait.record
+    metric = labels.metric
+    handled = labels.handled
+    base = labels.span
+    name = labels.process_name
+    # The task's context is a copy of its spawner's: drop it, so signals and
+    # later hooks never run in a stale trace. Never detached: the task's
+    # context dies with the task.
+    empty = Context()
+    attach(empty)
+    span: Span | None = None
+    token: Any = None
+    while True:
+        if cell.carry:
+            batch, cell.carry = cell.carry, []
+        else:
+            try:
+                batch = await mailbox.receive_many(drain)
+            except EndOfMailbox:
+                raise _Stop from None
+        index = 0
+        item: Any = None
+        try:
+            for item in batch:
+                if control or cell.stop_requested:
+                    cell.carry = batch[index:]
+                    pending, item = item, None  # not being handled yet
+                    await cell._handle_control()
+                    cell.carry = []
+                    item = pending
+                index += 1
+                if type(item) is Traced:
+                    parent = item.context
+                    started = perf_counter()
+                    wait_record(started - item.enqueued, metric)
+                    item = item.message
+                elif isinstance(item, Signal):
+                    await cell._signal(item, receive, is_async)
+                    continue
+                else:
+                    parent = empty
+                    started = perf_counter()
+                if type(item) is Ask:
+                    message = item.message
+                    kind = "ask"
+                else:
+                    message = item
+                    kind = "tell"
+                span = start_span(
+                    name,
+                    parent,
+                    _CONSUMER,
+                    {**base, _TYPE: type(message).__qualname__, _KIND: kind},
+                )
+                token = attach(set_span_in_context(span, parent))
+                outcome = "ok"
+                if kind == "ask":
+                    cell.current = item
+                    result = receive(message)
+                    if is_async:
+                        result = await result
+                    cell.current = None
+                    if not item.reply(result, system.backend):
+                        outcome = "abandoned"
+                        system.dead_letter(cell, message, "ask abandoned")
+                elif is_async:
+                    await receive(message)
+                else:
+                    receive(message)
+                detach(token)
+                elapsed = perf_counter() - started
+                span.set_attribute(_OUTCOME, outcome)
+                span.end()
+                span = None
+                duration_record(elapsed, metric)
+                handled_add(1, handled[outcome])
+        except (_Restart, _Stop):
+            raise
+        except Exception as exc:
+            cell.current = None
+            cell.carry = batch[index:]
+            if span is None:  # a failure outside a handler (control, signal)
+                await cell._failed(exc, item)
+                continue
+            # The span stays open and current while the supervisor decides, so
+            # its restart or escalation, and the dead letter, are recorded on it.
+            failed, span = span, None
+            duration_record(perf_counter() - started, metric)
+            handled_add(1, handled["error"])
+            failed.record_exception(exc)
+            failed.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            failed.set_attribute(_OUTCOME, "error")
+            telemetry.failing[cell] = failed
+            try:
+                await cell._failed(exc, item)
+            finally:
+                del telemetry.failing[cell]
+                detach(token)
+                failed.end()
+            # Resumed: go on with the rest of the batch.
+        except BaseException:  # cancelled inside a handler: close its span
+            if span is not None:
+                detach(token)
+                span.set_attribute(_OUTCOME, "cancelled")
+                span.end()
+                span = None
+            raise
