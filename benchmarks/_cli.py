@@ -14,6 +14,7 @@ from pathlib import Path
 from . import rows
 from ._backends import BACKENDS, Backend
 from ._chart import write_chart
+from ._clock import CLOCKS
 from ._environment import environment
 from ._registry import ALL_BACKENDS, Row, select
 from ._report import Report
@@ -93,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
         "benchmarks/results/latest, or .../quick with --quick)",
     )
     run.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="time samples by the process's CPU time (default: robust to other "
+        "processes on the machine) or by wall time",
+    )
+    run.add_argument(
         "--sample-timeout",
         type=float,
         default=300.0,
@@ -147,6 +155,7 @@ def _run(args: argparse.Namespace, selected: Sequence[Row], command: str) -> int
         rounds=args.rounds or (1 if args.quick else 5),
         quick=args.quick,
         sample_timeout=args.sample_timeout,
+        clock=args.clock,
     )
     backends = _backends(args.backend)
     stem = args.output or RESULTS / ("quick" if args.quick else "latest")

@@ -42,7 +42,7 @@ TRIO_ONLY: Final = frozenset({"trio"})
 class Sample(NamedTuple):
     """What one run of one implementation reports."""
 
-    elapsed: float  #: seconds spent in the timed part (``time.perf_counter``)
+    elapsed: float  #: seconds in the timed part, on ``benchmarks._clock.now()``
     received: int  #: items the consumers received (checked against the count)
 
 

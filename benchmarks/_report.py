@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._clock import DESCRIPTIONS
 from ._runner import RowResult, Settings, Spread
 
 __all__ = ["Report", "impl_columns"]
@@ -68,7 +69,8 @@ class Report:
             "time of the subject over time of the other implementation, round by "
             "round, median (min-max); below 1 the subject is faster. "
             "Implementations alternate within each round; every sample runs in a "
-            "fresh event loop and checks that everything sent was received.",
+            "fresh event loop and checks that everything sent was received. "
+            f"Clock: {DESCRIPTIONS[self.settings.clock]}.",
         ]
         for backend in self.backends():
             results = self.on(backend)
@@ -90,6 +92,7 @@ class Report:
                 "rounds": self.settings.rounds,
                 "quick": self.settings.quick,
                 "sample_timeout": self.settings.sample_timeout,
+                "clock": self.settings.clock,
             },
             "environment": self.environment,
             "results": [_result_json(r) for r in self.results],

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ._backends import Backend
+from ._clock import use as use_clock
 from ._registry import Impl, Row
 
 __all__ = ["RowResult", "Settings", "Spread", "run_rows"]
@@ -34,6 +35,7 @@ class Settings:
 
     rounds: int  #: samples per implementation (the median is taken over them)
     quick: bool  #: small counts (``Row.quick_count``), no warm-up
+    clock: str = "cpu"  #: what samples are timed with (see ``_clock``)
     #: seconds one sample may take before the process dumps every thread's
     #: stack and exits (a deadlocked row must fail CI, not hang it)
     sample_timeout: float = 300.0
@@ -98,6 +100,7 @@ def run_rows(
     progress: Progress,
 ) -> list[RowResult]:
     """Run every row on every backend it has implementations for."""
+    use_clock(settings.clock)
     results = [
         _result(row, backend, settings)
         for row in rows

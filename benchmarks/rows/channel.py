@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Coroutine
-from time import perf_counter
 from typing import Any, NamedTuple, Protocol, Self, TypeVar
 
 import anyio
@@ -33,6 +32,7 @@ import anyio
 from actors.channel import MemoryObjectReceiveStream as OursReceiveStream
 from actors.channel import create_memory_object_stream as ours_create
 
+from .._clock import now
 from .._registry import ASYNCIO_LOOPS, TRIO_ONLY, Impl, Row, Sample, SampleFn, register
 
 __all__: list[str] = []
@@ -111,11 +111,11 @@ def _ready_nowait(create: Create[_Receiver]) -> SampleFn:
     async def sample(count: int) -> Sample:
         send, receive = create(BOUNDED)
         send_nowait, receive_nowait = send.send_nowait, receive.receive_nowait
-        start = perf_counter()
+        start = now()
         for i in range(count):
             send_nowait(i)
             receive_nowait()
-        elapsed = perf_counter() - start
+        elapsed = now() - start
         send.close()
         receive.close()
         return Sample(elapsed, count)
@@ -127,11 +127,11 @@ def _ready_await(create: Create[_Receiver]) -> SampleFn:
     async def sample(count: int) -> Sample:
         send, receive = create(BOUNDED)
         send_, receive_ = send.send, receive.receive
-        start = perf_counter()
+        start = now()
         for i in range(count):
             await send_(i)
             await receive_()
-        elapsed = perf_counter() - start
+        elapsed = now() - start
         send.close()
         receive.close()
         return Sample(elapsed, count)
@@ -142,21 +142,21 @@ def _ready_await(create: Create[_Receiver]) -> SampleFn:
 async def _queue_ready_nowait(count: int) -> Sample:
     queue: asyncio.Queue[int] = asyncio.Queue(BOUNDED)
     put_nowait, get_nowait = queue.put_nowait, queue.get_nowait
-    start = perf_counter()
+    start = now()
     for i in range(count):
         put_nowait(i)
         get_nowait()
-    return Sample(perf_counter() - start, count)
+    return Sample(now() - start, count)
 
 
 async def _queue_ready_await(count: int) -> Sample:
     queue: asyncio.Queue[int] = asyncio.Queue(BOUNDED)
     put, get = queue.put, queue.get
-    start = perf_counter()
+    start = now()
     for i in range(count):
         await put(i)
         await get()
-    return Sample(perf_counter() - start, count)
+    return Sample(now() - start, count)
 
 
 # -- producers and consumers (anyio's API, or Trio's: the same names) ---------
@@ -239,7 +239,7 @@ def _anyio_flow(
     async def sample(count: int) -> Sample:
         send, receive = create(capacity)
         counts: list[int] = []
-        start = perf_counter()
+        start = now()
         async with anyio.create_task_group() as tg:
             for _ in range(consumers):
                 tg.start_soon(consume, receive.clone(), ANYIO_ERRORS, counts)
@@ -247,7 +247,7 @@ def _anyio_flow(
                 tg.start_soon(_produce, send.clone(), share)
             send.close()
             receive.close()
-        return Sample(perf_counter() - start, sum(counts))
+        return Sample(now() - start, sum(counts))
 
     return sample
 
@@ -261,7 +261,7 @@ def _trio_flow(
         errors = _trio_errors()
         send, receive = _trio_channel(capacity)
         counts: list[int] = []
-        start = perf_counter()
+        start = now()
         async with trio.open_nursery() as nursery:
             for _ in range(consumers):
                 nursery.start_soon(consume, receive.clone(), errors, counts)
@@ -269,7 +269,7 @@ def _trio_flow(
                 nursery.start_soon(_produce, send.clone(), share)
             send.close()
             receive.close()
-        return Sample(perf_counter() - start, sum(counts))
+        return Sample(now() - start, sum(counts))
 
     return sample
 
@@ -322,7 +322,7 @@ def _queue_flow(
         queue: asyncio.Queue[int] = asyncio.Queue(
             0 if capacity == math.inf else int(capacity)
         )
-        start = perf_counter()
+        start = now()
         async with asyncio.TaskGroup() as tg:
             tasks = [tg.create_task(consume(queue)) for _ in range(consumers)]
             await asyncio.gather(
@@ -330,7 +330,7 @@ def _queue_flow(
             )
             for _ in range(consumers):
                 await queue.put(_STOP)
-        elapsed = perf_counter() - start
+        elapsed = now() - start
         return Sample(elapsed, sum(task.result() for task in tasks))
 
     return sample
