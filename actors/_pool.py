@@ -378,7 +378,10 @@ class PoolRef(Generic[M]):
             return
         system = self._cell.system
         stopped = ActorStopped(f"{self._cell.path} stopped before replying")
-        for item in shared.close():
+        items = shared.close()
+        if system.telemetry is not None:  # take off the trace envelopes
+            items = system.telemetry.unwrap(items)
+        for item in items:
             if type(item) is Ask:
                 item.fail(stopped, system.backend)
                 system.dead_letter(self._cell, item.message, "pool stopped")
@@ -451,7 +454,9 @@ def spawn_pool(
     if backend is None:
         raise ActorStopped("the actor system is not running")
     shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
-    pool: PoolRef[Any] = PoolRef(
+    # Chosen once: a traced system's pool ref carries trace contexts.
+    pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
+    pool: PoolRef[Any] = pool_class(
         routing, size, shared, (factory, args, kwargs, capacity, drain)
     )
     if name is None:

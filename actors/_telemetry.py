@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, TracerProvider
 
     from ._cell import Cell
+    from ._pool import PoolRef
     from ._ref import ActorRef
 
 __all__ = ["Telemetry"]
@@ -94,13 +95,8 @@ class Labels:
         "span",
     )
 
-    def __init__(self, cell: Cell) -> None:
-        cls = actor_class(cell)
-        metric: dict[str, str] = {"actor.class": cls}
-        pool = pool_name(cell)
-        if pool is not None:
-            metric["actor.pool"] = pool
-        self.path = cell.path
+    def __init__(self, path: str, metric: dict[str, str]) -> None:
+        self.path = path
         #: Metric attributes: bounded values only.
         self.metric = metric
         #: Metric attributes of ``actors.messages.handled``, by outcome.
@@ -108,25 +104,34 @@ class Labels:
             outcome: {**metric, "actor.outcome": outcome}
             for outcome in ("ok", "error", "abandoned")
         }
-        self.process_name = f"process {cell.path}"
+        self.process_name = f"process {path}"
         #: Attributes every handling span starts with.
         self.span: dict[str, str] = {
             "messaging.system": SYSTEM,
             "messaging.operation.type": "process",
             "messaging.operation.name": "process",
-            "messaging.destination.name": cell.path,
-            "actor.path": cell.path,
+            "messaging.destination.name": path,
+            "actor.path": path,
             **metric,
         }
-        self.ask_name = f"ask {cell.path}"
+        self.ask_name = f"ask {path}"
         self.ask_attributes: dict[str, str] = {
             "messaging.system": SYSTEM,
             "messaging.operation.type": "send",
             "messaging.operation.name": "ask",
-            "messaging.destination.name": cell.path,
-            "actor.path": cell.path,
+            "messaging.destination.name": path,
+            "actor.path": path,
             **metric,
         }
+
+
+def labels_of(cell: Cell) -> Labels:
+    """The labels of an actor: its class, and its pool if it is a worker."""
+    metric = {"actor.class": actor_class(cell)}
+    pool = pool_name(cell)
+    if pool is not None:
+        metric["actor.pool"] = pool
+    return Labels(cell.path, metric)
 
 
 def actor_class(cell: Cell) -> str:
@@ -235,7 +240,12 @@ class Telemetry:
     def make_ref(self, cell: Cell) -> ActorRef[Any]:
         """The ref of a new cell in a traced system (it carries contexts)."""
         self._cells.add(cell)
-        return self._traced.TracedRef(cell, self, Labels(cell))
+        return self._traced.TracedRef(cell, self, labels_of(cell))
+
+    @property
+    def pool_ref(self) -> type[PoolRef[Any]]:
+        """The class of a pool's ref in a traced system."""
+        return self._traced.TracedPoolRef
 
     async def run_loop(self, cell: Cell) -> None:
         """Handle the cell's messages (the instrumented ``Cell._loop``)."""
@@ -314,7 +324,7 @@ class Telemetry:
 
 def _labels(cell: Cell) -> Labels:
     labels = getattr(cell.ref, "labels", None)
-    return labels if isinstance(labels, Labels) else Labels(cell)
+    return labels if isinstance(labels, Labels) else labels_of(cell)
 
 
 def _log(event: str, text: str, cell: Cell, **extra: str) -> None:

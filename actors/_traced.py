@@ -12,6 +12,7 @@ the untouched fast path, not even an attribute check) and run the plain
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,6 +23,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_contex
 from ._cell import _Restart, _Stop, current_cell
 from ._envelope import Ask
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
+from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout
 from .mailbox import EndOfMailbox, MailboxClosed, Signal
 
@@ -30,8 +32,9 @@ if TYPE_CHECKING:
 
     from ._cell import Cell
     from ._telemetry import Labels, Telemetry
+    from .channel._waiters import Backend
 
-__all__ = ["Traced", "TracedRef", "traced_loop"]
+__all__ = ["Traced", "TracedPoolRef", "TracedRef", "traced_loop"]
 
 M = TypeVar("M", contravariant=True)
 
@@ -104,39 +107,117 @@ class TracedRef(ActorRef[M]):
         backend = cell.system.backend
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
-        telemetry = self.telemetry
-        labels = self.labels
-        span = telemetry.tracer.start_span(
-            labels.ask_name,
-            kind=_CLIENT,
-            attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
+        return await _ask(
+            self.telemetry, self.labels, self._enqueue, message, backend, timeout
         )
-        envelope = Ask(message)
-        outcome = "error"
+
+    async def _enqueue(self, traced: Traced) -> None:
         try:
-            with anyio.move_on_after(timeout):
-                try:
-                    await cell.mailbox.send(
-                        Traced(envelope, set_span_in_context(span), perf_counter())
-                    )
-                except MailboxClosed:
-                    raise self._stopped() from None
-                telemetry.sent.add(1, labels.metric)
-                reply = await envelope.wait(backend)
-                outcome = "ok"
-                return reply
-            outcome = "timeout"
-            raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
-        except anyio.get_cancelled_exc_class():
-            outcome = "cancelled"
-            raise
-        except BaseException as exc:
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-            raise
-        finally:
-            span.set_attribute(_OUTCOME, outcome)
-            span.end()
+            await self._cell.mailbox.send(traced)
+        except MailboxClosed:
+            raise self._stopped() from None
+
+
+class TracedPoolRef(PoolRef[M]):
+    """A pool's ref in a traced system: like :class:`TracedRef`, for the
+    messages the pool routes to its workers."""
+
+    _labels: Labels | None = None
+
+    def _telemetry(self) -> tuple[Telemetry, Labels]:
+        telemetry = self._cell.system.telemetry
+        assert telemetry is not None
+        labels = self._labels
+        if labels is None:
+            from ._telemetry import Labels, labels_of
+
+            workers = self._workers
+            if workers and isinstance(workers[0], TracedRef):
+                # The workers' class and the pool's name; the pool's path.
+                labels = Labels(self._cell.path, workers[0].labels.metric)
+            else:
+                labels = labels_of(self._cell)
+            self._labels = labels
+        return telemetry, labels
+
+    def tell(self, message: M) -> None:
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        telemetry, labels = self._telemetry()
+        traced: Any = Traced(message, get_current(), perf_counter())
+        super().tell(traced)
+        telemetry.sent.add(1, labels.metric)
+
+    async def send(self, message: M) -> None:
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        telemetry, labels = self._telemetry()
+        traced: Any = Traced(message, get_current(), perf_counter())
+        await super().send(traced)
+        telemetry.sent.add(1, labels.metric)
+
+    def broadcast(self, message: M) -> None:
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        telemetry, labels = self._telemetry()
+        # One envelope for every worker: it is never written to.
+        traced: Any = Traced(message, get_current(), perf_counter())
+        super().broadcast(traced)
+        telemetry.sent.add(len(self._workers), labels.metric)
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        # PoolRef.ask with a client span; keep the checks in step with it.
+        check_timeout(timeout)
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+        cell = current_cell.get()
+        if cell is not None and cell.parent is self._cell:
+            raise AskSelfError(f"{cell.path} asked its own pool from its handler")
+        backend = self._cell.system.backend
+        if backend is None:
+            raise self._stopped()
+        telemetry, labels = self._telemetry()
+        # PoolRef.send, not ours: the envelope carries the client span's context.
+        enqueue = super().send
+        return await _ask(telemetry, labels, enqueue, message, backend, timeout)
+
+
+async def _ask(
+    telemetry: Telemetry,
+    labels: Labels,
+    enqueue: Callable[[Any], Awaitable[None]],
+    message: Any,
+    backend: Backend,
+    timeout: float,
+) -> Any:
+    """An ask (checks done) under a client span whose context the envelope
+    carries; the span records the outcome and any exception."""
+    span = telemetry.tracer.start_span(
+        labels.ask_name,
+        kind=_CLIENT,
+        attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
+    )
+    envelope = Ask(message)
+    outcome = "error"
+    try:
+        with anyio.move_on_after(timeout):
+            await enqueue(Traced(envelope, set_span_in_context(span), perf_counter()))
+            telemetry.sent.add(1, labels.metric)
+            reply = await envelope.wait(backend)
+            outcome = "ok"
+            return reply
+        outcome = "timeout"
+        raise AskTimeout(f"{labels.path} did not reply within {timeout} s")
+    except anyio.get_cancelled_exc_class():
+        outcome = "cancelled"
+        raise
+    except BaseException as exc:
+        span.record_exception(exc)
+        span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        span.set_attribute(_OUTCOME, outcome)
+        span.end()
 
 
 async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:

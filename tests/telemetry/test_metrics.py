@@ -109,6 +109,7 @@ async def test_pool_workers_carry_the_pool_name_and_their_class(otel: Otel) -> N
     assert otel.values("actors.messages.handled") == {
         crew | attrs(actor_outcome="ok"): 6
     }
+    assert otel.values("actors.messages.sent") == {crew: 6}
 
 
 async def test_dynamically_named_actors_share_their_class_attributes(
