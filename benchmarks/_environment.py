@@ -37,8 +37,18 @@ def environment() -> dict[str, Any]:
             "executable": sys.executable,
         },
         "packages": {name: _version(name) for name in PACKAGES},
+        "actors_imported_from": _actors_path(),
         "git": _git(),
     }
+
+
+def _actors_path() -> str | None:
+    # Which checkout is measured: the editable install or the current directory.
+    try:
+        import actors
+    except ImportError:
+        return None
+    return str(Path(actors.__file__).resolve().parent)
 
 
 def _version(name: str) -> str | None:
