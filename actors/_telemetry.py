@@ -20,8 +20,10 @@ What is recorded:
   and stops are also log records on the ``actors.telemetry`` logger, with the
   actor's path in the record's attributes. Signals (timer firings,
   ``Terminated``) run in an empty context: they never inherit a stale one.
-* Metrics. Counters ``actors.messages.sent``, ``actors.messages.handled``,
-  ``actors.messages.dead_lettered``, ``actors.failures``, ``actors.restarts``;
+* Metrics. Counters ``actors.messages.sent``, ``actors.messages.handled``
+  (observable counters over plain ints: a message costs an increment, not an
+  SDK call), ``actors.messages.dead_lettered``, ``actors.failures``,
+  ``actors.restarts``;
   histograms ``actors.message.handling.duration`` and ``actors.mailbox.wait``
   (seconds); an observable gauge ``actors.mailbox.depth`` (queued messages, per
   actor class). Attributes are bounded: the actor class, the pool name for pool
@@ -82,28 +84,35 @@ def _version() -> str:
         return ""
 
 
+#: Indexes into ``Labels.counts``.
+SENT, OK, ERROR, ABANDONED = range(4)
+#: ``actor.outcome`` of a handled message, by index.
+OUTCOMES = {OK: "ok", ERROR: "error", ABANDONED: "abandoned"}
+
+
 class Labels:
-    """What the instruments need to know about one actor, computed once."""
+    """What the instruments need to know about one actor (or pool), computed
+    once: span names and attributes, metric attributes, and the counts behind
+    the observable counters."""
 
     __slots__ = (
         "ask_attributes",
         "ask_name",
-        "handled",
+        "counts",
         "metric",
         "path",
         "process_name",
         "span",
     )
 
-    def __init__(self, path: str, metric: dict[str, str]) -> None:
+    def __init__(self, path: str, metric: dict[str, str], counts: list[int]) -> None:
         self.path = path
         #: Metric attributes: bounded values only.
         self.metric = metric
-        #: Metric attributes of ``actors.messages.handled``, by outcome.
-        self.handled = {
-            outcome: {**metric, "actor.outcome": outcome}
-            for outcome in ("ok", "error", "abandoned")
-        }
+        #: Messages sent, handled ok, failed, abandoned (see SENT, OK, ...),
+        #: shared by every actor with the same metric attributes. Plain ints:
+        #: a message costs an increment, the SDK reads them at collection.
+        self.counts = counts
         self.process_name = f"process {path}"
         #: Attributes every handling span starts with.
         self.span: dict[str, str] = {
@@ -125,13 +134,13 @@ class Labels:
         }
 
 
-def labels_of(cell: Cell) -> Labels:
-    """The labels of an actor: its class, and its pool if it is a worker."""
+def metric_attributes(cell: Cell) -> dict[str, str]:
+    """An actor's metric attributes: its class, and its pool if it is a worker."""
     metric = {"actor.class": actor_class(cell)}
     pool = pool_name(cell)
     if pool is not None:
         metric["actor.pool"] = pool
-    return Labels(cell.path, metric)
+    return metric
 
 
 def actor_class(cell: Cell) -> str:
@@ -180,42 +189,47 @@ class Telemetry:
 
         self._traced = _traced
         version = _version()
-        self.tracer = trace.get_tracer(
+        self._tracer = trace.get_tracer(
             "actors", version, tracer_provider=tracer_provider
         )
         meter = metrics.get_meter("actors", version, meter_provider=meter_provider)
-        self.sent = meter.create_counter(
+        # Sent and handled are counted per message: observable counters over
+        # plain ints (Labels.counts), so the hot path makes no SDK call for
+        # them. The rarer events use synchronous counters.
+        meter.create_observable_counter(
             "actors.messages.sent",
+            callbacks=[self._observe_sent],
             unit="{message}",
             description="Messages told, sent or asked to actors.",
         )
-        self.handled = meter.create_counter(
+        meter.create_observable_counter(
             "actors.messages.handled",
+            callbacks=[self._observe_handled],
             unit="{message}",
             description="Messages actors handled, by outcome.",
         )
-        self.dead_lettered = meter.create_counter(
+        self._dead_lettered = meter.create_counter(
             "actors.messages.dead_lettered",
             unit="{message}",
             description="Messages that could not be delivered or handled.",
         )
-        self.failures = meter.create_counter(
+        self._failures = meter.create_counter(
             "actors.failures",
             unit="{failure}",
             description="Actor failures (exceptions from handlers and hooks).",
         )
-        self.restarts = meter.create_counter(
+        self._restarts = meter.create_counter(
             "actors.restarts",
             unit="{restart}",
             description="Actor restarts ordered by supervisors.",
         )
-        self.duration = meter.create_histogram(
+        self._duration = meter.create_histogram(
             "actors.message.handling.duration",
             unit="s",
             description="Time an actor spent handling one message.",
             explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
         )
-        self.wait = meter.create_histogram(
+        self._wait = meter.create_histogram(
             "actors.mailbox.wait",
             unit="s",
             description="Time from tell, send or ask until handling began.",
@@ -227,20 +241,30 @@ class Telemetry:
             unit="{message}",
             description="Messages waiting in mailboxes, per actor class.",
         )
+        self._get_current_span = trace.get_current_span
         self._cells: weakref.WeakSet[Cell] = weakref.WeakSet()
+        self._counts: dict[tuple[tuple[str, str], ...], list[int]] = {}
         #: The span of a failed message while its actor waits for its
         #: supervisor's directive (restart and escalation events go there).
-        self.failing: dict[Cell, Span] = {}
+        self._failing: dict[Cell, Span] = {}
 
     def __repr__(self) -> str:
-        return f"<Telemetry tracer={self.tracer!r}>"
+        return f"<Telemetry tracer={self._tracer!r}>"
 
     # -- called by the runtime when a cell is made or runs ---------------------
 
     def make_ref(self, cell: Cell) -> ActorRef[Any]:
         """The ref of a new cell in a traced system (it carries contexts)."""
         self._cells.add(cell)
-        return self._traced.TracedRef(cell, self, labels_of(cell))
+        labels = self._labels(cell.path, metric_attributes(cell))
+        return self._traced.TracedRef(cell, self, labels)
+
+    def _labels(self, path: str, metric: dict[str, str]) -> Labels:
+        key = tuple(sorted(metric.items()))
+        counts = self._counts.get(key)
+        if counts is None:
+            counts = self._counts[key] = [0, 0, 0, 0]
+        return Labels(path, metric, counts)
 
     @property
     def pool_ref(self) -> type[PoolRef[Any]]:
@@ -260,10 +284,8 @@ class Telemetry:
 
     def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
         """A message could not be delivered or handled."""
-        self.dead_lettered.add(1, {**_labels(cell).metric, "actor.reason": reason})
-        from opentelemetry import trace
-
-        span = trace.get_current_span()
+        self._dead_lettered.add(1, {**_metric(cell), "actor.reason": reason})
+        span = self._get_current_span()
         if span.is_recording():
             span.add_event(
                 "actor.dead_letter",
@@ -276,15 +298,12 @@ class Telemetry:
 
     def failure(self, cell: Cell, exc: BaseException) -> None:
         """An actor failed (a handler or a lifecycle hook raised)."""
-        self.failures.add(
-            1, {**_labels(cell).metric, "error.type": type(exc).__qualname__}
-        )
+        self._failures.add(1, {**_metric(cell), "error.type": type(exc).__qualname__})
 
     def restart(self, cell: Cell) -> None:
         """A supervisor restarts the actor."""
-        labels = _labels(cell)
-        self.restarts.add(1, labels.metric)
-        span = self.failing.get(cell)
+        self._restarts.add(1, _metric(cell))
+        span = self._failing.get(cell)
         if span is not None:
             span.add_event("actor.restart", {"actor.path": cell.path})
         _log("restart", "actor %s restarts", cell)
@@ -292,7 +311,7 @@ class Telemetry:
     def escalation(self, cell: Cell) -> None:
         """A supervisor escalates its child's failure (and fails itself)."""
         for child in list(cell.children.values()):
-            span = self.failing.get(child)
+            span = self._failing.get(child)
             if span is not None:
                 span.add_event(
                     "actor.escalation",
@@ -305,7 +324,26 @@ class Telemetry:
         self._cells.discard(cell)
         _log("stop", "actor %s stopped", cell, reason=repr(cell.reason))
 
-    # -- the mailbox depth gauge ------------------------------------------------
+    # -- observable instruments ---------------------------------------------
+
+    def _observe_sent(self, options: CallbackOptions) -> Iterable[Observation]:
+        from opentelemetry.metrics import Observation
+
+        return [
+            Observation(counts[SENT], dict(key))
+            for key, counts in list(self._counts.items())
+            if counts[SENT]
+        ]
+
+    def _observe_handled(self, options: CallbackOptions) -> Iterable[Observation]:
+        from opentelemetry.metrics import Observation
+
+        return [
+            Observation(counts[index], {**dict(key), "actor.outcome": outcome})
+            for key, counts in list(self._counts.items())
+            for index, outcome in OUTCOMES.items()
+            if counts[index]
+        ]
 
     def _observe_depth(self, options: CallbackOptions) -> Iterable[Observation]:
         from opentelemetry.metrics import Observation
@@ -317,14 +355,14 @@ class Telemetry:
             mailbox = cell.mailbox
             if cell.parent is None or not isinstance(mailbox, Mailbox):
                 continue  # the guardian; a shared-queue pool worker's lane
-            key = tuple(_labels(cell).metric.items())
+            key = tuple(sorted(_metric(cell).items()))
             depths[key] = depths.get(key, 0) + mailbox.statistics().queued_messages
         return [Observation(depth, dict(key)) for key, depth in depths.items()]
 
 
-def _labels(cell: Cell) -> Labels:
+def _metric(cell: Cell) -> dict[str, str]:
     labels = getattr(cell.ref, "labels", None)
-    return labels if isinstance(labels, Labels) else labels_of(cell)
+    return labels.metric if isinstance(labels, Labels) else metric_attributes(cell)
 
 
 def _log(event: str, text: str, cell: Cell, **extra: str) -> None:

@@ -25,6 +25,7 @@ from ._envelope import Ask
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout
+from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
 from .mailbox import EndOfMailbox, MailboxClosed, Signal
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class TracedRef(ActorRef[M]):
             self._cell.mailbox.try_send(Traced(message, get_current(), perf_counter()))
         except MailboxClosed:
             raise self._stopped() from None
-        self.telemetry.sent.add(1, self.labels.metric)
+        self.labels.counts[SENT] += 1
 
     async def send(self, message: M) -> None:
         if isinstance(message, Signal):
@@ -90,7 +91,7 @@ class TracedRef(ActorRef[M]):
             )
         except MailboxClosed:
             raise self._stopped() from None
-        self.telemetry.sent.add(1, self.labels.metric)
+        self.labels.counts[SENT] += 1
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         # ActorRef.ask with a client span around it, the span's context in the
@@ -129,41 +130,39 @@ class TracedPoolRef(PoolRef[M]):
         assert telemetry is not None
         labels = self._labels
         if labels is None:
-            from ._telemetry import Labels, labels_of
-
             workers = self._workers
             if workers and isinstance(workers[0], TracedRef):
                 # The workers' class and the pool's name; the pool's path.
-                labels = Labels(self._cell.path, workers[0].labels.metric)
+                metric = workers[0].labels.metric
             else:
-                labels = labels_of(self._cell)
-            self._labels = labels
+                metric = metric_attributes(self._cell)
+            labels = self._labels = telemetry._labels(self._cell.path, metric)
         return telemetry, labels
 
     def tell(self, message: M) -> None:
         if isinstance(message, Signal):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
-        telemetry, labels = self._telemetry()
+        labels = self._telemetry()[1]
         traced: Any = Traced(message, get_current(), perf_counter())
         super().tell(traced)
-        telemetry.sent.add(1, labels.metric)
+        labels.counts[SENT] += 1
 
     async def send(self, message: M) -> None:
         if isinstance(message, Signal):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
-        telemetry, labels = self._telemetry()
+        labels = self._telemetry()[1]
         traced: Any = Traced(message, get_current(), perf_counter())
         await super().send(traced)
-        telemetry.sent.add(1, labels.metric)
+        labels.counts[SENT] += 1
 
     def broadcast(self, message: M) -> None:
         if isinstance(message, Signal):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
-        telemetry, labels = self._telemetry()
+        labels = self._telemetry()[1]
         # One envelope for every worker: it is never written to.
         traced: Any = Traced(message, get_current(), perf_counter())
         super().broadcast(traced)
-        telemetry.sent.add(len(self._workers), labels.metric)
+        labels.counts[SENT] += len(self._workers)
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         # PoolRef.ask with a client span; keep the checks in step with it.
@@ -192,7 +191,7 @@ async def _ask(
 ) -> Any:
     """An ask (checks done) under a client span whose context the envelope
     carries; the span records the outcome and any exception."""
-    span = telemetry.tracer.start_span(
+    span = telemetry._tracer.start_span(
         labels.ask_name,
         kind=_CLIENT,
         attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
@@ -202,7 +201,7 @@ async def _ask(
     try:
         with anyio.move_on_after(timeout):
             await enqueue(Traced(envelope, set_span_in_context(span), perf_counter()))
-            telemetry.sent.add(1, labels.metric)
+            labels.counts[SENT] += 1
             reply = await envelope.wait(backend)
             outcome = "ok"
             return reply
@@ -237,12 +236,12 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
     is_async = inspect.iscoroutinefunction(receive)
     system = cell.system
     labels: Labels = cell.ref.labels  # type: ignore[attr-defined]
-    start_span = telemetry.tracer.start_span
-    handled_add = telemetry.handled.add
-    duration_record = telemetry.duration.record
-    wait_record = telemetry.wait.record
+    start_span = telemetry._tracer.start_span
+    duration_record = telemetry._duration.record
+    wait_record = telemetry._wait.record
+    failing = telemetry._failing
     metric = labels.metric
-    handled = labels.handled
+    counts = labels.counts
     base = labels.span
     name = labels.process_name
     # The task's context is a copy of its spawner's: drop it, so signals and
@@ -295,7 +294,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                     {**base, _TYPE: type(message).__qualname__, _KIND: kind},
                 )
                 token = attach(set_span_in_context(span, parent))
-                outcome = "ok"
+                outcome = OK
                 if kind == "ask":
                     cell.current = item
                     result = receive(message)
@@ -303,7 +302,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                         result = await result
                     cell.current = None
                     if not item.reply(result, system.backend):
-                        outcome = "abandoned"
+                        outcome = ABANDONED
                         system.dead_letter(cell, message, "ask abandoned")
                 elif is_async:
                     await receive(message)
@@ -311,11 +310,11 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                     receive(message)
                 detach(token)
                 elapsed = perf_counter() - started
-                span.set_attribute(_OUTCOME, outcome)
+                span.set_attribute(_OUTCOME, OUTCOMES[outcome])
                 span.end()
                 span = None
                 duration_record(elapsed, metric)
-                handled_add(1, handled[outcome])
+                counts[outcome] += 1
         except (_Restart, _Stop):
             raise
         except Exception as exc:
@@ -328,15 +327,15 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             # its restart or escalation, and the dead letter, are recorded on it.
             failed, span = span, None
             duration_record(perf_counter() - started, metric)
-            handled_add(1, handled["error"])
+            counts[ERROR] += 1
             failed.record_exception(exc)
             failed.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
             failed.set_attribute(_OUTCOME, "error")
-            telemetry.failing[cell] = failed
+            failing[cell] = failed
             try:
                 await cell._failed(exc, item)
             finally:
-                del telemetry.failing[cell]
+                del failing[cell]
                 detach(token)
                 failed.end()
             # Resumed: go on with the rest of the batch.

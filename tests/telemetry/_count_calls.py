@@ -41,9 +41,14 @@ class Sink(Actor):
         return self.count
 
 
+#: Source files of the Python functions called while counting.
+FILES: set[str] = set()
+
+
 def _batch(counts: Counter[str]) -> Any:
     def profile(frame: FrameType, event: str, arg: object) -> None:
         counts[event] += 1
+        FILES.add(frame.f_code.co_filename)
 
     return profile
 
@@ -78,6 +83,9 @@ async def main() -> dict[str, Any]:
     return {
         "batches": result,
         "per_message": per,
+        "telemetry_code_ran": sorted(
+            name for name in FILES if "opentelemetry" in name or "_traced" in name
+        ),
         "opentelemetry_imported": any(
             name == "opentelemetry" or name.startswith("opentelemetry.")
             for name, module in sys.modules.items()

@@ -393,3 +393,56 @@ async def test_a_dead_letter_in_a_handler_is_an_event_on_its_span(
         "actor.reason": "unhandled",
         "actor.message.type": "str",
     }
+
+
+class Scheduler(Actor):
+    """On ``"start"``, starts a timer; tells ``sink`` what the timer fires."""
+
+    def __init__(self, sink: ActorRef[Any]) -> None:
+        self.sink = sink
+
+    def receive(self, message: Any) -> None:
+        if message == "start":
+            self.context.timers.start_single("key", "fired", 0.001)
+        else:
+            self.sink.tell(message)
+
+
+async def test_a_timer_firing_does_not_inherit_the_context_that_started_it(
+    otel: Otel,
+) -> None:
+    pytest.importorskip("actors._timers")
+    seen: list[Any] = []
+    done = anyio.Event()
+    async with ActorSystem(telemetry=otel.telemetry) as system:
+        with otel.tracer.start_as_current_span("starter"):
+            sink = system.spawn(Sink, seen, 1, done, name="sink")
+            scheduler = system.spawn(Scheduler, sink, name="scheduler")
+            scheduler.tell("start")
+        await done.wait()
+    assert seen == ["fired"]
+    (fired,) = otel.spans("process /user/sink")
+    assert fired.parent is None
+    assert fired.context.trace_id != otel.span("starter").context.trace_id
+
+
+async def test_tells_and_asks_from_threads_keep_the_threads_context(
+    otel: Otel,
+) -> None:
+    pytest.importorskip("actors._threads")
+    async with ActorSystem(telemetry=otel.telemetry) as system:
+        ref = system.spawn(Relay, name="r")
+
+        def in_a_thread() -> None:
+            with otel.tracer.start_as_current_span("thread tell"):
+                system.from_thread.tell(ref, 1)
+            with otel.tracer.start_as_current_span("thread ask"):
+                assert system.from_thread.ask(ref, 2) == 2
+
+        await anyio.to_thread.run_sync(in_a_thread)
+    spans = by_id(otel.spans())
+    told, asked = sorted(otel.spans("process /user/r"), key=lambda s: s.start_time or 0)
+    assert spans[parent_id(told) or 0].name == "thread tell"
+    ask = spans[parent_id(asked) or 0]
+    assert ask.name == "ask /user/r"
+    assert spans[parent_id(ask) or 0].name == "thread ask"

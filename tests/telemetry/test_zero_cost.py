@@ -47,6 +47,8 @@ def test_a_system_without_telemetry_never_imports_opentelemetry(
 ) -> None:
     assert not counts["off"]["opentelemetry_imported"]
     assert not counts["blocked"]["opentelemetry_imported"]
+    assert counts["off"]["telemetry_code_ran"] == []
+    assert counts["on"]["telemetry_code_ran"] != []  # the check can see it
 
 
 def test_telemetry_on_costs_calls_per_message(
