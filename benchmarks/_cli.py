@@ -1,4 +1,5 @@
-"""The command line: ``python -m benchmarks [run] [options]`` and ``... list``."""
+"""The command line: ``python -m benchmarks [run] [options]``, ``... list`` and
+``... compare BASE CANDIDATE``."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ._runner import Settings, run_rows
 __all__ = ["main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
-COMMANDS = ("run", "list")
+COMMANDS = ("run", "list", "compare")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         argv.insert(0, "run")  # ``run`` is the default command
     args = _parser().parse_args(argv)
+    if args.command == "compare":
+        # Each revision's own harness chooses its rows: nothing to load here.
+        from ._compare import run_compare
+
+        return run_compare(args, shlex.join(command))
     rows.load()
     selected = select(args.only)
     if not selected:
@@ -109,7 +115,61 @@ def _parser() -> argparse.ArgumentParser:
         "the process with an error (default 300)",
     )
     run.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
+    _add_compare(commands)
     return parser
+
+
+def _add_compare(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="run two git revisions alternately and print each row's ratio",
+        description="Check BASE and CANDIDATE out as git worktrees under "
+        "benchmarks/.compare/, install each into its own virtualenv (reused "
+        "while the commit matches), run the rows with each revision's own "
+        "harness one round at a time, alternating, and print each row's time "
+        "ratio CANDIDATE/BASE with its min-max spread over the rounds. A row "
+        "whose spread contains 1.0 is inconclusive.",
+    )
+    compare.add_argument("base", metavar="BASE", help="the revision to compare to")
+    compare.add_argument(
+        "candidate", metavar="CANDIDATE", help="the revision under test"
+    )
+    compare.add_argument(
+        "--rounds",
+        type=_positive,
+        default=None,
+        help="rounds, each one process per revision (default 5; 1 with --quick); "
+        "fewer than 3 give no verdict",
+    )
+    compare.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="compare only rows matching (as for run); repeatable",
+    )
+    compare.add_argument(
+        "--quick",
+        action="store_true",
+        help="small counts: proves both revisions run, gives no verdict",
+    )
+    compare.add_argument(
+        "--backend",
+        action="append",
+        choices=[b.name for b in BACKENDS],
+        default=[],
+        help="compare on this backend only; repeatable (default: every one "
+        "installed in the revisions' virtualenvs)",
+    )
+    compare.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default=None,
+        help="passed to both harnesses (default: their own, which must agree; "
+        "wall when a revision predates --clock)",
+    )
 
 
 def _positive(text: str) -> int:
