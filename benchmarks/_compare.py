@@ -35,8 +35,9 @@ __all__ = ["run_compare"]
 def run_compare(args: argparse.Namespace, command: str) -> int:
     """Run the ``compare`` command; return the process exit status.
 
-    0: every row ran in both revisions; 1: some row failed or ran in one
-    revision only; 2: a revision could not be resolved, installed or run.
+    0: every row ran (rows in one revision only are listed, not compared);
+    1: some row failed in a revision; 2: a revision could not be resolved,
+    installed or run.
     """
     rounds: int = args.rounds or (1 if args.quick else 5)
     try:

@@ -46,7 +46,8 @@ class Verdict(enum.Enum):
     FASTER = "faster"  #: every round's ratio is below 1
     SLOWER = "slower"  #: every round's ratio is above 1
     INCONCLUSIVE = "inconclusive"  #: the spread contains 1, or too few rounds
-    FAILED = "failed"  #: the row failed, or ran in one revision only
+    FAILED = "failed"  #: the row failed in a revision
+    UNMATCHED = "not compared"  #: the row exists in one revision only
 
 
 RowKey = tuple[str, str]  # (row name, backend)
@@ -172,7 +173,7 @@ def _compare_row(
     head = (some.row, some.backend, some.unit, some.subject)
     if base is None or candidate is None:
         which = "candidate" if base is None else "base"
-        return Comparison(*head, Verdict.FAILED, note=f"only in {which}")
+        return Comparison(*head, Verdict.UNMATCHED, note=f"only in {which}")
     for label, samples in (("base", base), ("candidate", candidate)):
         if samples.error is not None:
             return Comparison(*head, Verdict.FAILED, note=f"{label}: {samples.error}")

@@ -145,8 +145,8 @@ def test_a_row_in_one_revision_only_is_reported_not_compared() -> None:
     cand = _rounds(*(_report(_result("new", {"ours": 1.0})),) * 3)
     rows = compare(base, cand)
     assert [(r.row, r.verdict, r.note) for r in rows] == [
-        ("new", Verdict.FAILED, "only in candidate"),
-        ("old", Verdict.FAILED, "only in base"),
+        ("new", Verdict.UNMATCHED, "only in candidate"),
+        ("old", Verdict.UNMATCHED, "only in base"),
     ]
 
 
@@ -182,7 +182,7 @@ def test_the_table_shows_ratio_spread_verdict_and_a_tally() -> None:
     assert "### asyncio" in text
     assert "| r | 10,000,000 | 10,000,000 (9,000,000-11,000,000) |" in text
     assert "| 1.00x (0.90-1.10) | inconclusive |" in text
-    assert "0 faster, 0 slower, 1 inconclusive, 0 failed." in text
+    assert "0 faster, 0 slower, 1 inconclusive, 0 failed, 0 not compared." in text
 
 
 def test_the_table_of_a_quick_comparison_says_it_proves_nothing_on_speed() -> None:
