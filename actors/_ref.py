@@ -11,7 +11,7 @@ from ._cell import STOPPING, current_cell
 from ._envelope import Ask
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._request import Request
-from .mailbox import MailboxClosed
+from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -107,6 +107,10 @@ class ActorRef(Generic[M]):
                 actor-side traceback attached.
         """
         check_timeout(timeout)
+        if isinstance(message, Signal):
+            # The Ask envelope would smuggle it past the mailbox's signal check,
+            # and receive() would get a forged Terminated: refuse as tell does.
+            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
         cell = self._cell
         if current_cell.get() is cell:
             raise AskSelfError(
