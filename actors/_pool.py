@@ -159,12 +159,19 @@ class WorkerMailbox:
         assert backend is not None
         own = self._own
         while True:
-            if own or state.buffer or state.senders:
+            # A closed (stopping) worker takes no more shared items: it would
+            # only make them dead letters, taken from the workers that go on
+            # (a single worker stopping, or a pool restarting its workers).
+            if own or (not self._closed and (state.buffer or state.senders)):
                 await backend.checkpoint()
                 out: list[Any] = []
                 while own and len(out) < limit:
                     out.append(own.popleft())
-                if len(out) < limit and (state.buffer or state.senders):
+                if (
+                    len(out) < limit
+                    and not self._closed
+                    and (state.buffer or state.senders)
+                ):
                     out.extend(state.take(limit - len(out)))
                 if out:
                     return out
@@ -208,7 +215,11 @@ class PoolSupervisor(Actor):
         self.pool._spawn_workers()
 
     def on_stop(self) -> None:
-        self.pool._closed_by_stop()
+        # on_stop also runs before a restart of the pool (its restart
+        # intensity exceeded): the queue must stay open for the fresh workers
+        # then (it was closed, so the live pool refused every message).
+        if self.pool._cell.stop_requested:
+            self.pool._closed_by_stop()
 
 
 class PoolRef(Generic[M]):
@@ -272,7 +283,16 @@ class PoolRef(Generic[M]):
             except MailboxClosed:
                 raise self._stopped() from None
             return
-        self._route(message)
+        # Round-robin fast path, inlined (one Python call less per message):
+        # the next worker takes it unless its mailbox is full or closed; then
+        # _route tries the others (and this one again, last).
+        workers = self._workers
+        index = self._next
+        self._next = index + 1
+        try:
+            workers[index % len(workers)]._cell.mailbox.try_send(message)
+        except (MailboxFull, MailboxClosed):
+            self._route(message)
 
     def _route(self, message: object) -> None:
         workers = self._workers
@@ -329,6 +349,10 @@ class PoolRef(Generic[M]):
         """Ask one worker; same reply, timeout (seconds) and errors as
         :meth:`ActorRef.ask`."""
         check_timeout(timeout)
+        if isinstance(message, Signal):
+            # The Ask envelope would smuggle it past the queue's signal check
+            # (as ActorRef.ask refuses it).
+            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
@@ -370,6 +394,12 @@ class PoolRef(Generic[M]):
         from ._cell import StopReason
 
         self._closed_by_stop()
+        # Stop every worker now, not one by one as the pool's termination
+        # reaches them: meanwhile round-robin workers took new tells, and
+        # every worker went on handling its queue and batch, which a stop
+        # makes dead letters.
+        for worker in self._workers:
+            worker._cell.request_stop(StopReason.PARENT)
         self._cell.request_stop(StopReason.NORMAL)
 
     def _closed_by_stop(self) -> None:
