@@ -1,0 +1,326 @@
+"""Actor rows (issue 7): our actors beside the same workload written on the tools a
+user would pick instead.
+
+* ``queued``: 100,000 messages are told to one idle actor first (nothing runs
+  meanwhile), then it drains them. Unit: one message.
+* ``flood/unbounded``, ``flood/bounded``: 4 producer tasks share 100,000
+  messages to one actor; bounded means capacity 64. Our producers ``tell``
+  where the row is unbounded and ``await send`` (backpressure) where it is
+  bounded. Unit: one message.
+* ``fan_out/workers/{4,16}/{round_robin,shared_queue}``: one root tells
+  100,000 messages to a pool of W workers. The others: W queues fed in turn
+  (round robin), or one queue W consumers share. Unit: one message.
+* ``ping_pong/pairs/{1,4}``: N pairs bounce a message, 20,000 round trips per
+  pair (our actors ``tell`` each other). Unit: one round trip.
+* ``ask``: one task asks one actor 20,000 times in turn (``await ref.ask``,
+  default timeout). Unit: one round trip.
+
+The others, in the same process (see ``_actor_tasks`` and ``_actor_pykka``):
+asyncio.Queue tasks (asyncio, uvloop), anyio memory object streams (every
+backend), Trio memory channels (trio), Pykka actors (threads: run once per
+round and shown on every backend's table, labelled ``pykka (threads)``).
+
+Every handler or consumer does the same bookkeeping per message (one
+:class:`Tally` increment and comparison) and every sample reports what its
+consumers counted, which the harness checks against what was sent. Setting up
+(spawning, creating tasks and queues) is timed; entering and leaving the
+ActorSystem is not (the task-based versions have nothing like it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from actors import Actor, ActorRef, ActorSystem, Routing
+
+from .._clock import now
+from .._registry import ASYNCIO_LOOPS, TRIO_ONLY, Impl, Row, Sample, SampleFn, register
+from ._actor_pykka import NAME as PYKKA
+from ._actor_pykka import (
+    pykka_ask,
+    pykka_fan_out,
+    pykka_flood,
+    pykka_ping_pong,
+    pykka_queued,
+)
+from ._actor_tasks import (
+    ANYIO,
+    Tally,
+    queue_ask,
+    queue_fan_out,
+    queue_flood,
+    queue_ping_pong,
+    queue_queued,
+    shares,
+    streams_ask,
+    streams_fan_out,
+    streams_flood,
+    streams_ping_pong,
+    streams_queued,
+    trio_flavour,
+)
+
+__all__: list[str] = []
+
+MESSAGES = 100_000  #: messages per sample of queued, flood and fan_out
+ROUND_TRIPS = 20_000  #: round trips per sample of ask, and per pair of ping_pong
+PRODUCERS = 4  #: producer tasks of the flood rows
+BOUNDED = 64  #: the capacity of flood/bounded
+QUICK = 1_000  #: messages per sample with --quick (round trips: QUICK // 5)
+
+
+# -- our actors ----------------------------------------------------------------
+
+
+class Counter(Actor):
+    """Counts its messages on the sample's tally."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def receive(self, message: Any) -> None:
+        tally = self.tally
+        tally.count += 1
+        if tally.count == tally.expected:
+            tally.done.set()
+
+
+class Echo(Actor):
+    """Replies to every ask with the message."""
+
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+class Ponger(Actor):
+    """Tells every message back to its pinger."""
+
+    def __init__(self, pinger: ActorRef[Any]) -> None:
+        self.pinger = pinger
+
+    def receive(self, message: Any) -> None:
+        self.pinger.tell(message)
+
+
+class Pinger(Actor):
+    """Starts its ponger and serves the first ping; counts every pong on the
+    tally and pings again until it has had ``rounds``."""
+
+    def __init__(self, rounds: int, tally: Tally) -> None:
+        self.left = rounds
+        self.tally = tally
+
+    def on_start(self) -> None:
+        self.ponger = self.context.spawn(Ponger, self.context.self_ref)
+        self.ponger.tell(0)
+
+    def receive(self, message: Any) -> None:
+        tally = self.tally
+        tally.count += 1
+        if tally.count == tally.expected:
+            tally.done.set()
+        self.left -= 1
+        if self.left:
+            self.ponger.tell(message)
+
+
+async def ours_queued(count: int) -> Sample:
+    tally = Tally(count)
+    async with ActorSystem() as system:
+        ref = system.spawn(Counter, tally)
+        start = now()
+        tell = ref.tell
+        for i in range(count):
+            tell(i)
+        await tally.done.wait()
+        elapsed = now() - start
+    return Sample(elapsed, tally.count)
+
+
+async def _tell(ref: ActorRef[Any], count: int) -> None:
+    tell = ref.tell
+    for i in range(count):
+        tell(i)
+
+
+async def _send(ref: ActorRef[Any], count: int) -> None:
+    send = ref.send
+    for i in range(count):
+        await send(i)
+
+
+def ours_flood(producers: int, capacity: int | None) -> SampleFn:
+    produce = _tell if capacity is None else _send
+
+    async def sample(count: int) -> Sample:
+        tally = Tally(count)
+        async with ActorSystem() as system:
+            start = now()
+            ref = system.spawn(Counter, tally, capacity=capacity)
+            async with anyio.create_task_group() as tg:
+                for share in shares(count, producers):
+                    tg.start_soon(produce, ref, share)
+                await tally.done.wait()
+                elapsed = now() - start
+        return Sample(elapsed, tally.count)
+
+    return sample
+
+
+def ours_fan_out(workers: int, routing: Routing) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        tally = Tally(count)
+        async with ActorSystem() as system:
+            start = now()
+            pool = system.spawn_pool(Counter, workers, tally, routing=routing)
+            tell = pool.tell
+            for i in range(count):
+                tell(i)
+            await tally.done.wait()
+            elapsed = now() - start
+        return Sample(elapsed, tally.count)
+
+    return sample
+
+
+def ours_ping_pong(pairs: int) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        tally = Tally(count)
+        async with ActorSystem() as system:
+            start = now()
+            for rounds in shares(count, pairs):
+                system.spawn(Pinger, rounds, tally)
+            await tally.done.wait()
+            elapsed = now() - start
+        return Sample(elapsed, tally.count)
+
+    return sample
+
+
+async def ours_ask(count: int) -> Sample:
+    tally = Tally(count)
+    async with ActorSystem() as system:
+        ref = system.spawn(Echo)
+        start = now()
+        ask = ref.ask
+        for i in range(count):
+            if await ask(i) == i:
+                tally.count += 1
+        elapsed = now() - start
+    return Sample(elapsed, tally.count)
+
+
+# -- the rows ---------------------------------------------------------------------
+
+
+def _impls(
+    ours: SampleFn,
+    queue: SampleFn,
+    anyio_: SampleFn,
+    trio: SampleFn,
+    pykka: SampleFn,
+) -> tuple[Impl, ...]:
+    return (
+        Impl("ours", ours),
+        Impl("asyncio.Queue", queue, ASYNCIO_LOOPS),
+        Impl("anyio", anyio_),
+        Impl("trio", trio, TRIO_ONLY),
+        Impl(PYKKA, pykka),
+    )
+
+
+def _register() -> None:
+    register(
+        Row(
+            "queued",
+            f"{MESSAGES:,} messages told to one idle actor first, then drained",
+            MESSAGES,
+            QUICK,
+            _impls(
+                ours_queued,
+                queue_queued,
+                streams_queued(lambda: ANYIO),
+                streams_queued(trio_flavour),
+                pykka_queued,
+            ),
+            unit="message",
+        )
+    )
+    for bound, capacity in (("unbounded", None), ("bounded", BOUNDED)):
+        register(
+            Row(
+                f"flood/{bound}",
+                f"{PRODUCERS} producers flood one actor with {MESSAGES:,} messages"
+                + (f" (capacity {capacity}, send)" if capacity else " (tell)"),
+                MESSAGES,
+                QUICK,
+                _impls(
+                    ours_flood(PRODUCERS, capacity),
+                    queue_flood(PRODUCERS, capacity or 0),
+                    streams_flood(lambda: ANYIO, PRODUCERS, capacity or float("inf")),
+                    streams_flood(trio_flavour, PRODUCERS, capacity or float("inf")),
+                    pykka_flood(PRODUCERS, capacity),
+                ),
+                unit="message",
+            )
+        )
+    for workers in (4, 16):
+        routing: Routing
+        for routing in ("round_robin", "shared_queue"):
+            shared = routing == "shared_queue"
+            register(
+                Row(
+                    f"fan_out/workers/{workers}/{routing}",
+                    f"one root tells {MESSAGES:,} messages to a {routing} pool of "
+                    f"{workers} workers",
+                    MESSAGES,
+                    QUICK,
+                    _impls(
+                        ours_fan_out(workers, routing),
+                        queue_fan_out(workers, shared),
+                        streams_fan_out(lambda: ANYIO, workers, shared),
+                        streams_fan_out(trio_flavour, workers, shared),
+                        pykka_fan_out(workers),
+                    ),
+                    unit="message",
+                )
+            )
+    for pairs in (1, 4):
+        register(
+            Row(
+                f"ping_pong/pairs/{pairs}",
+                f"{pairs} pair(s) bounce a message, {ROUND_TRIPS:,} round trips "
+                "per pair",
+                ROUND_TRIPS * pairs,
+                QUICK // 5 * pairs,
+                _impls(
+                    ours_ping_pong(pairs),
+                    queue_ping_pong(pairs),
+                    streams_ping_pong(lambda: ANYIO, pairs),
+                    streams_ping_pong(trio_flavour, pairs),
+                    pykka_ping_pong(pairs),
+                ),
+                unit="round trip",
+            )
+        )
+    register(
+        Row(
+            "ask",
+            f"{ROUND_TRIPS:,} asks to one actor in turn",
+            ROUND_TRIPS,
+            QUICK // 5,
+            _impls(
+                ours_ask,
+                queue_ask,
+                streams_ask(lambda: ANYIO),
+                streams_ask(trio_flavour),
+                pykka_ask,
+            ),
+            unit="round trip",
+        )
+    )
+
+
+_register()
