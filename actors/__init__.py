@@ -30,6 +30,8 @@ from ._system import ActorSystem as ActorSystem
 from ._system import DeadLetter as DeadLetter
 from ._system import DeadLetters as DeadLetters
 from ._telemetry import Telemetry as Telemetry
+from ._threads import FromThread as FromThread
+from ._timers import TimerScheduler as TimerScheduler
 
 __all__ = [
     "DEFAULT_DRAIN",
@@ -44,6 +46,7 @@ __all__ = [
     "DeadLetter",
     "DeadLetters",
     "Directive",
+    "FromThread",
     "MailboxClosed",
     "MailboxFull",
     "OneForAll",
@@ -58,4 +61,5 @@ __all__ = [
     "SystemNotRunning",
     "Telemetry",
     "Terminated",
+    "TimerScheduler",
 ]

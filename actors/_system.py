@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ._ref import ActorRef
     from ._telemetry import Telemetry
     from ._threads import FromThread
+    from ._timers import TimerService
 
 __all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
 
@@ -122,6 +123,8 @@ class ActorSystem:
         self._guardian: Cell | None = None
         self._names = 0
         self._from_thread: FromThread | None = None
+        self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # from_thread
+        self._timer_service: TimerService | None = None  # made by the first timer
 
     # -- scope ------------------------------------------------------------
 
@@ -129,6 +132,7 @@ class ActorSystem:
         if self.running or self._tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")
         self.backend = current_backend()
+        self._loop_token = anyio.lowlevel.current_token()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         guardian = Cell(
