@@ -9,7 +9,11 @@ from typing import Any
 
 from .channel._waiters import Backend, ReceiveWaiter
 
-__all__ = ["Ask"]
+__all__ = ["EXPIRED", "Ask"]
+
+#: Returned by :meth:`Ask.wait` when its timeout expired (a reply can be None,
+#: and a handler can raise TimeoutError itself, so neither can mean "expired").
+EXPIRED: Any = object()
 
 _PENDING = 0
 _REPLIED = 1
@@ -58,12 +62,25 @@ class Ask:
             return False
         return not self.abandoned
 
-    async def wait(self, backend: Backend) -> Any:
-        """Wait for the outcome (the caller bounds it with a cancel scope)."""
+    async def wait(self, backend: Backend, timeout: float | None = None) -> Any:
+        """Wait for the outcome, at most ``timeout`` seconds (None: no limit).
+
+        Returns:
+            The reply, or :data:`EXPIRED` when the timeout expired first (the
+            ask is then abandoned).
+
+        Raises:
+            Exception: the handler's exception.
+        """
         if self.state == _PENDING:
             waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
             self.waiter = waiter
-            await backend.park(waiter, self._abandon, self._abandon)
+            if timeout is None:
+                await backend.park(waiter, self._abandon, self._abandon)
+            elif not await backend.park_for(
+                waiter, timeout, self._abandon, self._abandon
+            ):
+                return EXPIRED
         if self.state == _FAILED:
             raise self.outcome
         return self.outcome

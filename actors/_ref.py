@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 import anyio
 
 from ._cell import STOPPING, current_cell
-from ._envelope import Ask
+from ._envelope import EXPIRED, Ask
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._request import Request
-from .mailbox import MailboxClosed, Signal
+from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -121,13 +121,26 @@ class ActorRef(Generic[M]):
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         envelope = Ask(message)
-        with anyio.move_on_after(timeout):
-            try:
-                await cell.mailbox.send(envelope)
-            except MailboxClosed:
-                raise self._stopped() from None
-            return await envelope.wait(backend)
-        raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
+        mailbox = cell.mailbox
+        try:
+            mailbox.try_send(envelope)
+        except MailboxFull:
+            # Wait for room and the reply under one deadline.
+            with anyio.move_on_after(timeout):
+                try:
+                    await mailbox.send(envelope)
+                except MailboxClosed:
+                    raise self._stopped() from None
+                return await envelope.wait(backend)
+            raise AskTimeout(f"{cell.path} did not reply within {timeout} s") from None
+        except MailboxClosed:
+            raise self._stopped() from None
+        # The usual case: queued at once. The backend's timed park is much
+        # cheaper than a cancel scope per ask.
+        reply = await envelope.wait(backend, timeout)
+        if reply is EXPIRED:
+            raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
+        return reply
 
     def stop(self) -> None:
         """Ask the actor to stop after the message it is handling.

@@ -97,6 +97,21 @@ class Backend:
         """
         raise NotImplementedError
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        """Like :meth:`park`, for at most ``timeout`` seconds.
+
+        Returns:
+            True when woken; False when the timeout expired first (``abort`` has
+            then been called, as for a cancellation).
+        """
+        raise NotImplementedError
+
     def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
@@ -131,6 +146,34 @@ class _AsyncioBackend(Backend):
                 restore(waiter)
             raise
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        # A loop timer resolves the future with False: cheaper than a cancel
+        # scope, and the future stays the one thing the task waits on.
+        loop = get_running_loop()
+        fut = loop.create_future()
+        waiter.handle = fut
+        timer = loop.call_later(timeout, _expire, fut)
+        try:
+            await fut
+        except CancelledError:
+            timer.cancel()
+            if fut.cancelled():
+                abort(waiter)
+            else:
+                restore(waiter)
+            raise
+        if fut.result() is False:
+            abort(waiter)
+            return False
+        timer.cancel()
+        return True
+
     def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
         waiter.handle.set_result(None)
 
@@ -140,7 +183,14 @@ class _AsyncioBackend(Backend):
 
 
 class _TrioBackend(Backend):
-    __slots__ = ("_checkpoint", "_current_task", "_reschedule", "_succeeded", "_wait")
+    __slots__ = (
+        "_checkpoint",
+        "_current_task",
+        "_move_on_after",
+        "_reschedule",
+        "_succeeded",
+        "_wait",
+    )
     name = "trio"
 
     def __init__(self) -> None:
@@ -152,6 +202,7 @@ class _TrioBackend(Backend):
         self._reschedule = lowlevel.reschedule
         self._wait = lowlevel.wait_task_rescheduled
         self._succeeded = lowlevel.Abort.SUCCEEDED
+        self._move_on_after = trio.move_on_after
 
     def checkpoint(self) -> Awaitable[None]:
         return self._checkpoint()
@@ -174,11 +225,27 @@ class _TrioBackend(Backend):
 
         await self._wait(abort_fn)
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        with self._move_on_after(timeout) as scope:
+            await self.park(waiter, abort, restore)
+        return not scope.cancelled_caught
+
     def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
         self._reschedule(waiter.handle)
 
     def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
         return False
+
+
+def _expire(fut: Any) -> None:
+    if not fut.done():
+        fut.set_result(False)
 
 
 _asyncio_backend: Final = _AsyncioBackend()
