@@ -184,3 +184,28 @@ async def test_broadcast_to_a_stopped_pool_raises_actor_stopped(routing: Any) ->
         await pool.join()
         with pytest.raises(ActorStopped):
             pool.broadcast("later")
+
+
+@ROUTINGS
+async def test_ask_waits_for_room_in_a_full_pool_then_gets_its_reply(
+    routing: Any,
+) -> None:
+    journal = Journal()
+    replies: list[Any] = []
+    async with ActorSystem() as system:
+        pool = system.spawn_pool(Worker, 1, journal, routing=routing, capacity=1)
+        holds = await hold_every_worker(pool)
+        pool.tell(0)  # full
+        with pytest.raises(AskTimeout):
+            await pool.ask("no room", timeout=0.01)  # never got in
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                replies.append(await pool.ask(1))
+
+            tg.start_soon(ask)
+            await wait_all_blocked()
+            assert replies == []
+            release(holds)
+    assert replies == [("worker-0", 1)]
+    assert journal.messages() == ["hold", 0, 1]
