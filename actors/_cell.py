@@ -65,13 +65,26 @@ STARTING, RUNNING, SUSPENDED, STOPPING, TERMINATED = range(5)
 class _Restart(Exception):
     """Unwinds the message loop into a restart (a supervisor's command)."""
 
-    def __init__(self, cause: BaseException | None, done: anyio.Event | None = None):
+    def __init__(
+        self,
+        cause: BaseException | None,
+        done: anyio.Event | None = None,
+        delay: float = 0.0,
+    ):
         self.cause = cause
         self.done = done  # set once the new incarnation has started (or failed)
+        self.delay = delay  # backoff seconds, waited after the old incarnation ends
 
 
 class _Stop(Exception):
     """Unwinds the message loop into termination."""
+
+
+def _log_extra(cell: Cell, event: str) -> dict[str, str]:
+    """``extra`` of the lifecycle log records: ``record.actor_path`` and
+    ``record.actor_event`` ("failure", "restart", "directive", "escalation",
+    "stop"), so handlers can filter on them."""
+    return {"actor_path": cell.path, "actor_event": event}
 
 
 async def call_hook(hook: Callable[..., Any], *args: Any) -> None:
@@ -169,7 +182,8 @@ class Cell:
         ):
             # Erlang's permanent child: even a normal exit is restarted, so it
             # goes to the supervisor like a failure instead of ending the actor.
-            self.command("exit")
+            if ("exit",) not in self.control:  # stopping twice exits once
+                self.command("exit")
             return
         self.stop_requested = True
         self.stop_reason = reason
@@ -184,10 +198,14 @@ class Cell:
         cause: BaseException | None = None
         restarting = False
         done: anyio.Event | None = None
+        delay = 0.0
         try:
             while True:
                 try:
-                    if self.stop_requested:
+                    if delay:  # backoff: the old incarnation has ended already
+                        await self._backoff(delay)
+                        delay = 0.0
+                    if self.stop_requested:  # also: a stop during backoff wins
                         raise _Stop
                     await self._start(cause, restarting, done)
                     self.state = RUNNING
@@ -198,6 +216,7 @@ class Cell:
                         await telemetry.run_loop(self)
                 except _Restart as restart:
                     cause, restarting, done = restart.cause, True, restart.done
+                    delay = restart.delay
                     await self._stop_incarnation()
                     continue
                 except _Stop:
@@ -228,6 +247,15 @@ class Cell:
         self.incarnation += 1
         self.started_ok = False
         self.state = STARTING
+        self.instance = None  # the failed one is gone, whatever the factory does
+        if restarting:
+            logger.info(
+                "actor %s restarts (incarnation %d) after %r",
+                self.path,
+                self.incarnation,
+                cause,
+                extra=_log_extra(self, "restart"),
+            )
         try:
             instance = self.factory(*self.args, **self.kwargs)
             if not isinstance(instance, Actor):
@@ -243,15 +271,13 @@ class Cell:
         except Exception as exc:
             if done is not None:
                 done.set()
+            # The supervisor never resumes an instance that did not start (it
+            # restarts it instead), so this returns only by raising.
             await self._failed(exc, None)
-            if not self.started_ok:  # resumed, but there is no started instance
-                raise _Restart(exc) from None
-            return
+            raise _Restart(exc) from None  # unreachable unless that changes
         self.started_ok = True
         if done is not None:
             done.set()
-        if restarting:
-            logger.info("actor %s restarted", self.path)
 
     async def _loop(self) -> None:
         """Handle messages until a control command or a stop interrupts."""
@@ -344,9 +370,7 @@ class Cell:
         kind = cmd[0]
         if kind == "restart":  # (restart, cause, delay seconds)
             _, cause, delay = cmd
-            if delay:
-                await self._backoff(delay)
-            raise _Restart(cause)
+            raise _Restart(cause, None, delay)
         if kind == "resume":
             return True
         if kind == "suspend":  # (suspend, done): first half of an all/rest restart
@@ -383,13 +407,19 @@ class Cell:
             self.control_event = None
 
     async def _backoff(self, delay: float) -> None:
+        """Wait ``delay`` seconds; only a stop request ends the wait early.
+
+        Other commands arriving meanwhile stay queued for the next incarnation:
+        each one sets the event and we wait again (``_wait_control`` would
+        return at once while the queue is not empty, and spin).
+        """
         with anyio.move_on_after(delay):
             while not self.stop_requested:
-                await self._wait_control()
-                if self.stop_requested:
-                    break
-        if self.stop_requested:
-            raise _Stop
+                event = self.control_event = anyio.Event()
+                try:
+                    await event.wait()
+                finally:
+                    self.control_event = None
 
     async def _failed(self, exc: Exception | None, item: Any) -> None:
         """The instance failed (or a permanent child exited, ``exc`` None):
@@ -401,6 +431,7 @@ class Cell:
                 self.path,
                 exc,
                 exc_info=(type(exc), exc, exc.__traceback__),
+                extra=_log_extra(self, "failure"),
             )
             system._count_failure(self, exc)
             if type(item) is Ask:
@@ -415,13 +446,22 @@ class Cell:
             raise _Stop
         self.state = SUSPENDED
         parent.command("child_failed", self, exc, self.incarnation)
+        # Our own children's failures (and a pending permanent exit) wait until
+        # we are resumed: handled now, while SUSPENDED, they would be dropped as
+        # stale and the child left suspended forever. A restart or a stop ends
+        # those children anyway.
+        deferred: list[tuple[Any, ...]] = []
         while True:
             while not self.control:
                 if self.stop_requested:
                     raise _Stop
                 await self._wait_control()
-            if await self._run_command(self.control.popleft()):
+            cmd = self.control.popleft()
+            if cmd[0] == "child_failed" or cmd[0] == "exit":
+                deferred.append(cmd)
+            elif await self._run_command(cmd):
                 self.state = RUNNING
+                self.control.extendleft(reversed(deferred))
                 return
 
     # -- ending ---------------------------------------------------------------------
@@ -446,13 +486,15 @@ class Cell:
         if instance is not None and self.started_ok:
             try:
                 await call_hook(instance.on_stop)
-            except Exception as exc:
+            except Exception as exc:  # reported, but the actor still stops
                 logger.error(
                     "actor %s: on_stop failed: %r",
                     self.path,
                     exc,
                     exc_info=(type(exc), exc, exc.__traceback__),
+                    extra=_log_extra(self, "failure"),
                 )
+                self.system._count_failure(self, exc)
         self.started_ok = False
 
     async def _terminate(self, cancelled: bool) -> None:
@@ -508,6 +550,8 @@ class Cell:
             with contextlib.suppress(MailboxClosed):
                 watcher.mailbox.send_signal(terminated)
         self.watchers.clear()
-        logger.info("actor %s stopped: %r", self.path, reason)
+        logger.info(
+            "actor %s stopped: %r", self.path, reason, extra=_log_extra(self, "stop")
+        )
         system._on_terminated(self)
         self.terminated.set()

@@ -55,10 +55,20 @@ async def handle_child_failure(
         return  # stale: the child was restarted or stopped meanwhile
     strategy = strategy_of(parent)
     directive = Directive.RESTART if exc is None else strategy.decide(exc)
+    if directive is Directive.RESUME and not child.started_ok:
+        # Nothing to resume: the instance failed in on_start / on_restart. A
+        # restart, so it counts against the intensity (a resume would retry the
+        # start forever).
+        directive = Directive.RESTART
     if directive is Directive.RESTART and child.restart_type == "temporary":
         directive = Directive.STOP
     logger.info(
-        "supervisor %s: %s %s after %r", parent.path, directive.value, child.path, exc
+        "supervisor %s: %s %s after %r",
+        parent.path,
+        directive.value,
+        child.path,
+        exc,
+        extra={"actor_path": parent.path, "actor_event": "directive"},
     )
     if directive is Directive.RESUME:
         child.command("resume")
@@ -67,7 +77,7 @@ async def handle_child_failure(
         child.request_stop(exc if exc is not None else StopReason.NORMAL)
         return
     if directive is Directive.ESCALATE:
-        await _escalate(parent, exc, "escalates")
+        await _escalate(parent, child, exc, "escalates")
         return
     intensity = parent.supervision
     if intensity is None:
@@ -76,6 +86,7 @@ async def handle_child_failure(
     if not intensity.allow(strategy, now):
         await _escalate(
             parent,
+            child,
             exc,
             f"exceeded its restart intensity ({strategy.max_restarts} restarts "
             f"within {strategy.within} s)",
@@ -110,7 +121,9 @@ async def handle_child_failure(
         await done.wait()
         restartable.append(cell)
     if delay:
-        await anyio.sleep(delay)
+        await parent._backoff(delay)
+        if parent.stop_requested:
+            return  # a stop during backoff wins: the suspended siblings stop with us
     for cell in reversed(restartable):
         if cell.state >= STOPPING:
             continue
@@ -119,15 +132,25 @@ async def handle_child_failure(
         await done.wait()
 
 
-async def _escalate(parent: Cell, exc: BaseException | None, why: str) -> None:
+async def _escalate(
+    parent: Cell, child: Cell, exc: BaseException | None, why: str
+) -> None:
     """Stop all the parent's children, then fail the parent with ``exc``."""
     from ._cell import StopReason
 
     logger.error(
-        "supervisor %s %s: stopping its children and failing", parent.path, why
+        "supervisor %s %s: stopping its children and failing",
+        parent.path,
+        why,
+        extra={"actor_path": parent.path, "actor_event": "escalation"},
     )
     parent.system._count_escalation(parent)
-    await parent._stop_children(StopReason.PARENT)
+    # In reverse start order, as Cell._stop_children, but the failed child ends
+    # with its own failure (what its watchers and join() see).
+    for cell in reversed(list(parent.children.values())):
+        failed = cell is child and exc is not None
+        cell.request_stop(exc if failed else StopReason.PARENT)
+        await cell.terminated.wait()
     if exc is None:
         raise RuntimeError(f"{parent.path} {why}")
     raise exc
