@@ -21,12 +21,12 @@ from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
 from ._cell import _Restart, _Stop, current_cell
-from ._envelope import Ask
+from ._envelope import EXPIRED, Ask
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout
 from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
-from .mailbox import EndOfMailbox, MailboxClosed, Signal
+from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -109,10 +109,22 @@ class TracedRef(ActorRef[M]):
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         return await _ask(
-            self.telemetry, self.labels, self._enqueue, message, backend, timeout
+            self.telemetry,
+            self.labels,
+            message,
+            backend,
+            timeout,
+            self._try_send,
+            self._send,
         )
 
-    async def _enqueue(self, traced: Traced) -> None:
+    def _try_send(self, traced: Traced) -> None:
+        try:
+            self._cell.mailbox.try_send(traced)
+        except MailboxClosed:
+            raise self._stopped() from None
+
+    async def _send(self, traced: Traced) -> None:
         try:
             await self._cell.mailbox.send(traced)
         except MailboxClosed:
@@ -176,37 +188,59 @@ class TracedPoolRef(PoolRef[M]):
         if backend is None:
             raise self._stopped()
         telemetry, labels = self._telemetry()
-        # PoolRef.send, not ours: the envelope carries the client span's context.
-        enqueue = super().send
-        return await _ask(telemetry, labels, enqueue, message, backend, timeout)
+        # PoolRef's tell and send, not ours: the envelope carries the client
+        # span's context already.
+        return await _ask(
+            telemetry, labels, message, backend, timeout, super().tell, super().send
+        )
 
 
 async def _ask(
     telemetry: Telemetry,
     labels: Labels,
-    enqueue: Callable[[Any], Awaitable[None]],
     message: Any,
     backend: Backend,
     timeout: float,
+    try_send: Callable[[Any], None],
+    send: Callable[[Any], Awaitable[None]],
 ) -> Any:
     """An ask (checks done) under a client span whose context the envelope
-    carries; the span records the outcome and any exception."""
+    carries; the span records the outcome and any exception.
+
+    As ``ActorRef.ask``: queued at once, the reply is awaited with the
+    backend's timed park; a full mailbox is waited for, and the reply, under
+    one cancel scope. ``try_send`` raises MailboxFull (and ActorStopped);
+    ``send`` waits for room.
+    """
     span = telemetry._tracer.start_span(
         labels.ask_name,
         kind=_CLIENT,
         attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
     )
     envelope = Ask(message)
+    traced = Traced(envelope, set_span_in_context(span), perf_counter())
     outcome = "error"
     try:
-        with anyio.move_on_after(timeout):
-            await enqueue(Traced(envelope, set_span_in_context(span), perf_counter()))
-            labels.counts[SENT] += 1
-            reply = await envelope.wait(backend)
-            outcome = "ok"
-            return reply
-        outcome = "timeout"
-        raise AskTimeout(f"{labels.path} did not reply within {timeout} s")
+        try:
+            try_send(traced)
+        except MailboxFull:
+            with anyio.move_on_after(timeout):
+                await send(traced)
+                labels.counts[SENT] += 1
+                reply = await envelope.wait(backend)
+                outcome = "ok"
+                return reply
+            outcome = "timeout"
+            raise AskTimeout(
+                f"{labels.path} did not reply within {timeout} s"
+            ) from None
+        labels.counts[SENT] += 1
+        reply = await envelope.wait(backend, timeout)
+        if reply is EXPIRED:
+            outcome = "timeout"
+            raise AskTimeout(f"{labels.path} did not reply within {timeout} s")
+        outcome = "ok"
+        return reply
     except anyio.get_cancelled_exc_class():
         outcome = "cancelled"
         raise

@@ -446,3 +446,43 @@ async def test_tells_and_asks_from_threads_keep_the_threads_context(
     ask = spans[parent_id(asked) or 0]
     assert ask.name == "ask /user/r"
     assert spans[parent_id(ask) or 0].name == "thread ask"
+
+
+async def test_an_ask_that_waits_for_room_keeps_its_client_span(otel: Otel) -> None:
+    release = anyio.Event()
+    entered = anyio.Event()
+
+    class Gate(Actor):
+        async def receive(self, message: Any) -> Any:
+            if message == "hold":
+                entered.set()
+                await release.wait()
+            return message
+
+    async with ActorSystem(telemetry=otel.telemetry) as system:
+        ref = system.spawn(Gate, name="gate", capacity=1)
+        ref.tell("hold")
+        await entered.wait()
+        ref.tell("fill")  # the mailbox is full now
+        with pytest.raises(AskTimeout):
+            await ref.ask("no room", timeout=0.01)
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                with otel.tracer.start_as_current_span("patient"):
+                    assert await ref.ask("room", timeout=5) == "room"
+
+            tg.start_soon(ask)
+            release.set()
+    timed_out, answered = sorted(
+        otel.spans("ask /user/gate"), key=lambda s: s.start_time or 0
+    )
+    assert timed_out.attributes is not None and answered.attributes is not None
+    assert timed_out.attributes["actor.outcome"] == "timeout"
+    assert answered.attributes["actor.outcome"] == "ok"
+    handled = {
+        (s.attributes or {}).get("actor.message.type"): s
+        for s in otel.spans("process /user/gate")
+        if s.parent is not None and s.parent.span_id == answered.context.span_id
+    }
+    assert list(handled) == ["str"]  # "room" was handled under the ask's span
