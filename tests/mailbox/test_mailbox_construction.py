@@ -187,3 +187,14 @@ def test_the_mailbox_builds_on_the_channel_core_primitives_not_its_public_stream
                 assert level == 1, (path.name, level, module)
     assert "channel._waiters" in channel_modules
     assert "channel._streams" not in channel_modules
+
+
+def test_what_the_caller_sees_under_a_native_cancel_is_documented() -> None:
+    # The contract asks to document the asyncio Task.cancel() race outcome;
+    # tests/mailbox/test_mailbox_native_cancellation.py checks the behaviour.
+    send_doc = Mailbox.send.__doc__ or ""
+    receive_doc = Mailbox.receive.__doc__ or ""
+    assert "Task.cancel()" in send_doc
+    assert "do not resend" in send_doc
+    assert "Task.cancel()" in receive_doc
+    assert "takes nothing" in receive_doc

@@ -225,9 +225,7 @@ async def test_receive_many_with_items_ready_is_one_suspension() -> None:
     assert counts == [1]
 
 
-async def test_receive_many_releases_all_units_and_moves_that_many_senders_in() -> (
-    None
-):
+async def test_receive_many_releases_all_units_and_moves_that_many_senders_in() -> None:
     # ... up to that many waiting senders, in one step, oldest first.
     mailbox: Mailbox[str] = Mailbox(3)
     for name in ("q0", "q1", "q2"):

@@ -85,9 +85,7 @@ async def test_send_signal_never_waits() -> None:
         assert mailbox.receive_nowait() == "waiting"
 
 
-async def test_a_terminated_signal_arrives_after_every_message_sent_before_it() -> (
-    None
-):
+async def test_a_terminated_signal_arrives_after_every_message_sent_before_it() -> None:
     # The runtime's use: an actor's messages, then its Terminated, in order, even
     # when the watcher's mailbox is full and the messages had to wait for quota.
     mailbox: Mailbox[object] = Mailbox(2)
