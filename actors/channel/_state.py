@@ -197,7 +197,11 @@ class ChannelState(Generic[T]):
         items = waiter.items
         if items:
             waiter.items = []
-            self.buffer.extendleft(reversed(items))
+            buffer = self.buffer
+            buffer.extendleft(reversed(items))
+            # Given-back items may exceed the capacity; peak still counts them.
+            if len(buffer) > self.peak:
+                self.peak = len(buffer)
             self.pump()
 
     def pump(self) -> None:

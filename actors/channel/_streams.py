@@ -183,9 +183,10 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         items = waiter.items
         if items:
             return items[0]
-        if self._closed:
-            raise ClosedResourceError
-        raise EndOfStream
+        # Woken empty-handed by a close. Look again rather than raise
+        # EndOfStream at once: a receiver cancelled natively after a hand-off
+        # may have given items back to the buffer since (asyncio).
+        return self.receive_nowait()
 
     async def receive_many(self, limit: int) -> list[T_co]:
         """Receive between 1 and ``limit`` items, waiting for the first if need be.
@@ -230,9 +231,8 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         items = waiter.items
         if items:
             return items
-        if self._closed:
-            raise ClosedResourceError
-        raise EndOfStream
+        # Woken empty-handed by a close: look again (see receive()).
+        return self.receive_nowait_many(limit)
 
     def clone(self) -> MemoryObjectReceiveStream[T_co]:
         """Create another receive stream on the same channel.
