@@ -157,26 +157,28 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         """
         state = self._state
         backend = state.backend or state.get_backend()
+        # Always yield first, then act on the state as it is after the yield
+        # (anyio's order). Parking at once when nothing is ready would save a
+        # loop iteration, but a call made in an already-cancelled scope could
+        # then be handed an item before anyio delivers the cancellation, and a
+        # streaming consumer would park (a future and a wakeup) for every item
+        # instead of finding it ready after the yield.
+        await backend.checkpoint()
+        if self._closed:
+            raise ClosedResourceError
         buffer = state.buffer
-        if buffer or state.senders or not state.open_send or self._closed:
-            # Ready (or failing): yield once first, then act on the state as it
-            # is after the yield. When nothing is ready, parking below is the
-            # call's one schedule and cancel point instead.
-            await backend.checkpoint()
-            if self._closed:
-                raise ClosedResourceError
-            if buffer:
-                item = buffer.popleft()
-                if state.senders:
-                    state.admit_senders()
-                return item
+        if buffer:
+            item = buffer.popleft()
             if state.senders:
-                out: list[T_co] = []
-                state.take_from_senders(out, 1)
-                if out:
-                    return out[0]
-            if not state.open_send:
-                raise EndOfStream
+                state.admit_senders()
+            return item
+        if state.senders:
+            out: list[T_co] = []
+            state.take_from_senders(out, 1)
+            if out:
+                return out[0]
+        if not state.open_send:
+            raise EndOfStream
         waiter: ReceiveWaiter[T_co] = ReceiveWaiter(1, self)
         state.receivers.append(waiter)
         await backend.park(waiter, state.abort_receive, state.restore_receive)
@@ -213,16 +215,15 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         check_limit(limit)
         state = self._state
         backend = state.backend or state.get_backend()
-        if state.buffer or state.senders or not state.open_send or self._closed:
-            await backend.checkpoint()  # see receive(): one suspension per call
-            if self._closed:
-                raise ClosedResourceError
-            if state.buffer or state.senders:
-                out = state.take(limit)
-                if out:
-                    return out
-            if not state.open_send:
-                raise EndOfStream
+        await backend.checkpoint()  # first, as in receive()
+        if self._closed:
+            raise ClosedResourceError
+        if state.buffer or state.senders:
+            out = state.take(limit)
+            if out:
+                return out
+        if not state.open_send:
+            raise EndOfStream
         waiter: ReceiveWaiter[T_co] = ReceiveWaiter(limit, self)
         state.receivers.append(waiter)
         await backend.park(waiter, state.abort_receive, state.restore_receive)
@@ -352,27 +353,19 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
         """
         state = self._state
         backend = state.backend or state.get_backend()
+        await backend.checkpoint()  # first, as in receive()
+        if self._closed:
+            raise ClosedResourceError
+        if not state.open_receive:
+            raise BrokenResourceError
+        if state.receivers and state.offer(item):
+            return
         buffer = state.buffer
-        if (
-            state.receivers
-            or len(buffer) < state.max_buffer_size
-            or self._closed
-            or not state.open_receive
-        ):
-            # Could complete (or fail) now: yield once first, then act on the
-            # state after the yield. Otherwise parking is the one suspension.
-            await backend.checkpoint()
-            if self._closed:
-                raise ClosedResourceError
-            if not state.open_receive:
-                raise BrokenResourceError
-            if state.receivers and state.offer(item):
-                return
-            if len(buffer) < state.max_buffer_size:
-                buffer.append(item)
-                if len(buffer) > state.peak:
-                    state.peak = len(buffer)
-                return
+        if len(buffer) < state.max_buffer_size:
+            buffer.append(item)
+            if len(buffer) > state.peak:
+                state.peak = len(buffer)
+            return
         waiter: SendWaiter[T_contra] = SendWaiter(item, self)
         state.senders.append(waiter)
         await backend.park(waiter, state.abort_send, state.restore_send)

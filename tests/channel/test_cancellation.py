@@ -574,20 +574,10 @@ async def test_a_closed_clones_receiver_cancelled_after_a_hand_off_gives_back(
 
 # -- an operation started in an already-cancelled scope -------------------
 
-# anyio delivers a scope's cancellation to an asyncio task from a loop callback;
-# a call that parks at once (nothing ready) can be handed an item by a task that
-# runs before that callback, and then returns in a cancelled scope. Trio (and
-# anyio's own streams, which always yield first) raise instead. Found by these
-# tests after commit e607d1c ("park directly when nothing is ready"); reported,
-# not fixed: the cheap fix needs anyio internals on the park path.
-def _xfail_on_asyncio_if_ours(create: StreamFactory) -> None:
-    if on_asyncio() and create is create_memory_object_stream:
-        pytest.xfail(
-            "asyncio: a call that parks in an already-cancelled scope can still"
-            " complete (reported; see the comment above)"
-        )
-
-
+# anyio delivers a scope's cancellation to an asyncio task from a loop callback.
+# A call that parked at once (nothing ready) could be handed an item by a task
+# running before that callback and then return inside a cancelled scope; the
+# streams yield first, as anyio's own do, so the cancellation lands first.
 async def test_a_receive_started_in_a_cancelled_scope_raises_though_an_item_arrives(
     create: StreamFactory,
 ) -> None:
@@ -607,8 +597,6 @@ async def test_a_receive_started_in_a_cancelled_scope_raises_though_an_item_arri
                 scope.cancel()
                 await rx.receive()  # nothing ready yet
             await wait_all_blocked()
-        if not scope.cancelled_caught:
-            _xfail_on_asyncio_if_ours(create)
         assert scope.cancelled_caught
         assert rx.receive_nowait() == "item"
 
@@ -635,8 +623,6 @@ async def test_a_send_started_in_a_cancelled_scope_raises_though_room_appears(
                 await tx.send("cancelled")  # the buffer is full yet
             await wait_all_blocked()
         assert taken == ["first"]
-        if not scope.cancelled_caught:
-            _xfail_on_asyncio_if_ours(create)
         assert scope.cancelled_caught
         with pytest.raises(WouldBlock):
             rx.receive_nowait()  # "cancelled" was not sent
