@@ -16,9 +16,12 @@ What is recorded:
   the actor's path and class, the message type, ``tell`` or ``ask``, and the
   outcome; a failed handling records the exception and an error status. Each
   ask gets a CLIENT span ``ask <actor path>`` on the caller's side. A restart or
-  escalation is an event on the failed message's span; restarts, escalations
-  and stops are also log records on the ``actors.telemetry`` logger, with the
-  actor's path in the record's attributes. Signals (timer firings,
+  escalation is an event on the failed message's span, which stays open and
+  current until the supervisor's directive arrives; the runtime's own
+  lifecycle log records (logger ``actors``, ``record.actor_path``,
+  ``record.actor_event``: failure, restart, directive, escalation, stop) need
+  no telemetry, and the failure record is emitted inside the failed span's
+  context, so a logging bridge ties it to the trace. Signals (timer firings,
   ``Terminated``) run in an empty context: they never inherit a stale one.
 * Metrics. Counters ``actors.messages.sent``, ``actors.messages.handled``
   (observable counters over plain ints: a message costs an increment, not an
@@ -33,7 +36,6 @@ What is recorded:
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -47,9 +49,6 @@ if TYPE_CHECKING:
     from ._ref import ActorRef
 
 __all__ = ["Telemetry"]
-
-#: Where lifecycle log records go (restart, escalation, stop).
-logger = logging.getLogger("actors.telemetry")
 
 #: ``messaging.system`` of every span.
 SYSTEM = "anyio-actors"
@@ -306,7 +305,6 @@ class Telemetry:
         span = self._failing.get(cell)
         if span is not None:
             span.add_event("actor.restart", {"actor.path": cell.path})
-        _log("restart", "actor %s restarts", cell)
 
     def escalation(self, cell: Cell) -> None:
         """A supervisor escalates its child's failure (and fails itself)."""
@@ -317,12 +315,10 @@ class Telemetry:
                     "actor.escalation",
                     {"actor.path": child.path, "actor.supervisor.path": cell.path},
                 )
-        _log("escalation", "supervisor %s escalates", cell)
 
     def stopped(self, cell: Cell) -> None:
         """The actor terminated."""
         self._cells.discard(cell)
-        _log("stop", "actor %s stopped", cell, reason=repr(cell.reason))
 
     # -- observable instruments ---------------------------------------------
 
@@ -363,17 +359,3 @@ class Telemetry:
 def _metric(cell: Cell) -> dict[str, str]:
     labels = getattr(cell.ref, "labels", None)
     return labels.metric if isinstance(labels, Labels) else metric_attributes(cell)
-
-
-def _log(event: str, text: str, cell: Cell, **extra: str) -> None:
-    if logger.isEnabledFor(logging.INFO):
-        logger.info(
-            text,
-            cell.path,
-            extra={
-                "actor.event": event,
-                "actor.path": cell.path,
-                "actor.class": actor_class(cell),
-                **{f"actor.{key}": value for key, value in extra.items()},
-            },
-        )

@@ -4,6 +4,7 @@ message, client spans for asks, failures, restarts, escalations and stops."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -251,10 +252,38 @@ async def test_a_failed_handling_records_the_exception(otel: Otel) -> None:
     assert ask.attributes is not None and ask.attributes["actor.outcome"] == "error"
 
 
-async def test_a_restart_is_an_event_on_the_failed_span_and_a_log_record(
-    otel: Otel, caplog: pytest.LogCaptureFixture
+class Lifecycle(logging.Handler):
+    """The runtime's lifecycle log records (``actor_event``, ``actor_path``)
+    with the span current when each was emitted (what a logging bridge
+    would tie it to)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[tuple[str, str, int | None]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "actor_event", None)
+        if event is not None:
+            context = trace.get_current_span().get_span_context()
+            span = context.span_id if context.is_valid else None
+            self.seen.append((event, record.__dict__["actor_path"], span))
+
+
+@pytest.fixture
+def lifecycle() -> Iterator[Lifecycle]:
+    handler = Lifecycle()
+    runtime = logging.getLogger("actors")
+    level = runtime.level
+    runtime.addHandler(handler)
+    runtime.setLevel(logging.DEBUG)
+    yield handler
+    runtime.removeHandler(handler)
+    runtime.setLevel(level)
+
+
+async def test_a_restart_is_an_event_on_the_failed_span(
+    otel: Otel, lifecycle: Lifecycle
 ) -> None:
-    caplog.set_level(logging.INFO, logger="actors.telemetry")
     async with ActorSystem(telemetry=otel.telemetry) as system:
         ref = system.spawn(Fails, name="f")
         ref.tell("boom")
@@ -270,12 +299,10 @@ async def test_a_restart_is_an_event_on_the_failed_span_and_a_log_record(
     restart = failed.events[2]
     assert restart.attributes is not None
     assert restart.attributes["actor.path"] == "/user/f"
-    records = [r for r in caplog.records if getattr(r, "actor.event", None)]
-    assert [(getattr(r, "actor.event"), getattr(r, "actor.path")) for r in records] == [
-        ("restart", "/user/f"),
-        ("stop", "/user/f"),
-        ("stop", "/user"),
-    ]
+    # The runtime's failure record is emitted inside the failed span.
+    failure = failed.context.span_id
+    assert ("failure", "/user/f", failure) in lifecycle.seen
+    assert ("restart", "/user/f", None) in lifecycle.seen
 
 
 class Escalating(Actor):
@@ -297,10 +324,9 @@ class Escalating(Actor):
         self.child.tell(message)
 
 
-async def test_an_escalation_is_an_event_on_the_failed_span_and_a_log_record(
-    otel: Otel, caplog: pytest.LogCaptureFixture
+async def test_an_escalation_is_an_event_on_the_failed_span(
+    otel: Otel, lifecycle: Lifecycle
 ) -> None:
-    caplog.set_level(logging.INFO, logger="actors.telemetry")
     async with ActorSystem(telemetry=otel.telemetry) as system:
         restarted = anyio.Event()
         parent = system.spawn(Escalating, restarted, name="parent")
@@ -317,28 +343,20 @@ async def test_an_escalation_is_an_event_on_the_failed_span_and_a_log_record(
     assert escalation.attributes is not None
     assert escalation.attributes["actor.path"] == "/user/parent/child"
     assert escalation.attributes["actor.supervisor.path"] == "/user/parent"
-    events = [
-        (getattr(r, "actor.event"), getattr(r, "actor.path"))
-        for r in caplog.records
-        if getattr(r, "actor.event", None)
-    ]
+    events = [(event, path) for event, path, _ in lifecycle.seen]
     assert ("escalation", "/user/parent") in events
     assert ("stop", "/user/parent/child") in events
     assert ("restart", "/user/parent") in events  # the guardian restarts it
 
 
 async def test_a_stop_is_a_log_record_with_the_actor_path(
-    otel: Otel, caplog: pytest.LogCaptureFixture
+    otel: Otel, lifecycle: Lifecycle
 ) -> None:
-    caplog.set_level(logging.INFO, logger="actors.telemetry")
     async with ActorSystem(telemetry=otel.telemetry) as system:
         ref = system.spawn(Relay, name="brief")
         ref.stop()
         await ref.join()
-        (record,) = [r for r in caplog.records if getattr(r, "actor.event", None)]
-    assert getattr(record, "actor.path") == "/user/brief"
-    assert getattr(record, "actor.class") == "Relay"
-    assert getattr(record, "actor.reason") == "StopReason.NORMAL"
+        assert lifecycle.seen == [("stop", "/user/brief", None)]
 
 
 class Watcher(Actor):
