@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .channel._waiters import Backend, ReceiveWaiter
+from .channel._waiters import Backend, Waiter
 
 __all__ = ["EXPIRED", "Ask"]
 
@@ -20,16 +20,20 @@ _REPLIED = 1
 _FAILED = 2
 
 
-class Ask:
-    """One ask in flight: filled once by the actor, awaited once by the asker."""
+class Ask(Waiter):
+    """One ask in flight: filled once by the actor, awaited once by the asker.
 
-    __slots__ = ("abandoned", "message", "outcome", "state", "waiter")
+    The envelope is itself what the asker parks on (one object per ask).
+    """
+
+    __slots__ = ("abandoned", "message", "outcome", "state", "waiting")
 
     def __init__(self, message: object) -> None:
+        self.handle = None
         self.message = message
         self.state = _PENDING
         self.outcome: Any = None  # the reply, or the exception to raise
-        self.waiter: ReceiveWaiter[Any] | None = None
+        self.waiting = False  # the asker is parked on this envelope
         self.abandoned = False  # the asker timed out or was cancelled
 
     @property
@@ -53,11 +57,10 @@ class Ask:
         return self._wake(backend)
 
     def _wake(self, backend: Backend | None) -> bool:
-        waiter = self.waiter
-        if waiter is not None:
-            self.waiter = None
-            if backend is not None and not backend.is_cancelled(waiter):
-                backend.wake(waiter)
+        if self.waiting:
+            self.waiting = False
+            if backend is not None and not backend.is_cancelled(self):
+                backend.wake(self)
                 return True
             return False
         return not self.abandoned
@@ -73,18 +76,17 @@ class Ask:
             Exception: the handler's exception.
         """
         if self.state == _PENDING:
-            waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
-            self.waiter = waiter
+            self.waiting = True
             if timeout is None:
-                await backend.park(waiter, self._abandon, self._abandon)
-            elif not await backend.park_for(
-                waiter, timeout, self._abandon, self._abandon
-            ):
+                await backend.park(self, _abandon, _abandon)
+            elif not await backend.park_for(self, timeout, _abandon, _abandon):
                 return EXPIRED
         if self.state == _FAILED:
             raise self.outcome
         return self.outcome
 
-    def _abandon(self, waiter: ReceiveWaiter[Any]) -> None:
-        self.waiter = None
-        self.abandoned = True
+
+def _abandon(ask: Ask) -> None:
+    # The asker timed out or was cancelled: a later reply is a dead letter.
+    ask.waiting = False
+    ask.abandoned = True

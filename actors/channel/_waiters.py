@@ -22,10 +22,10 @@ from asyncio import CancelledError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
-__all__ = ["Backend", "ReceiveWaiter", "SendWaiter", "current_backend"]
+__all__ = ["Backend", "ReceiveWaiter", "SendWaiter", "Waiter", "current_backend"]
 
 T = TypeVar("T")
-W = TypeVar("W", "ReceiveWaiter[Any]", "SendWaiter[Any]")
+W = TypeVar("W", bound="Waiter")
 
 #: A waiting sender's outcomes (``SendWaiter.status``).
 PENDING: Final = 0
@@ -34,26 +34,35 @@ WITHDRAWN: Final = 2  # its own endpoint was closed; the item was not sent
 BROKEN: Final = 3  # every receiving endpoint closed; the item was not sent
 
 
-class ReceiveWaiter(Generic[T]):
+class Waiter:
+    """What a task parks on: ``handle`` is the backend's wait handle (an asyncio
+    future or a Trio task), set by :meth:`Backend.park`."""
+
+    __slots__ = ("handle",)
+
+    handle: Any
+
+
+class ReceiveWaiter(Waiter, Generic[T]):
     """A task parked in a receive: it is handed up to ``limit`` items."""
 
-    __slots__ = ("handle", "items", "limit", "owner", "queued")
+    __slots__ = ("items", "limit", "owner", "queued")
 
     def __init__(self, limit: int, owner: object) -> None:
-        self.handle: Any = None  # asyncio.Future or trio Task, set by park()
+        self.handle = None
         self.items: list[T] = []
         self.limit = limit
         self.owner = owner  # the endpoint that parked, so its close() finds it
         self.queued = True  # still in the channel's queue of waiting receivers
 
 
-class SendWaiter(Generic[T]):
+class SendWaiter(Waiter, Generic[T]):
     """A task parked in a send, holding the item it could not yet place."""
 
-    __slots__ = ("handle", "item", "owner", "queued", "status")
+    __slots__ = ("item", "owner", "queued", "status")
 
     def __init__(self, item: T, owner: object) -> None:
-        self.handle: Any = None
+        self.handle = None
         self.item = item
         self.owner = owner
         self.queued = True
@@ -112,11 +121,11 @@ class Backend:
         """
         raise NotImplementedError
 
-    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+    def wake(self, waiter: Waiter) -> None:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
 
-    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+    def is_cancelled(self, waiter: Waiter) -> bool:
         """Whether a still-queued waiter's task was cancelled and must be skipped."""
         raise NotImplementedError
 
@@ -174,10 +183,10 @@ class _AsyncioBackend(Backend):
         timer.cancel()
         return True
 
-    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+    def wake(self, waiter: Waiter) -> None:
         waiter.handle.set_result(None)
 
-    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+    def is_cancelled(self, waiter: Waiter) -> bool:
         # A queued waiter's future is only ever done if Task.cancel() cancelled it.
         return bool(waiter.handle.done())
 
@@ -236,10 +245,10 @@ class _TrioBackend(Backend):
             await self.park(waiter, abort, restore)
         return not scope.cancelled_caught
 
-    def wake(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> None:
+    def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
 
-    def is_cancelled(self, waiter: ReceiveWaiter[Any] | SendWaiter[Any]) -> bool:
+    def is_cancelled(self, waiter: Waiter) -> bool:
         return False
 
 
