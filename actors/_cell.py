@@ -294,7 +294,7 @@ class Cell:
                 batch, self.carry = self.carry, []
             else:
                 try:
-                    batch = await mailbox.receive_many(drain)
+                    batch = await mailbox.receive_batch(drain)
                 except EndOfMailbox:
                     raise _Stop from None
             index = 0

@@ -152,7 +152,7 @@ class WorkerMailbox:
             if not backend.is_cancelled(waiter):
                 backend.wake(waiter)
 
-    async def receive_many(self, limit: int) -> list[Any]:
+    async def receive_batch(self, limit: int) -> list[Any]:
         shared = self._shared
         state = shared.state
         backend = state.backend

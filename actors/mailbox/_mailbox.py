@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from asyncio import CancelledError, get_running_loop
 from collections import deque
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -9,6 +10,7 @@ from anyio import WouldBlock
 
 from ..channel._state import check_limit
 from ..channel._waiters import DELIVERED, Backend, ReceiveWaiter, SendWaiter
+from ..channel._waiters import _asyncio_backend as _ASYNCIO
 from ..channel._waiters import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
@@ -60,6 +62,7 @@ class Mailbox(Generic[M]):
         "_queue",
         "_quota",
         "_signals",
+        "_waiter",
         "_wakeups",
     )
 
@@ -69,6 +72,9 @@ class Mailbox(Generic[M]):
         self._queue: deque[M | Signal] = deque()
         self._signals = 0  # signals in the queue, so messages need no wrapper
         self._consumer: ReceiveWaiter[Any] | None = None
+        # The one consumer parks on this same waiter every time (re-armed with
+        # a fresh handle per park), so waiting allocates no waiter object.
+        self._waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
         self._backend: Backend | None = None
         self._closed = False
         self._peak = 0
@@ -286,6 +292,11 @@ class Mailbox(Generic[M]):
             RuntimeError: another task is already waiting on this mailbox.
         """
         check_limit(limit)
+        return await self.receive_batch(limit)
+
+    async def receive_batch(self, limit: int) -> list[M | Signal]:
+        """:meth:`receive_many` for a caller that validated ``limit`` once
+        (the actor runtime, per wake): same semantics, no check per call."""
         backend = self._backend or self._get_backend()
         if self._queue or self._closed:
             # A closed, empty mailbox checkpoints too: one suspension per call,
@@ -295,16 +306,35 @@ class Mailbox(Generic[M]):
             # Empty at the start, or drained by another party while this task
             # sat at the checkpoint: wait (returns at once if closed) instead of
             # letting the take below raise WouldBlock out of an async receive.
-            await self._wait(backend)
+            # Inlined rather than calling _wait(): this is an idle actor's
+            # per-message path (no extra coroutine frame, no waiter per park).
+            waiter = self._waiter
+            while not self._queue and not self._closed:
+                if self._consumer is not None:
+                    raise RuntimeError(
+                        "a mailbox has one consumer: another task is already waiting"
+                    )
+                self._consumer = waiter
+                if backend is _ASYNCIO:
+                    fut = waiter.handle = get_running_loop().create_future()
+                    try:
+                        await fut
+                    except CancelledError:
+                        # Woken or not, nothing was taken: the items stay queued.
+                        if self._consumer is waiter:
+                            self._consumer = None
+                        raise
+                else:
+                    await backend.park(waiter, self._abort_consumer, _keep)
         return self._take(limit)
 
     async def _wait(self, backend: Backend) -> None:
+        waiter = self._waiter
         while not self._queue and not self._closed:
             if self._consumer is not None:
                 raise RuntimeError(
                     "a mailbox has one consumer: another task is already waiting"
                 )
-            waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
             self._consumer = waiter
             await backend.park(waiter, self._abort_consumer, _keep)
 
