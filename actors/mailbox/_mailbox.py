@@ -162,7 +162,15 @@ class Mailbox(Generic[M]):
         self._consumer = None
         backend = self._backend
         assert consumer is not None and backend is not None
-        if not backend.is_cancelled(consumer):
+        if backend is _ASYNCIO:
+            # The per-message wakeup of an idle actor: resolve the future here
+            # rather than through two backend method calls. A done future
+            # means Task.cancel() got there first.
+            fut = consumer.handle
+            if not fut.done():
+                fut.set_result(None)
+                self._wakeups += 1
+        elif not backend.is_cancelled(consumer):
             backend.wake(consumer)
             self._wakeups += 1
 
