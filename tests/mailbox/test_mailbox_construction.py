@@ -198,3 +198,10 @@ def test_what_the_caller_sees_under_a_native_cancel_is_documented() -> None:
     assert "do not resend" in send_doc
     assert "Task.cancel()" in receive_doc
     assert "takes nothing" in receive_doc
+
+
+def test_the_runtime_re_exports_the_mailbox_errors() -> None:
+    import actors
+
+    assert actors.MailboxFull is MailboxFull
+    assert actors.MailboxClosed is MailboxClosed

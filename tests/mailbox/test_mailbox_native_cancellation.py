@@ -46,8 +46,14 @@ def spawn(coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
 
 
 async def outcome(task: asyncio.Task[Any]) -> str:
-    """Wait for ``task`` and name how it ended."""
-    await asyncio.wait([task])
+    """Let every task run until all are blocked, then name how ``task`` ended.
+
+    A task still waiting is a failure (reported, not waited for forever)."""
+    await wait_all_tasks_blocked()
+    if not task.done():
+        task.cancel()
+        await asyncio.wait([task])
+        pytest.fail(f"{task!r} is still waiting")
     if task.cancelled():
         return "cancelled"
     if task.exception() is not None:
@@ -184,5 +190,5 @@ async def test_a_natively_cancelled_consumer_can_receive_again() -> None:
     again = spawn(mailbox.receive())
     await wait_all_tasks_blocked()
     mailbox.try_send(7)
-    await asyncio.wait([again])
+    assert await outcome(again) == "returned"
     assert again.result() == 7

@@ -103,7 +103,8 @@ async def test_send_waits_for_a_unit() -> None:
         assert mailbox.statistics().waiting_senders == 1
         assert len(mailbox) == 1
         assert mailbox.receive_nowait() == 1
-        await done.wait()
+        await wait_all_tasks_blocked()
+        assert done.is_set()
     assert mailbox.receive_nowait() == 2
 
 
