@@ -5,6 +5,10 @@ Each either takes effect and returns, or raises and leaves the mailbox unchanged
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
 import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
@@ -13,14 +17,16 @@ from actors.mailbox import Mailbox, Signal
 
 pytestmark = pytest.mark.anyio
 
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
+
 
 class Tick(Signal):
     __slots__ = ()
 
 
-async def test_send_cancelled_while_waiting_raises_and_leaves_the_mailbox_as_is() -> (
-    None
-):
+async def test_send_cancelled_while_waiting_raises_and_leaves_the_mailbox_as_is(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
     before = mailbox.statistics()
@@ -31,7 +37,7 @@ async def test_send_cancelled_while_waiting_raises_and_leaves_the_mailbox_as_is(
             await mailbox.send("cancelled")
             pytest.fail("send returned although it was cancelled while parked")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender)
         await wait_all_tasks_blocked()
         scope.cancel()
@@ -40,7 +46,9 @@ async def test_send_cancelled_while_waiting_raises_and_leaves_the_mailbox_as_is(
     assert mailbox.drain() == ["queued"]
 
 
-async def test_send_cancelled_after_its_hand_off_takes_effect_and_returns() -> None:
+async def test_send_cancelled_after_its_hand_off_takes_effect_and_returns(
+    task_group: TaskGroupFactory,
+) -> None:
     # The unit was released to the sender and its message moved in; a cancel
     # landing before the sender resumes cannot undo that, so send returns.
     mailbox: Mailbox[str] = Mailbox(1)
@@ -53,7 +61,7 @@ async def test_send_cancelled_after_its_hand_off_takes_effect_and_returns() -> N
             await mailbox.send("moved in")
             returned.append(True)
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender)
         await wait_all_tasks_blocked()
         assert mailbox.receive_nowait() == "queued"  # hands the unit over
@@ -74,7 +82,9 @@ async def test_send_with_a_free_unit_is_not_a_cancel_point() -> None:
 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
-async def test_receive_cancelled_while_waiting_takes_nothing(many: bool) -> None:
+async def test_receive_cancelled_while_waiting_takes_nothing(
+    many: bool, task_group: TaskGroupFactory
+) -> None:
     mailbox: Mailbox[int] = Mailbox()
     scope = anyio.CancelScope()
 
@@ -83,7 +93,7 @@ async def test_receive_cancelled_while_waiting_takes_nothing(many: bool) -> None
             await (mailbox.receive_many(4) if many else mailbox.receive())
             pytest.fail("receive returned although it was cancelled while parked")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         scope.cancel()
@@ -112,7 +122,7 @@ async def test_receive_cancelled_with_an_item_ready_takes_nothing(many: bool) ->
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
 async def test_receive_cancelled_after_its_wakeup_takes_effect_and_returns(
-    many: bool,
+    many: bool, task_group: TaskGroupFactory
 ) -> None:
     mailbox: Mailbox[int] = Mailbox()
     scope = anyio.CancelScope()
@@ -122,7 +132,7 @@ async def test_receive_cancelled_after_its_wakeup_takes_effect_and_returns(
         with scope:
             got.append(await (mailbox.receive_many(4) if many else mailbox.receive()))
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         mailbox.try_send(1)  # wakes the consumer
@@ -142,7 +152,9 @@ async def test_receive_on_a_closed_empty_mailbox_is_a_cancel_point() -> None:
     assert scope.cancelled_caught
 
 
-async def test_a_cancelled_sender_mid_queue_keeps_fifo_for_the_others() -> None:
+async def test_a_cancelled_sender_mid_queue_keeps_fifo_for_the_others(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("q")
     scopes = {name: anyio.CancelScope() for name in ("a", "b", "c")}
@@ -151,7 +163,7 @@ async def test_a_cancelled_sender_mid_queue_keeps_fifo_for_the_others() -> None:
         with scopes[name]:
             await mailbox.send(name)
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for name in scopes:
             tg.start_soon(sender, name)
             await wait_all_tasks_blocked()

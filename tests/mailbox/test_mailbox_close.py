@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
 import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
@@ -9,6 +13,8 @@ from anyio import wait_all_tasks_blocked
 from actors.mailbox import EndOfMailbox, Mailbox, MailboxClosed, MailboxFull, Signal
 
 pytestmark = pytest.mark.anyio
+
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
 
 class Tick(Signal):
@@ -48,7 +54,9 @@ async def test_closed_overrides_full() -> None:
     assert mailbox.drain() == [1]
 
 
-async def test_waiting_senders_are_woken_with_mailbox_closed_and_not_enqueued() -> None:
+async def test_waiting_senders_are_woken_with_mailbox_closed_and_not_enqueued(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
     outcomes: dict[str, str] = {}
@@ -61,7 +69,7 @@ async def test_waiting_senders_are_woken_with_mailbox_closed_and_not_enqueued() 
         else:
             outcomes[name] = "sent"
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for name in ("a", "b", "c"):
             tg.start_soon(sender, name)
         await wait_all_tasks_blocked()
@@ -96,11 +104,13 @@ def test_drain_returns_everything_still_queued() -> None:
         mailbox.receive_nowait()
 
 
-async def test_drain_works_on_an_open_mailbox_and_moves_waiting_senders_in() -> None:
+async def test_drain_works_on_an_open_mailbox_and_moves_waiting_senders_in(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(2)
     mailbox.try_send("q0")
     mailbox.try_send("q1")
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for name in ("w0", "w1", "w2"):
             tg.start_soon(mailbox.send, name)
             await wait_all_tasks_blocked()
@@ -116,7 +126,7 @@ async def test_drain_works_on_an_open_mailbox_and_moves_waiting_senders_in() -> 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
 async def test_a_consumer_waiting_on_an_empty_mailbox_gets_end_of_mailbox_on_close(
-    many: bool,
+    many: bool, task_group: TaskGroupFactory
 ) -> None:
     mailbox: Mailbox[int] = Mailbox()
     raised: list[BaseException] = []
@@ -130,7 +140,7 @@ async def test_a_consumer_waiting_on_an_empty_mailbox_gets_end_of_mailbox_on_clo
         except EndOfMailbox as exc:
             raised.append(exc)
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         mailbox.close()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
 import anyio
 import pytest
 from anyio import wait_all_tasks_blocked
@@ -10,6 +14,8 @@ from anyio.lowlevel import checkpoint
 from actors.mailbox import Mailbox, MailboxFull
 
 pytestmark = pytest.mark.anyio
+
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
 
 def test_try_send_reserves_one_unit_and_enqueues() -> None:
@@ -46,7 +52,9 @@ def test_a_released_unit_can_be_reserved_again() -> None:
     assert mailbox.statistics().units_in_use == 0
 
 
-async def test_a_mailbox_is_one_fifo_queue_for_any_number_of_senders() -> None:
+async def test_a_mailbox_is_one_fifo_queue_for_any_number_of_senders(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[tuple[int, int]] = Mailbox()
     received: list[tuple[int, int]] = []
 
@@ -59,7 +67,7 @@ async def test_a_mailbox_is_one_fifo_queue_for_any_number_of_senders() -> None:
         for _ in range(200):
             received.append(await mailbox.receive())
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         for n in range(4):
             tg.start_soon(producer, n)
@@ -70,7 +78,9 @@ async def test_a_mailbox_is_one_fifo_queue_for_any_number_of_senders() -> None:
     assert len({m for m, _ in received[:8]}) > 1
 
 
-async def test_send_with_a_free_unit_returns_without_yielding() -> None:
+async def test_send_with_a_free_unit_returns_without_yielding(
+    task_group: TaskGroupFactory,
+) -> None:
     # Like asyncio.Queue.put: a free unit means no schedule point, so another
     # task cannot run in between.
     mailbox: Mailbox[int] = Mailbox(2)
@@ -79,7 +89,7 @@ async def test_send_with_a_free_unit_returns_without_yielding() -> None:
     async def other() -> None:
         ran.append("other")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(other)
         await mailbox.send(1)
         await mailbox.send(2)
@@ -87,7 +97,7 @@ async def test_send_with_a_free_unit_returns_without_yielding() -> None:
     assert ran == ["other"]
 
 
-async def test_send_waits_for_a_unit() -> None:
+async def test_send_waits_for_a_unit(task_group: TaskGroupFactory) -> None:
     mailbox: Mailbox[int] = Mailbox(1)
     mailbox.try_send(1)
     done = anyio.Event()
@@ -96,7 +106,7 @@ async def test_send_waits_for_a_unit() -> None:
         await mailbox.send(2)
         done.set()
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender)
         await wait_all_tasks_blocked()
         assert not done.is_set()
@@ -108,7 +118,9 @@ async def test_send_waits_for_a_unit() -> None:
     assert mailbox.receive_nowait() == 2
 
 
-async def test_waiting_senders_are_served_first_come_first_served() -> None:
+async def test_waiting_senders_are_served_first_come_first_served(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[int] = Mailbox(1)
     mailbox.try_send(0)
     order: list[int] = []
@@ -117,7 +129,7 @@ async def test_waiting_senders_are_served_first_come_first_served() -> None:
         await mailbox.send(n)
         order.append(n)
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for n in range(1, 6):
             tg.start_soon(sender, n)
             await wait_all_tasks_blocked()  # park them in the order 1..5
@@ -130,12 +142,14 @@ async def test_waiting_senders_are_served_first_come_first_served() -> None:
     assert order == [1, 2, 3, 4, 5]
 
 
-async def test_released_unit_goes_to_the_oldest_waiting_sender() -> None:
+async def test_released_unit_goes_to_the_oldest_waiting_sender(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(2)
     mailbox.try_send("q1")
     mailbox.try_send("q2")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for name in ("oldest", "middle", "newest"):
             tg.start_soon(mailbox.send, name)
             await wait_all_tasks_blocked()
@@ -147,7 +161,9 @@ async def test_released_unit_goes_to_the_oldest_waiting_sender() -> None:
         assert mailbox.drain() == ["middle", "newest"]
 
 
-async def test_the_oldest_senders_message_moves_in_within_the_releasing_step() -> None:
+async def test_the_oldest_senders_message_moves_in_within_the_releasing_step(
+    task_group: TaskGroupFactory,
+) -> None:
     # No task has run between receive_nowait() and the checks below: the
     # message is queued and the unit taken before the sender even resumes.
     mailbox: Mailbox[str] = Mailbox(1)
@@ -158,7 +174,7 @@ async def test_the_oldest_senders_message_moves_in_within_the_releasing_step() -
         await mailbox.send("second")
         resumed.set()
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender)
         await wait_all_tasks_blocked()
         assert mailbox.receive_nowait() == "first"
@@ -171,11 +187,13 @@ async def test_the_oldest_senders_message_moves_in_within_the_releasing_step() -
     assert mailbox.receive_nowait() == "second"
 
 
-async def test_no_try_send_barges_past_a_waiting_sender() -> None:
+async def test_no_try_send_barges_past_a_waiting_sender(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(mailbox.send, "waiting")
         await wait_all_tasks_blocked()
         assert mailbox.receive_nowait() == "queued"
@@ -185,7 +203,9 @@ async def test_no_try_send_barges_past_a_waiting_sender() -> None:
     assert mailbox.drain() == ["waiting"]
 
 
-async def test_no_send_barges_past_a_waiting_sender() -> None:
+async def test_no_send_barges_past_a_waiting_sender(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
     order: list[str] = []
@@ -194,7 +214,7 @@ async def test_no_send_barges_past_a_waiting_sender() -> None:
         await mailbox.send(name)
         order.append(name)
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender, "waiting")
         await wait_all_tasks_blocked()
         assert mailbox.receive_nowait() == "queued"
@@ -207,7 +227,9 @@ async def test_no_send_barges_past_a_waiting_sender() -> None:
     assert order == ["waiting", "late"]
 
 
-async def test_send_cancelled_while_waiting_leaves_nothing_enqueued() -> None:
+async def test_send_cancelled_while_waiting_leaves_nothing_enqueued(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
 
@@ -216,7 +238,7 @@ async def test_send_cancelled_while_waiting_leaves_nothing_enqueued() -> None:
             await mailbox.send("cancelled")
         assert scope.cancelled_caught
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         scope = anyio.CancelScope()
         tg.start_soon(sender, scope)
         tg.start_soon(mailbox.send, "next")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Awaitable, Callable, Generator
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import anyio
@@ -13,6 +14,8 @@ from anyio import wait_all_tasks_blocked
 from actors.mailbox import EndOfMailbox, Mailbox, MailboxFull, Signal, WouldBlock
 
 pytestmark = pytest.mark.anyio
+
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
 T = TypeVar("T")
 
@@ -63,14 +66,14 @@ async def test_receive_returns_the_next_item() -> None:
     assert len(mailbox) == 0
 
 
-async def test_receive_waits_for_an_item() -> None:
+async def test_receive_waits_for_an_item(task_group: TaskGroupFactory) -> None:
     mailbox: Mailbox[str] = Mailbox()
     got: list[str | Signal] = []
 
     async def consumer() -> None:
         got.append(await mailbox.receive())
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         assert got == []
@@ -78,9 +81,9 @@ async def test_receive_waits_for_an_item() -> None:
     assert got == ["x"]
 
 
-async def test_receive_releases_the_unit_and_moves_the_oldest_waiting_sender_in() -> (
-    None
-):
+async def test_receive_releases_the_unit_and_moves_the_oldest_waiting_sender_in(
+    task_group: TaskGroupFactory,
+) -> None:
     # ... in the same step that hands the message out: when receive() returns,
     # before the sender has run, its message is queued and holds the unit.
     mailbox: Mailbox[str] = Mailbox(1)
@@ -91,7 +94,7 @@ async def test_receive_releases_the_unit_and_moves_the_oldest_waiting_sender_in(
         await mailbox.send("second")
         sent.set()
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(sender)
         await wait_all_tasks_blocked()
         assert await mailbox.receive() == "first"
@@ -110,7 +113,9 @@ async def test_receive_is_one_suspension_when_an_item_is_ready() -> None:
     assert counts == [1]
 
 
-async def test_receive_is_one_suspension_when_it_waits() -> None:
+async def test_receive_is_one_suspension_when_it_waits(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[int] = Mailbox()
     counts: list[int] = []
     got: list[object] = []
@@ -118,7 +123,7 @@ async def test_receive_is_one_suspension_when_it_waits() -> None:
     async def consumer() -> None:
         got.append(await suspensions(mailbox.receive(), counts))
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         for i in range(5):  # a burst: still one wakeup, one suspension
@@ -142,7 +147,7 @@ async def test_receive_on_a_closed_empty_mailbox_is_still_one_suspension() -> No
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
 async def test_receive_never_raises_would_block_after_a_drain_at_its_checkpoint(
-    many: bool,
+    many: bool, task_group: TaskGroupFactory
 ) -> None:
     # Regression: an item was ready, receive() went to its checkpoint, and
     # another party drained the (open) mailbox meanwhile; receive() raised
@@ -161,7 +166,7 @@ async def test_receive_never_raises_would_block_after_a_drain_at_its_checkpoint(
         receive = mailbox.receive_many(8) if many else mailbox.receive()
         got.append(await suspensions(receive, counts, drain_once))
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         assert drained == [[1]]
@@ -180,10 +185,12 @@ def test_receive_nowait_on_an_empty_mailbox_raises_would_block() -> None:
         mailbox.receive_nowait_many(3)
 
 
-async def test_receive_nowait_does_the_same_without_waiting() -> None:
+async def test_receive_nowait_does_the_same_without_waiting(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("first")
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(mailbox.send, "second")
         await wait_all_tasks_blocked()
         assert mailbox.receive_nowait() == "first"
@@ -197,7 +204,9 @@ async def test_receive_nowait_does_the_same_without_waiting() -> None:
 # -- drain-many ----------------------------------------------------------------
 
 
-async def test_receive_many_returns_up_to_limit_items_from_one_wake() -> None:
+async def test_receive_many_returns_up_to_limit_items_from_one_wake(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[int] = Mailbox()
     batches: list[list[object]] = []
     counts: list[int] = []
@@ -205,7 +214,7 @@ async def test_receive_many_returns_up_to_limit_items_from_one_wake() -> None:
     async def consumer() -> None:
         batches.append(await suspensions(mailbox.receive_many(3), counts))
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         for i in range(5):
@@ -225,12 +234,14 @@ async def test_receive_many_with_items_ready_is_one_suspension() -> None:
     assert counts == [1]
 
 
-async def test_receive_many_releases_all_units_and_moves_that_many_senders_in() -> None:
+async def test_receive_many_releases_all_units_and_moves_that_many_senders_in(
+    task_group: TaskGroupFactory,
+) -> None:
     # ... up to that many waiting senders, in one step, oldest first.
     mailbox: Mailbox[str] = Mailbox(3)
     for name in ("q0", "q1", "q2"):
         mailbox.try_send(name)
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for i in range(5):
             tg.start_soon(mailbox.send, f"w{i}")
             await wait_all_tasks_blocked()
@@ -297,14 +308,14 @@ async def test_the_consumer_tells_a_signal_from_a_message_by_its_class() -> None
 # -- one consumer ----------------------------------------------------------------
 
 
-async def test_a_mailbox_has_one_consumer() -> None:
+async def test_a_mailbox_has_one_consumer(task_group: TaskGroupFactory) -> None:
     mailbox: Mailbox[int] = Mailbox()
     got: list[object] = []
 
     async def consumer() -> None:
         got.append(await mailbox.receive())
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         with pytest.raises(RuntimeError, match="one consumer"):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import anyio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
 import pytest
 from anyio import wait_all_tasks_blocked
 
 from actors.mailbox import Mailbox, MailboxFull, Signal
 
 pytestmark = pytest.mark.anyio
+
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
 
 class Terminated(Signal):
@@ -68,13 +73,13 @@ def test_receiving_a_signal_releases_no_unit() -> None:
         mailbox.try_send(2)
 
 
-async def test_send_signal_never_waits() -> None:
+async def test_send_signal_never_waits(task_group: TaskGroupFactory) -> None:
     # send_signal is synchronous: it cannot wait, even on a full mailbox with
     # senders parked for quota, and it does not go behind those senders.
     mailbox: Mailbox[object] = Mailbox(1)
     mailbox.try_send("queued")
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(mailbox.send, "waiting")
         await wait_all_tasks_blocked()
         tick = Tick(0)
@@ -85,7 +90,9 @@ async def test_send_signal_never_waits() -> None:
         assert mailbox.receive_nowait() == "waiting"
 
 
-async def test_a_terminated_signal_arrives_after_every_message_sent_before_it() -> None:
+async def test_a_terminated_signal_arrives_after_every_message_sent_before_it(
+    task_group: TaskGroupFactory,
+) -> None:
     # The runtime's use: an actor's messages, then its Terminated, in order, even
     # when the watcher's mailbox is full and the messages had to wait for quota.
     mailbox: Mailbox[object] = Mailbox(2)
@@ -103,7 +110,7 @@ async def test_a_terminated_signal_arrives_after_every_message_sent_before_it() 
             if isinstance(item, Terminated):
                 return
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(watched_actor)
         tg.start_soon(watcher)
     assert received[:-1] == list(range(10))

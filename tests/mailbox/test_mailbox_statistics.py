@@ -3,13 +3,18 @@ queue length, units in use (and wakeups)."""
 
 from __future__ import annotations
 
-import anyio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
 import pytest
 from anyio import wait_all_tasks_blocked
 
 from actors.mailbox import Mailbox, MailboxStatistics, Signal
 
 pytestmark = pytest.mark.anyio
+
+TaskGroupFactory = Callable[[], AbstractAsyncContextManager[Any]]
 
 
 class Tick(Signal):
@@ -30,7 +35,7 @@ def test_statistics_is_a_named_tuple_of_the_contract_fields() -> None:
     assert Mailbox().statistics() == MailboxStatistics(0, 0, None, 0, 0, 0, 0)
 
 
-async def test_statistics_report_every_field() -> None:
+async def test_statistics_report_every_field(task_group: TaskGroupFactory) -> None:
     # queued messages, queued signals, capacity, waiting senders, peak queue
     # length, units in use: each moved on its own.
     mailbox: Mailbox[str] = Mailbox(2)
@@ -46,7 +51,7 @@ async def test_statistics_report_every_field() -> None:
         units_in_use=2,
         wakeups=0,
     )
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(mailbox.send, "w0")
         await wait_all_tasks_blocked()  # w0 parks first
         tg.start_soon(mailbox.send, "w1")
@@ -87,7 +92,9 @@ def test_peak_queue_length_counts_signals_beyond_the_quota() -> None:
     assert len(mailbox) == 0
 
 
-async def test_wakeups_count_one_per_park_of_the_consumer() -> None:
+async def test_wakeups_count_one_per_park_of_the_consumer(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[int] = Mailbox()
     got: list[object] = []
 
@@ -95,7 +102,7 @@ async def test_wakeups_count_one_per_park_of_the_consumer() -> None:
         for _ in range(2):
             got.append(await mailbox.receive_many(64))
 
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         for i in range(10):
@@ -107,7 +114,9 @@ async def test_wakeups_count_one_per_park_of_the_consumer() -> None:
     assert mailbox.statistics().wakeups == 2
 
 
-async def test_units_in_use_equal_queued_messages_after_every_operation() -> None:
+async def test_units_in_use_equal_queued_messages_after_every_operation(
+    task_group: TaskGroupFactory,
+) -> None:
     mailbox: Mailbox[int] = Mailbox(3)
 
     def check() -> None:
@@ -120,7 +129,7 @@ async def test_units_in_use_equal_queued_messages_after_every_operation() -> Non
         check()
         mailbox.send_signal(Tick())
         check()
-    async with anyio.create_task_group() as tg:
+    async with task_group() as tg:
         for i in range(3, 6):
             tg.start_soon(mailbox.send, i)
         await wait_all_tasks_blocked()
