@@ -93,15 +93,24 @@ async def test_receive_cancelled_while_waiting_takes_nothing(
             await (mailbox.receive_many(4) if many else mailbox.receive())
             pytest.fail("receive returned although it was cancelled while parked")
 
+    got: list[object] = []
+
+    async def next_consumer() -> None:
+        got.append(await (mailbox.receive_many(4) if many else mailbox.receive()))
+
     async with task_group() as tg:
         tg.start_soon(consumer)
         await wait_all_tasks_blocked()
         scope.cancel()
-    assert scope.cancelled_caught
-    mailbox.try_send(1)
-    # the consumer's slot is free again, the item untouched
-    assert await (mailbox.receive_many(4) if many else mailbox.receive()) in (1, [1])
-    assert mailbox.statistics().wakeups == 0
+        await wait_all_tasks_blocked()
+        assert scope.cancelled_caught
+        # The consumer's slot is free again: a new receive on the still empty
+        # mailbox parks (no "one consumer" error), and gets the next item.
+        tg.start_soon(next_consumer)
+        await wait_all_tasks_blocked()
+        mailbox.try_send(1)
+    assert got == ([[1]] if many else [1])
+    assert mailbox.statistics().wakeups == 1
 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])

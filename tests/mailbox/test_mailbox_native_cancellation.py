@@ -180,15 +180,16 @@ async def test_native_cancel_at_the_receive_checkpoint_takes_nothing(
     assert mailbox.drain() == [1, 2]
 
 
-async def test_a_natively_cancelled_consumer_can_receive_again() -> None:
+@pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
+async def test_a_natively_cancelled_consumer_can_receive_again(many: bool) -> None:
     # The cancelled waiter left the consumer slot: no "one consumer" error.
     mailbox: Mailbox[int] = Mailbox()
-    consumer = spawn(mailbox.receive())
+    consumer = spawn(mailbox.receive_many(4) if many else mailbox.receive())
     await wait_all_tasks_blocked()
     consumer.cancel()
     assert await outcome(consumer) == "cancelled"
-    again = spawn(mailbox.receive())
+    again = spawn(mailbox.receive_many(4) if many else mailbox.receive())
     await wait_all_tasks_blocked()
     mailbox.try_send(7)
     assert await outcome(again) == "returned"
-    assert again.result() == 7
+    assert again.result() == ([7] if many else 7)
