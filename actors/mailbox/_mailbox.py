@@ -300,7 +300,14 @@ class Mailbox(Generic[M]):
             RuntimeError: another task is already waiting on this mailbox.
         """
         check_limit(limit)
-        return await self.receive_batch(limit)
+        # The body is receive_batch's, written out rather than awaited: no
+        # wrapper coroutine per call (the "inlined receive" of the contract).
+        backend = self._backend or self._get_backend()
+        if self._queue or self._closed:
+            await backend.checkpoint()
+        if not self._queue:
+            await self._wait(backend)
+        return self._take(limit)
 
     async def receive_batch(self, limit: int) -> list[M | Signal]:
         """:meth:`receive_many` for a caller that validated ``limit`` once
