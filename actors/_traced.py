@@ -290,7 +290,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             batch, cell.carry = cell.carry, []
         else:
             try:
-                batch = await mailbox.receive_many(drain)
+                batch = await mailbox.receive_batch(drain)
             except EndOfMailbox:
                 raise _Stop from None
         index = 0
