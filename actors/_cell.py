@@ -227,7 +227,10 @@ class Cell:
             raise
         except BaseException as exc:  # a bug in the runtime: never lose it
             logger.exception("actor %s crashed in the runtime", self.path)
+            # Shut the system down so the crash surfaces from `async with`
+            # instead of leaving askers and joiners waiting forever.
             self.system._record_failure(exc)
+            self.system._shutdown_on_crash()
             with anyio.CancelScope(shield=True):
                 await self._terminate(cancelled=False)
             return
@@ -480,6 +483,10 @@ class Cell:
         await self._stop_children(
             StopReason.SYSTEM if system_stop else StopReason.PARENT
         )
+        # The next incarnation supervises new children with a fresh restart
+        # history (Erlang: a restarted supervisor starts with none), or it would
+        # give up again at its first child failure after an escalation.
+        self.supervision = None
         if self.timers is not None:
             self.timers.cancel_all()
         instance = self.instance

@@ -75,6 +75,13 @@ class ActorSystem:
     down, cancels the block's body, and surfaces from the ``async with`` as the
     original exception.
 
+    Supervision is observable on the ``actors`` logger: one record per failure
+    (WARNING), restart, supervisor decision and stop (INFO) and escalation
+    (ERROR), each naming the actor's path, with the attributes
+    ``record.actor_path`` and ``record.actor_event`` (``"failure"``,
+    ``"restart"``, ``"directive"``, ``"escalation"``, ``"stop"``) for filters.
+    ``failures``, ``restarts`` and ``escalations`` count them.
+
     Args:
         strategy: how the guardian supervises top-level actors (default
             ``OneForOne()``: restart, at most 3 restarts within 5 seconds).
@@ -328,6 +335,13 @@ class ActorSystem:
     def _record_failure(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
+
+    def _shutdown_on_crash(self) -> None:
+        """A runtime bug crashed an actor: stop everything; the recorded
+        exception then surfaces from the ``async with``."""
+        guardian = self._guardian
+        if guardian is not None:
+            guardian.request_stop(StopReason.SYSTEM)
 
     def _count_failure(self, cell: Cell, exc: BaseException) -> None:
         self.failures += 1
