@@ -31,7 +31,8 @@ class Actor:
 
     * ``on_start()``: before the first message.
     * ``on_stop()``: after the last message (also before a restart); an
-      exception here is logged and the actor still stops.
+      exception here is logged and counted in ``system.failures``, and the
+      actor still stops (or restarts).
     * ``on_restart(exc)``: on the fresh instance after a restart, before its
       first message; ``exc`` is the failure that caused it (None when a
       ``permanent`` child stopped itself). By default it calls ``on_start()``

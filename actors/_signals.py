@@ -17,9 +17,11 @@ class Terminated(Signal):
 
     Attributes:
         ref: the actor that terminated.
-        reason: how it ended: ``None`` for a normal stop, the exception that
-            made it stop, or a :class:`~actors.StopReason` (stopped by its
-            parent, by its system).
+        reason: how it ended: ``StopReason.NORMAL`` for a normal stop,
+            ``StopReason.PARENT`` / ``StopReason.SYSTEM`` when its parent or its
+            system stopped it, or the exception of the failure that ended it
+            (its supervisor said stop, gave up, or it was ``temporary``). The
+            same value ``ref.join()`` returns.
     """
 
     __slots__ = ("reason", "ref")

@@ -33,7 +33,9 @@ RESTART_TYPES: tuple[RestartType, ...] = ("permanent", "transient", "temporary")
 class Directive(enum.Enum):
     """What a supervisor does with a failed child (Akka's directives)."""
 
-    #: Keep the instance and its state; go on with the next message.
+    #: Keep the instance and its state; go on with the next message. (An
+    #: instance that failed in ``on_start`` / ``on_restart`` has nothing to
+    #: resume: it is restarted instead, counted against the intensity.)
     RESUME = "resume"
     #: Replace the instance with a fresh one from the factory (same ref, same
     #: mailbox: queued messages survive).
@@ -58,7 +60,12 @@ class Backoff:
 
     The n-th consecutive restart of a child (n = 0, 1, ...) waits
     ``min(max_delay, min_delay * 2**n)`` seconds, stretched by a random factor in
-    ``[1, 1 + random_factor]``. A stop requested during the wait wins.
+    ``[1, 1 + random_factor]``. Restarts are consecutive while each comes within
+    ``2 * max_delay`` seconds of the previous one; after a longer quiet spell the
+    count starts over at ``min_delay``. The wait begins once the failed instance
+    has stopped (its children, timers and ``on_stop``); a stop requested during
+    the wait wins. Under ``OneForAll`` / ``RestForOne`` the supervisor waits
+    between stopping the siblings and starting them again.
 
     Args:
         min_delay: the first delay, in seconds (> 0).
@@ -103,8 +110,9 @@ class SupervisorStrategy:
         within: the intensity period, in seconds (> 0): a sliding window, so
             failures spaced further apart never add up.
         decider: maps a child's exception to a :class:`Directive`; a mapping
-            from exception types (matched along the MRO) or a callable. Default:
-            restart on every exception.
+            from exception types (matched along the MRO; an exception it does
+            not list escalates, as Akka's) or a callable. Default: restart on
+            every exception.
         backoff: optional :class:`Backoff` between restarts.
 
     Raises:

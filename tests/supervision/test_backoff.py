@@ -241,3 +241,36 @@ async def test_the_system_shutting_down_during_a_backoff_does_not_wait_for_it() 
             w.tell("fail")
             await journal.wait_count("w", "on_stop")
     assert await w.join() is StopReason.SYSTEM
+
+
+class TimedParent(Timed):
+    """A Timed worker with a child ``kid`` and a single timer (5 s)."""
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.kid = self.context.spawn(Worker, self.journal, "kid", name="kid")
+        self.context.timers.start_single("tick", "tick", 5.0)
+
+    def receive(self, message: Any) -> Any:
+        if message == "kid":
+            return self.kid
+        return super().receive(message)
+
+
+@mock_clock_only
+async def test_the_children_and_timers_end_when_the_backoff_begins_not_after() -> None:
+    journal = Journal()
+    strategy = OneForOne(**LOOSE, backoff=Backoff(min_delay=30.0, max_delay=30.0))  # type: ignore[arg-type]
+    spec = (TimedParent, (journal, "w", {}), "transient")
+    async with ActorSystem() as system:
+        sup = system.spawn(Supervisor, journal, "sup", {"w": spec}, strategy)
+        w = (await sup.ask("children"))["w"]
+        kid = await w.ask("kid")
+        t0 = anyio.current_time()
+        w.tell("fail")
+        assert await kid.join() is StopReason.PARENT
+        assert anyio.current_time() == t0  # at once, not after the 30 s
+        assert await w.ask("get", timeout=60) == 0
+        assert anyio.current_time() - t0 == pytest.approx(30)
+        await anyio.sleep(10)  # the old incarnation's timer (due at 5 s) is gone
+        assert journal.count("w", "receive", "tick") == 0

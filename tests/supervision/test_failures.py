@@ -316,3 +316,47 @@ async def test_a_log_record_per_failure_restart_escalation_and_stop_names_the_ac
     assert sorted(events["stop"]) == sorted(
         ["/user/sup/w", "/user/sup/w", "/user/sup", "/user"]
     )
+
+
+class SlowParent(Actor):
+    """Spawns a Worker ``c``; on ``("fail after", gate)`` waits, then fails."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.handled = 0
+
+    def on_start(self) -> None:
+        self.c = self.context.spawn(Worker, self.journal, "c", name="c")
+
+    async def receive(self, message: Any) -> Any:
+        if isinstance(message, tuple) and message[0] == "fail after":
+            self.journal.add("parent", "waits")
+            await message[1].wait()
+            raise Boom("parent")
+        self.handled += 1
+        return self.c, self.handled
+
+
+# Before the fix, the child's report reached the parent while the parent waited
+# for its own directive, was dropped as stale, and the child hung suspended.
+async def test_a_childs_failure_while_its_parent_awaits_a_directive_is_handled() -> (
+    None
+):
+    journal = Journal()
+    gate = anyio.Event()
+    strategy = OneForOne(decider=lambda exc: Directive.RESUME)
+    async with ActorSystem(strategy=strategy) as system:
+        parent = system.spawn(SlowParent, journal, name="parent")
+        c, _ = await parent.ask("c")
+        parent.tell(("fail after", gate))
+        await journal.wait_count("parent", "waits")
+        c.tell("fail")  # reported to the parent, which is busy
+        await journal.wait_count("c", "receive", "fail")
+        gate.set()  # the parent fails too; the guardian resumes it
+        assert await parent.ask("c") == (c, 2)  # resumed: its state is kept
+        assert await c.ask("get") == 0  # and it restarted the child
+        assert journal.hooks("c") == [
+            ("c", "on_start"),
+            ("c", "on_stop"),
+            ("c", "on_restart"),
+        ]

@@ -200,3 +200,26 @@ async def test_a_normal_stop_is_not_a_restart_and_does_not_count() -> None:
         w.tell("stop")
         assert await w.join() is StopReason.NORMAL
         assert system.restarts == 0
+
+
+# Erlang: a restarted supervisor is a new process with no restart history.
+async def test_a_restarted_supervisor_starts_with_a_fresh_restart_history() -> None:
+    journal = Journal()
+    async with ActorSystem() as system:
+        sup = system.spawn(
+            Supervisor,
+            journal,
+            "sup",
+            {"w": worker(journal, "w")},
+            OneForOne(max_restarts=1, within=1e6),
+            name="sup",
+        )
+        (await sup.ask("children"))["w"].tell("fail")  # restart 1 of 1
+        await journal.wait_count("w", "on_restart")
+        (await sup.ask("children"))["w"].tell("fail")  # too many: escalates
+        await journal.wait_count("sup", "on_start", count=2)
+        w = (await sup.ask("children"))["w"]
+        w.tell("fail")  # the new sup's first: a restart, not an escalation
+        await journal.wait_count("w", "on_restart", count=2)
+        assert await w.ask("get") == 0
+        assert (system.restarts, system.escalations) == (3, 1)
