@@ -89,7 +89,8 @@ class Worker(Actor):
     many more calls of it fail; it is shared by every incarnation. Messages:
     ``"fail"`` raises :class:`Boom`, ``("raise", exc)`` raises ``exc``, ``"get"``
     replies with how many messages this instance handled before it, ``"stop"``
-    stops the actor itself; anything else is journaled and counted.
+    stops the actor itself, ``"stop and fail"`` does and then fails; anything
+    else is journaled and counted.
     """
 
     def __init__(
@@ -128,6 +129,9 @@ class Worker(Actor):
             return self.handled
         if message == "stop":
             self.context.stop()
+        if message == "stop and fail":
+            self.context.stop()
+            raise Boom(f"{self.who} failed while stopping")
         self.handled += 1
         return None
 

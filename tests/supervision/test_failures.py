@@ -295,7 +295,7 @@ async def test_a_log_record_per_failure_restart_escalation_and_stop_names_the_ac
             journal,
             "sup",
             {"w": worker(journal, "w")},
-            OneForOne(max_restarts=1, decider=lambda exc: Directive.RESTART),
+            OneForOne(max_restarts=1, within=60.0),
             name="sup",
         )
         children = await sup.ask("children")

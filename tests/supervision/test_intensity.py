@@ -29,11 +29,9 @@ async def test_a_restart_storm_with_max_restarts_3_ends_after_exactly_4_starts()
     None
 ):
     journal = Journal()
-    sup_spec = (
-        Supervisor,
-        (journal, "sup", {"w": worker(journal, "w", on_start=1, on_restart=1000)}),
-        "transient",
-    )
+    storm = {"w": worker(journal, "w", on_start=1, on_restart=1000)}
+    strategy = OneForOne(max_restarts=3, within=60.0)
+    sup_spec = (Supervisor, (journal, "sup", storm, strategy), "transient")
     async with ActorSystem() as system:
         # top stops what fails under it, and watches sup: "the parent is told".
         system.spawn(

@@ -175,6 +175,18 @@ async def test_a_permanent_child_is_restarted_after_failing_or_exiting() -> None
         assert await p.join() is StopReason.NORMAL
 
 
+async def test_a_permanent_child_that_stops_itself_and_fails_restarts_once() -> None:
+    journal = Journal()
+    async with ActorSystem() as system:
+        refs = await start_tree(system, journal, OneForOne(), "p", p="permanent")
+        p = refs["p"]
+        p.tell("stop and fail")  # one exit, one failure: one restart
+        p.tell("x")
+        assert await p.ask("get") == 1
+        assert journal.count("p", "on_restart") == 1
+        assert system.restarts == 1
+
+
 async def test_a_transient_child_is_restarted_after_failing_not_after_a_stop() -> None:
     journal = Journal()
     async with ActorSystem() as system:
