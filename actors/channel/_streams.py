@@ -157,13 +157,16 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         """
         state = self._state
         backend = state.backend or state.get_backend()
-        # Always yield first, then act on the state as it is after the yield
-        # (anyio's order). Parking at once when nothing is ready would save a
-        # loop iteration, but a call made in an already-cancelled scope could
-        # then be handed an item before anyio delivers the cancellation, and a
-        # streaming consumer would park (a future and a wakeup) for every item
-        # instead of finding it ready after the yield.
-        await backend.checkpoint()
+        # The checkpoint (see Backend.yield_first). On asyncio: yield first,
+        # then act on the state after the yield (anyio's order; parking at once
+        # would let a call in an already-cancelled scope be handed an item
+        # before anyio delivers the cancellation). On Trio: Trio's own order,
+        # so an operation that has to wait suspends only once.
+        yield_first = backend.yield_first
+        if yield_first:
+            await backend.checkpoint()
+        else:
+            await backend.cancel_check()
         if self._closed:
             raise ClosedResourceError
         buffer = state.buffer
@@ -171,11 +174,15 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
             item = buffer.popleft()
             if state.senders:
                 state.admit_senders()
+            if not yield_first:
+                await backend.schedule_point()
             return item
         if state.senders:
             out: list[T_co] = []
             state.take_from_senders(out, 1)
             if out:
+                if not yield_first:
+                    await backend.schedule_point()
                 return out[0]
         if not state.open_send:
             raise EndOfStream
@@ -215,12 +222,18 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         check_limit(limit)
         state = self._state
         backend = state.backend or state.get_backend()
-        await backend.checkpoint()  # first, as in receive()
+        yield_first = backend.yield_first  # the checkpoint, as in receive()
+        if yield_first:
+            await backend.checkpoint()
+        else:
+            await backend.cancel_check()
         if self._closed:
             raise ClosedResourceError
         if state.buffer or state.senders:
             out = state.take(limit)
             if out:
+                if not yield_first:
+                    await backend.schedule_point()
                 return out
         if not state.open_send:
             raise EndOfStream
@@ -353,18 +366,26 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
         """
         state = self._state
         backend = state.backend or state.get_backend()
-        await backend.checkpoint()  # first, as in receive()
+        yield_first = backend.yield_first  # the checkpoint, as in receive()
+        if yield_first:
+            await backend.checkpoint()
+        else:
+            await backend.cancel_check()
         if self._closed:
             raise ClosedResourceError
         if not state.open_receive:
             raise BrokenResourceError
         if state.receivers and state.offer(item):
+            if not yield_first:
+                await backend.schedule_point()
             return
         buffer = state.buffer
         if len(buffer) < state.max_buffer_size:
             buffer.append(item)
             if len(buffer) > state.peak:
                 state.peak = len(buffer)
+            if not yield_first:
+                await backend.schedule_point()
             return
         waiter: SendWaiter[T_contra] = SendWaiter(item, self)
         state.senders.append(waiter)

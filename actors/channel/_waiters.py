@@ -84,8 +84,23 @@ class Backend:
 
     name: str
 
+    #: How a channel operation makes its checkpoint. True (asyncio): yield
+    #: first, then act on the state after the yield, as anyio does; an operation
+    #: that must wait then parks too. False (Trio): check for cancellation
+    #: without yielding, act, then yield shielded if the operation completed;
+    #: if it must wait, the park is the one schedule point (as Trio's channels).
+    yield_first: bool
+
     def checkpoint(self) -> Awaitable[None]:
         """Return an awaitable that is a schedule point and a cancel point."""
+        raise NotImplementedError
+
+    def cancel_check(self) -> Awaitable[None]:
+        """A cancel point that does not yield unless cancelled (Trio only)."""
+        raise NotImplementedError
+
+    def schedule_point(self) -> Awaitable[None]:
+        """A schedule point that cannot be cancelled (Trio only)."""
         raise NotImplementedError
 
     async def park(
@@ -133,6 +148,9 @@ class Backend:
 class _AsyncioBackend(Backend):
     __slots__ = ()
     name = "asyncio"
+    # anyio offers no cheap "raise if cancelled" on asyncio (its cancel scopes
+    # deliver Task.cancel() from a loop callback), so the yield comes first.
+    yield_first = True
 
     def checkpoint(self) -> Awaitable[None]:
         return _yield_now()
@@ -193,14 +211,17 @@ class _AsyncioBackend(Backend):
 
 class _TrioBackend(Backend):
     __slots__ = (
+        "_cancel_check",
         "_checkpoint",
         "_current_task",
         "_move_on_after",
         "_reschedule",
+        "_schedule_point",
         "_succeeded",
         "_wait",
     )
     name = "trio"
+    yield_first = False
 
     def __init__(self) -> None:
         import trio
@@ -212,9 +233,17 @@ class _TrioBackend(Backend):
         self._wait = lowlevel.wait_task_rescheduled
         self._succeeded = lowlevel.Abort.SUCCEEDED
         self._move_on_after = trio.move_on_after
+        self._cancel_check = lowlevel.checkpoint_if_cancelled
+        self._schedule_point = lowlevel.cancel_shielded_checkpoint
 
     def checkpoint(self) -> Awaitable[None]:
         return self._checkpoint()
+
+    def cancel_check(self) -> Awaitable[None]:
+        return self._cancel_check()
+
+    def schedule_point(self) -> Awaitable[None]:
+        return self._schedule_point()
 
     async def park(
         self,
