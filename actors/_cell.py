@@ -438,6 +438,9 @@ class Cell:
             )
             system._count_failure(self, exc)
             if type(item) is Ask:
+                # The asker re-raises this same object: its traceback holds the
+                # actor-side frames, and the note names where it came from.
+                exc.add_note(f"raised by actor {self.path} while handling an ask")
                 item.fail(exc, system.backend)
                 system.dead_letter(self, item.message, "handler failed")
             elif item is not None and not isinstance(item, Signal):
