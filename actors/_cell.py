@@ -292,6 +292,7 @@ class Cell:
         receive = instance.receive
         is_async = inspect.iscoroutinefunction(receive)
         system = self.system
+        backend = system.backend
         while True:
             if self.carry:
                 batch, self.carry = self.carry, []
@@ -317,7 +318,7 @@ class Cell:
                         if is_async:
                             result = await result
                         self.current = None
-                        if not item.reply(result, system.backend):
+                        if not item.reply(result, backend):
                             system.dead_letter(self, item.message, "ask abandoned")
                     elif isinstance(item, Signal):
                         await self._signal(item, receive, is_async)

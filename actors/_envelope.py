@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .channel._waiters import Backend, Waiter
+from .channel._waiters import _asyncio_backend as _ASYNCIO
 
 __all__ = ["EXPIRED", "Ask"]
 
@@ -59,6 +60,14 @@ class Ask(Waiter):
     def _wake(self, backend: Backend | None) -> bool:
         if self.waiting:
             self.waiting = False
+            if backend is _ASYNCIO:
+                # Every ask's reply: resolve the future here rather than through
+                # two backend calls. Done already means Task.cancel() won.
+                fut = self.handle
+                if fut.done():
+                    return False
+                fut.set_result(None)
+                return True
             if backend is not None and not backend.is_cancelled(self):
                 backend.wake(self)
                 return True
