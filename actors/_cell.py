@@ -333,6 +333,13 @@ class Cell:
                 self.carry = batch[index:]
                 await self._failed(exc, item)
                 # Resumed: go on with the rest of the batch.
+            except BaseException:
+                # Cancelled (the system is being torn down): keep what this
+                # batch has not finished, the item being handled included, so
+                # that _terminate counts them as dead letters. ``item`` is None
+                # while control commands run, before the pending item began.
+                self.carry = batch[index - 1 if item is not None else index :]
+                raise
 
     async def _signal(self, item: Signal, receive: Any, is_async: bool) -> None:
         if type(item) is Wake:

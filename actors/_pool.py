@@ -487,7 +487,7 @@ def spawn_pool(
         ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
             ``drain``, or a taken name.
     """
-    check_limit(size)
+    check_limit(size, "size")
     if routing not in ROUTINGS:
         raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
     if isinstance(factory, type) and not issubclass(factory, Actor):
@@ -497,7 +497,7 @@ def spawn_pool(
     system = parent.system
     check_capacity(capacity)
     if drain is not None:
-        check_limit(drain)
+        check_limit(drain, "drain")
     backend = system.backend
     if backend is None:
         raise ActorStopped("the actor system is not running")

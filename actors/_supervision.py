@@ -137,7 +137,18 @@ class SupervisorStrategy:
             )
         if not self.within > 0:
             raise ValueError(f"within must be > 0 seconds, got {self.within!r}")
-        if not (isinstance(self.decider, Mapping) or callable(self.decider)):
+        decider = self.decider
+        if isinstance(decider, Mapping):
+            for key, value in decider.items():
+                if not (isinstance(key, type) and issubclass(key, BaseException)):
+                    raise TypeError(
+                        f"decider keys must be exception classes, not {key!r}"
+                    )
+                if not isinstance(value, Directive):
+                    raise TypeError(
+                        f"decider[{key.__name__}] must be a Directive, not {value!r}"
+                    )
+        elif not callable(decider):
             raise TypeError("decider must be a mapping of exception types or callable")
 
     def decide(self, exc: BaseException) -> Directive:

@@ -88,15 +88,21 @@ class ActorSystem:
         drain: default for how many queued items an actor takes per wake.
         dead_letters_kept: how many recent dead letters ``dead_letters.recent``
             keeps.
-        shutdown_timeout: seconds to wait for a graceful stop when the block
-            exits with an exception or cancellation, before cancelling the
-            actors' tasks (None: 5 seconds then). A normal exit always waits.
+        shutdown_timeout: seconds a graceful stop may take when the block is
+            left; then the actors' tasks are cancelled (their queued messages
+            still become dead letters and pending asks fail, but ``on_stop``
+            hooks that have not run are skipped). None (the default): a normal
+            exit waits as long as the actors take, as a task group waits for
+            its tasks; an exit by exception waits at most 5 seconds. A
+            cancellation from outside the block cancels the actors at once.
         telemetry: an :class:`~actors.Telemetry` to trace and measure messages
             (default: off, no telemetry work at all).
 
     Raises:
-        TypeError: ``strategy`` is not a SupervisorStrategy.
-        ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0.
+        TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
+            ``shutdown_timeout`` is not a number.
+        ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
+            ``shutdown_timeout`` < 0.
     """
 
     def __init__(
@@ -112,9 +118,21 @@ class ActorSystem:
             strategy = OneForOne()
         if not isinstance(strategy, SupervisorStrategy):
             raise TypeError(f"strategy must be a SupervisorStrategy, not {strategy!r}")
-        check_limit(drain)
+        check_limit(drain, "drain")
         if dead_letters_kept < 0:
             raise ValueError("dead_letters_kept must be >= 0")
+        if shutdown_timeout is not None:
+            if isinstance(shutdown_timeout, bool) or not isinstance(
+                shutdown_timeout, (int, float)
+            ):
+                raise TypeError(
+                    "shutdown_timeout must be a number of seconds or None, "
+                    f"not {shutdown_timeout!r}"
+                )
+            if not shutdown_timeout >= 0:
+                raise ValueError(
+                    f"shutdown_timeout must be >= 0 seconds, got {shutdown_timeout!r}"
+                )
         self.strategy = strategy
         self.drain = drain
         self.shutdown_timeout = shutdown_timeout
@@ -168,14 +186,22 @@ class ActorSystem:
         assert guardian is not None and tg is not None
         try:
             guardian.request_stop(StopReason.SYSTEM)
-            if exc_type is None:
+            timeout = self.shutdown_timeout
+            if exc_type is None and timeout is None:
                 await guardian.terminated.wait()
             else:
-                timeout = self.shutdown_timeout
-                with anyio.CancelScope(shield=True):
-                    with anyio.move_on_after(5.0 if timeout is None else timeout):
+                if timeout is None:
+                    timeout = 5.0
+                with anyio.CancelScope(shield=exc_type is not None):
+                    with anyio.move_on_after(timeout):
                         await guardian.terminated.wait()
-                tg.cancel_scope.cancel()
+                if not guardian.terminated.is_set():
+                    logger.warning(
+                        "actor system: graceful stop took over %s s: "
+                        "cancelling the actors",
+                        timeout,
+                    )
+                    tg.cancel_scope.cancel()
         finally:
             self.running = False
             if self._from_thread is not None:
@@ -287,12 +313,14 @@ class ActorSystem:
         if drain is None:
             drain = self.drain
         else:
-            check_limit(drain)
+            check_limit(drain, "drain")
         if name is None:
             self._names += 1
             base = getattr(factory, "__name__", "actor").lower()
             name = f"{base}-{self._names}"
-        elif not isinstance(name, str) or not name or "/" in name:
+        elif not isinstance(name, str):
+            raise TypeError(f"an actor name is a string, not {name!r}")
+        elif not name or "/" in name:
             raise ValueError(
                 f"an actor name is a non-empty string without '/': {name!r}"
             )

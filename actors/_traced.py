@@ -374,6 +374,9 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 failed.end()
             # Resumed: go on with the rest of the batch.
         except BaseException:  # cancelled inside a handler: close its span
+            # As Cell._loop: keep the unfinished rest of the batch (the item in
+            # hand included) for _terminate's dead letters.
+            cell.carry = batch[index - 1 if item is not None else index :]
             if span is not None:
                 detach(token)
                 span.set_attribute(_OUTCOME, "cancelled")

@@ -50,17 +50,18 @@ def check_buffer_size(max_buffer_size: float) -> None:
         raise ValueError("max_buffer_size cannot be negative")
 
 
-def check_limit(limit: int) -> None:
-    """Validate a batch limit.
+def check_limit(limit: int, name: str = "limit") -> None:
+    """Validate a positive count (a batch limit, a drain, a pool size), named
+    ``name`` in the error.
 
     Raises:
-        TypeError: if ``limit`` is not an integer.
-        ValueError: if ``limit`` is smaller than 1.
+        TypeError: if it is not an integer.
+        ValueError: if it is smaller than 1.
     """
     if not isinstance(limit, int) or isinstance(limit, bool):
-        raise TypeError(f"limit must be an integer, not {type(limit).__name__}")
+        raise TypeError(f"{name} must be an integer, not {type(limit).__name__}")
     if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
+        raise ValueError(f"{name} must be at least 1, got {limit}")
 
 
 class ChannelState(Generic[T]):
