@@ -27,7 +27,22 @@ class Ask(Waiter):
     The envelope is itself what the asker parks on (one object per ask).
     """
 
-    __slots__ = ("abandoned", "message", "outcome", "state", "waiting")
+    # prev, next, deadline: its place among the asks awaiting a timeout on
+    # asyncio (see _deadlines.py); set only there.
+    __slots__ = (
+        "abandoned",
+        "deadline",
+        "message",
+        "next",
+        "outcome",
+        "prev",
+        "state",
+        "waiting",
+    )
+
+    prev: Ask | None
+    next: Ask | None
+    deadline: float
 
     def __init__(self, message: object) -> None:
         self.handle = None
@@ -87,15 +102,19 @@ class Ask(Waiter):
         if self.state == _PENDING:
             self.waiting = True
             if timeout is None:
-                await backend.park(self, _abandon, _abandon)
-            elif not await backend.park_for(self, timeout, _abandon, _abandon):
+                await backend.park(self, abandon, abandon)
+            elif not await backend.park_for(self, timeout, abandon, abandon):
                 return EXPIRED
+        return self.outcome_or_raise()
+
+    def outcome_or_raise(self) -> Any:
+        """The reply, or raise the handler's exception."""
         if self.state == _FAILED:
             raise self.outcome
         return self.outcome
 
 
-def _abandon(ask: Ask) -> None:
+def abandon(ask: Ask) -> None:
     # The asker timed out or was cancelled: a later reply is a dead letter.
     ask.waiting = False
     ask.abandoned = True

@@ -378,7 +378,11 @@ class PoolRef(Generic[M]):
             raise self._stopped() from None
         # The usual case, queued at once: the backend's timed park, much
         # cheaper than a cancel scope per ask (as ActorRef.ask).
-        reply = await envelope.wait(backend, timeout)
+        deadlines = self._cell.system._deadlines
+        if deadlines is not None:  # asyncio: see ActorRef.ask
+            reply = await deadlines.wait(envelope, timeout)
+        else:
+            reply = await envelope.wait(backend, timeout)
         if reply is EXPIRED:
             raise AskTimeout(f"{self._cell.path} did not reply within {timeout} s")
         return reply

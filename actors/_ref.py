@@ -137,7 +137,11 @@ class ActorRef(Generic[M]):
             raise self._stopped() from None
         # The usual case: queued at once. The backend's timed park is much
         # cheaper than a cancel scope per ask.
-        reply = await envelope.wait(backend, timeout)
+        deadlines = cell.system._deadlines
+        if deadlines is not None:  # asyncio: one timer per timeout, not per ask
+            reply = await deadlines.wait(envelope, timeout)
+        else:
+            reply = await envelope.wait(backend, timeout)
         if reply is EXPIRED:
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
         return reply

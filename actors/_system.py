@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from .channel._state import check_limit
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
+    from ._deadlines import Deadlines
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
     from ._telemetry import Telemetry
@@ -148,6 +150,7 @@ class ActorSystem:
         self._guardian: Cell | None = None
         self._names = 0
         self._from_thread: FromThread | None = None
+        self._deadlines: Deadlines | None = None  # ask timeouts, on asyncio
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # from_thread
         self._timer_service: TimerService | None = None  # made by the first timer
 
@@ -157,6 +160,10 @@ class ActorSystem:
         if self.running or self._tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")
         self.backend = current_backend()
+        if self.backend.name == "asyncio":
+            from ._deadlines import Deadlines
+
+            self._deadlines = Deadlines(asyncio.get_running_loop())
         self._loop_token = anyio.lowlevel.current_token()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
