@@ -103,8 +103,19 @@ class Mailbox(Generic[M]):
         quota.used += 1
         queue = self._queue
         queue.append(message)
-        if self._consumer is not None:
-            self._wake_consumer()
+        consumer = self._consumer
+        if consumer is not None:
+            # An idle actor's per-message wakeup, inlined for asyncio (the
+            # common case); _wake_consumer has the general version.
+            self._consumer = None
+            if self._backend is _ASYNCIO:
+                fut = consumer.handle
+                if not fut.done():  # done: Task.cancel() got there first
+                    fut.set_result(None)
+                    self._wakeups += 1
+            else:
+                self._consumer = consumer
+                self._wake_consumer()
         if len(queue) > self._peak:
             self._peak = len(queue)
 
