@@ -468,7 +468,8 @@ class create_memory_object_stream(
     Args:
         max_buffer_size: how many items the buffer holds before ``send`` waits:
             0 for a rendezvous channel, an integer, or :data:`math.inf`.
-        item_type: ignored; anyio 3's way to type the stream, kept so calls
+        item_type: deprecated, as in anyio 4 (it warns and does nothing):
+            anyio 3's way to type the stream, kept so calls
             written for anyio keep working.
 
     Returns:
@@ -483,6 +484,13 @@ class create_memory_object_stream(
         cls, max_buffer_size: float = 0, item_type: object = None
     ) -> tuple[MemoryObjectSendStream[T_Item], MemoryObjectReceiveStream[T_Item]]:
         check_buffer_size(max_buffer_size)
+        if item_type is not None:
+            warnings.warn(
+                "The item_type argument has been deprecated since anyio 4.0 and "
+                "does nothing: write create_memory_object_stream[T](...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         state: ChannelState[T_Item] = ChannelState(
             math.inf if max_buffer_size == math.inf else max_buffer_size
         )
