@@ -188,7 +188,16 @@ class ActorContext:
 
     def unwatch(self, ref: ActorRef[Any]) -> None:
         """Stop watching: no ``Terminated`` for ``ref`` reaches this actor after
-        this call, even one already queued."""
+        this call, even one already queued. Unwatching an actor that is not
+        watched does nothing.
+
+        Raises:
+            TypeError: ``ref`` is not an ActorRef.
+        """
+        from ._ref import ActorRef
+
+        if not isinstance(ref, ActorRef):
+            raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
         cell = self._cell
         target = ref._cell
         cell.watching.discard(target)

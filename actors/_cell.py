@@ -13,10 +13,12 @@ never stuck behind a backlog: the loop checks them before every message.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
 import inspect
 import logging
+import math
 from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -25,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._envelope import Ask
-from ._errors import ActorStopped
+from ._errors import ActorStopped, StrayCancellation, describe
 from ._signals import WAKE, Terminated, Wake
+from ._supervision import check_strategy_attribute
 from .mailbox import EndOfMailbox, Mailbox, MailboxClosed, Signal
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from ._supervision import RestartType
     from ._system import ActorSystem
 
-__all__ = ["Cell", "StopReason", "current_cell"]
+__all__ = ["NOTHING", "Cell", "StopReason", "call_handler", "current_cell"]
 
 logger = logging.getLogger("actors")
 
@@ -60,6 +63,87 @@ class StopReason(enum.Enum):
 
 # Cell states.
 STARTING, RUNNING, SUSPENDED, STOPPING, TERMINATED = range(5)
+
+
+class _Nothing:
+    """The type of :data:`NOTHING`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+
+#: "No item": what the loop holds when it is not handling one. Never None,
+#: which is a legal message.
+NOTHING: Any = _Nothing()
+
+#: Classes of values a handler returns that are known not to be awaitable, so
+#: the message loop tells a plain reply from a coroutine (an ``async def``
+#: receive behind a sync decorator) with a set lookup, no call. Filled as
+#: results come (bounded: a program that makes classes without end stops
+#: caching, it does not grow this set).
+_PLAIN: set[type] = {type(None), bool, int, float, str, bytes, tuple, list, dict}
+_PLAIN_MAX = 4096
+
+
+def awaitable_class(cls: type) -> bool:
+    """Whether results of class ``cls`` are awaited (as the lifecycle hooks'
+    are); caches the classes that are not."""
+    if hasattr(cls, "__await__"):
+        return True
+    if len(_PLAIN) < _PLAIN_MAX:
+        _PLAIN.add(cls)
+    return False
+
+
+async def call_handler(handler: Callable[[Any], Any], message: object) -> Any:
+    """Call a sync or async handler (``receive``, ``on_terminated``) and return
+    its result; an awaitable result is awaited (an ``async def`` wrapped by a
+    plain decorator returns its coroutine)."""
+    result = handler(message)
+    if result.__class__ not in _PLAIN and awaitable_class(result.__class__):
+        result = await result
+    return result
+
+
+def being_cancelled() -> bool:
+    """Whether the current task is being cancelled: an enclosing cancel scope
+    was cancelled (anyio's, Trio's) or, on asyncio, ``Task.cancel()`` was
+    called. False means a cancellation exception raised now is stray: it came
+    from something the task awaited that another task cancelled."""
+    if anyio.current_effective_deadline() == -math.inf:
+        return True
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no asyncio loop in this thread: Trio
+        return False
+    return task is not None and task.cancelling() > 0
+
+
+def stray_failure(exc: BaseException) -> StrayCancellation | None:
+    """The failure to report for ``exc`` if it is a stray cancellation, else
+    None (a real teardown, or not a cancellation at all)."""
+    if not isinstance(exc, anyio.get_cancelled_exc_class()) or being_cancelled():
+        return None
+    failure = StrayCancellation(
+        f"a handler raised {type(exc).__name__} but its actor was not being "
+        "cancelled (it awaited something another task cancelled)"
+    )
+    failure.__cause__ = exc
+    return failure
+
+
+def add_note_once(exc: BaseException, note: str) -> None:
+    """Add ``note`` to a user's exception unless it is there already; never
+    fails (a frozen dataclass exception refuses new attributes)."""
+    try:
+        notes = getattr(exc, "__notes__", None)
+        if isinstance(notes, list) and note in notes:
+            return
+        exc.add_note(note)
+    except Exception:
+        pass
 
 
 class _Restart(Exception):
@@ -88,10 +172,17 @@ def _log_extra(cell: Cell, event: str) -> dict[str, str]:
 
 
 async def call_hook(hook: Callable[..., Any], *args: Any) -> None:
-    """Call a sync or async lifecycle hook."""
-    result = hook(*args)
-    if inspect.isawaitable(result):
-        await result
+    """Call a sync or async lifecycle hook; a stray cancellation it raises
+    becomes a :exc:`~actors.StrayCancellation` failure."""
+    try:
+        result = hook(*args)
+        if inspect.isawaitable(result):
+            await result
+    except anyio.get_cancelled_exc_class() as exc:
+        failure = stray_failure(exc)
+        if failure is None:
+            raise
+        raise failure from exc
 
 
 class Cell:
@@ -144,7 +235,7 @@ class Cell:
         self.watchers: set[Cell] = set()  # cells watching this one
         self.watching: set[Cell] = set()  # cells this one watches
         self.carry: list[Any] = []  # items taken from the mailbox, not yet handled
-        self.current: Any = None  # the item being handled
+        self.current: Any = NOTHING  # the ask being handled
         self.timers: Any = None  # a TimerScheduler, made on first use
         self.supervision: Any = None  # a RestartIntensity, made on first failure
         self.started_ok = False
@@ -199,6 +290,7 @@ class Cell:
         restarting = False
         done: anyio.Event | None = None
         delay = 0.0
+        system = self.system
         try:
             while True:
                 try:
@@ -208,34 +300,61 @@ class Cell:
                     if self.stop_requested:  # also: a stop during backoff wins
                         raise _Stop
                     await self._start(cause, restarting, done)
+                    done = None
                     self.state = RUNNING
-                    telemetry = self.system.telemetry
+                    telemetry = system.telemetry
                     if telemetry is None:
                         await self._loop()
                     else:  # chosen per incarnation: _loop stays untouched
                         await telemetry.run_loop(self)
                 except _Restart as restart:
+                    if done is not None:  # a start it was waiting for failed
+                        done.set()
                     cause, restarting, done = restart.cause, True, restart.done
                     delay = restart.delay
                     await self._stop_incarnation()
                     continue
                 except _Stop:
                     break
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._terminate(cancelled=True)
-            raise
-        except BaseException as exc:  # a bug in the runtime: never lose it
-            logger.exception("actor %s crashed in the runtime", self.path)
-            # Shut the system down so the crash surfaces from `async with`
-            # instead of leaving askers and joiners waiting forever.
-            self.system._record_failure(exc)
-            self.system._shutdown_on_crash()
-            with anyio.CancelScope(shield=True):
-                await self._terminate(cancelled=False)
-            return
-        with anyio.CancelScope(shield=True):
+        except anyio.get_cancelled_exc_class() as exc:
+            failure = stray_failure(exc)
+            if failure is None:  # torn down: the system is cancelling us
+                with system._shield():
+                    await self._terminate(cancelled=True)
+                raise
+            # A stray cancellation outside any handler (a runtime path that
+            # awaited something cancelled): a crash, never a silent teardown.
+            self._crashed(failure)
+        except BaseException as exc:
+            self._crashed(exc)
+        finally:
+            # A supervisor waiting for the start of this incarnation (one-for-
+            # all / rest-for-one) must never wait for one that will not come.
+            if done is not None:
+                done.set()
+        with system._shield():
             await self._terminate(cancelled=False)
+
+    def _crashed(self, exc: BaseException) -> None:
+        """Something no supervisor handles ended the actor's task: a bug in
+        the runtime, or ``SystemExit`` / ``KeyboardInterrupt`` raised by a
+        handler. Shut the system down so it surfaces from ``async with``
+        instead of leaving askers and joiners waiting forever."""
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            logger.info(
+                "actor %s raised %s: shutting the system down",
+                self.path,
+                type(exc).__name__,
+                extra=_log_extra(self, "stop"),
+            )
+        else:
+            logger.error(
+                "actor %s crashed in the runtime",
+                self.path,
+                exc_info=(type(exc), exc, exc.__traceback__),
+            )
+        self.system._record_failure(exc)
+        self.system._shutdown_on_crash()
 
     async def _start(
         self, cause: BaseException | None, restarting: bool, done: anyio.Event | None
@@ -253,18 +372,20 @@ class Cell:
         self.instance = None  # the failed one is gone, whatever the factory does
         if restarting:
             logger.info(
-                "actor %s restarts (incarnation %d) after %r",
+                "actor %s restarts (incarnation %d) after %s",
                 self.path,
                 self.incarnation,
-                cause,
+                describe(cause) if cause is not None else "a normal exit",
                 extra=_log_extra(self, "restart"),
             )
         try:
             instance = self.factory(*self.args, **self.kwargs)
             if not isinstance(instance, Actor):
                 raise TypeError(
-                    f"the factory of {self.path} returned {instance!r}, not an Actor"
+                    f"the factory of {self.path} returned an instance of "
+                    f"{type(instance).__qualname__}, not an Actor"
                 )
+            check_strategy_attribute(instance, self.path)
             instance.context = self.context
             self.instance = instance
             if restarting:
@@ -276,7 +397,7 @@ class Cell:
                 done.set()
             # The supervisor never resumes an instance that did not start (it
             # restarts it instead), so this returns only by raising.
-            await self._failed(exc, None)
+            await self._failed(exc, NOTHING)
             raise _Restart(exc) from None  # unreachable unless that changes
         self.started_ok = True
         if done is not None:
@@ -293,6 +414,7 @@ class Cell:
         is_async = inspect.iscoroutinefunction(receive)
         system = self.system
         backend = system.backend
+        plain = _PLAIN
         while True:
             if self.carry:
                 batch, self.carry = self.carry, []
@@ -302,46 +424,64 @@ class Cell:
                 except EndOfMailbox:
                     raise _Stop from None
             index = 0
-            item: Any = None
+            item: Any = NOTHING
             try:
                 for item in batch:
                     if control or self.stop_requested:
                         self.carry = batch[index:]
-                        pending, item = item, None  # not being handled yet
+                        pending, item = item, NOTHING  # not being handled yet
                         await self._handle_control()
                         self.carry = []
                         item = pending
                     index += 1
                     if type(item) is Ask:
                         self.current = item
-                        result = receive(item.message)
                         if is_async:
-                            result = await result
-                        self.current = None
+                            result = await receive(item.message)
+                        else:
+                            result = receive(item.message)
+                            # A coroutine from a sync wrapper of an async def:
+                            # a set lookup decides, no call (see _PLAIN).
+                            if result.__class__ not in plain and awaitable_class(
+                                result.__class__
+                            ):
+                                result = await result
+                        self.current = NOTHING
                         if not item.reply(result, backend):
                             system.dead_letter(self, item.message, "ask abandoned")
                     elif isinstance(item, Signal):
-                        await self._signal(item, receive, is_async)
+                        await self._signal(item, receive)
                     elif is_async:
                         await receive(item)
                     else:
-                        receive(item)
+                        result = receive(item)
+                        if result.__class__ not in plain and awaitable_class(
+                            result.__class__
+                        ):
+                            await result
             except (_Restart, _Stop):
                 raise
             except Exception as exc:
-                self.current = None
+                self.current = NOTHING
                 self.carry = batch[index:]
                 await self._failed(exc, item)
                 # Resumed: go on with the rest of the batch.
-            except BaseException:
-                # Cancelled (the system is being torn down): keep what this
-                # batch has not finished, the item being handled included, so
-                # that _terminate counts them as dead letters. ``item`` is None
-                # while control commands run, before the pending item began.
-                self.carry = batch[index - 1 if item is not None else index :]
+            except BaseException as exc:
+                failure = stray_failure(exc)
+                if failure is not None:  # not a teardown: the handler failed
+                    self.current = NOTHING
+                    self.carry = batch[index:]
+                    await self._failed(failure, item)
+                    continue
+                # Cancelled (the system is being torn down), or SystemExit:
+                # keep what this batch has not finished, the item being handled
+                # included, so that _terminate counts them as dead letters.
+                # ``item`` is NOTHING while control commands run, before the
+                # pending item began.
+                self.carry = batch[index - 1 if item is not NOTHING else index :]
                 raise
 
-    async def _signal(self, item: Signal, receive: Any, is_async: bool) -> None:
+    async def _signal(self, item: Signal, receive: Any) -> None:
         if type(item) is Wake:
             self.wake_pending = False
             return
@@ -354,14 +494,12 @@ class Cell:
             hook = getattr(instance, "on_terminated", None)
             if hook is not None:
                 await call_hook(hook, item)
-            elif is_async:
-                await receive(item)
             else:
-                receive(item)
+                await call_handler(receive, item)
             return
         deliver = getattr(item, "deliver", None)
         if deliver is not None:  # timer firings and other runtime signals
-            await deliver(self, receive, is_async)
+            await deliver(self, receive)
             return
         self.system.dead_letter(self, item, "unknown signal")
 
@@ -385,11 +523,13 @@ class Cell:
         if kind == "resume":
             return True
         if kind == "suspend":  # (suspend, done): first half of an all/rest restart
-            await self._stop_incarnation()
-            cmd[1].set()
+            try:
+                await self._stop_incarnation()
+            finally:  # the supervisor waits for it, whatever happens here
+                cmd[1].set()
             await self._wait_for_start()
         elif kind == "exit":  # a permanent child stopped itself: supervised
-            await self._failed(None, None)
+            await self._failed(None, NOTHING)
         elif kind == "child_failed":  # (child_failed, child, exc, incarnation)
             from ._supervisor import handle_child_failure
 
@@ -434,24 +574,28 @@ class Cell:
 
     async def _failed(self, exc: Exception | None, item: Any) -> None:
         """The instance failed (or a permanent child exited, ``exc`` None):
-        settle the item, report to the parent, and obey its directive."""
+        settle the item (:data:`NOTHING` when there is none), report to the
+        parent, and obey its directive."""
         system = self.system
         if exc is not None:
             logger.warning(
-                "actor %s failed: %r",
+                "actor %s failed: %s",
                 self.path,
-                exc,
+                describe(exc),
                 exc_info=(type(exc), exc, exc.__traceback__),
                 extra=_log_extra(self, "failure"),
             )
             system._count_failure(self, exc)
             if type(item) is Ask:
                 # The asker re-raises this same object: its traceback holds the
-                # actor-side frames, and the note names where it came from.
-                exc.add_note(f"raised by actor {self.path} while handling an ask")
+                # actor-side frames, and the note names where it came from
+                # (once, however often the object is raised).
+                add_note_once(
+                    exc, f"raised by actor {self.path} while handling an ask"
+                )
                 item.fail(exc, system.backend)
                 system.dead_letter(self, item.message, "handler failed")
-            elif item is not None and not isinstance(item, Signal):
+            elif item is not NOTHING and not isinstance(item, Signal):
                 system.dead_letter(self, item, "handler failed")
         parent = self.parent
         if parent is None:  # the guardian itself failed: the system fails
@@ -506,9 +650,9 @@ class Cell:
                 await call_hook(instance.on_stop)
             except Exception as exc:  # reported, but the actor still stops
                 logger.error(
-                    "actor %s: on_stop failed: %r",
+                    "actor %s: on_stop failed: %s",
                     self.path,
-                    exc,
+                    describe(exc),
                     exc_info=(type(exc), exc, exc.__traceback__),
                     extra=_log_extra(self, "failure"),
                 )
@@ -524,8 +668,10 @@ class Cell:
             try:
                 await self._stop_incarnation()
             except anyio.get_cancelled_exc_class():
+                # The system's shutdown_timeout ran out (or it was cancelled
+                # from outside): what is left of the stop is skipped.
                 cancelled = True
-        else:
+        if cancelled:
             for child in list(self.children.values()):
                 child.request_stop(StopReason.SYSTEM)
             if self.timers is not None:
@@ -533,14 +679,17 @@ class Cell:
         self.instance = None
         system = self.system
         backend = system.backend
-        leftovers = [self.current, *self.carry, *self.mailbox.drain()]
+        current = self.current
+        leftovers = [*self.carry, *self.mailbox.drain()]
+        if current is not NOTHING:
+            leftovers.insert(0, current)
         if system.telemetry is not None:  # take off the trace envelopes
             leftovers = system.telemetry.unwrap(leftovers)
-        self.current = None
+        self.current = NOTHING
         self.carry = []
         stopped = ActorStopped(f"{self.path} stopped before replying")
         for item in leftovers:
-            if item is None or isinstance(item, Signal):
+            if isinstance(item, Signal):
                 continue
             if type(item) is Ask:
                 if not item.done:

@@ -10,7 +10,9 @@ __all__ = [
     "AskTimeout",
     "MailboxClosed",
     "MailboxFull",
+    "StrayCancellation",
     "SystemNotRunning",
+    "describe",
 ]
 
 
@@ -35,3 +37,21 @@ class AskTimeout(TimeoutError):
 class AskSelfError(RuntimeError):
     """An actor asked itself from its own handler, which could never be answered
     (the actor handles one message at a time). The actor keeps running."""
+
+
+class StrayCancellation(RuntimeError):
+    """A handler or hook raised a cancellation exception while its actor was not
+    being cancelled: it awaited something another task had cancelled (a
+    cancelled future, a task it did not own), so the cancellation was not meant
+    for the actor. The runtime treats it as that handler's failure, supervised
+    like any other exception; the stray exception is its ``__cause__``.
+    """
+
+
+def describe(exc: BaseException) -> str:
+    """``repr(exc)`` for log records and error texts, never raising: a user's
+    exception is user data, and its ``__repr__`` may fail."""
+    try:
+        return repr(exc)
+    except Exception:
+        return f"<{type(exc).__qualname__} (its repr() failed)>"

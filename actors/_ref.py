@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
 
@@ -16,10 +16,31 @@ from .mailbox import MailboxClosed, MailboxFull, Signal
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["ActorRef", "check_timeout"]
+__all__ = ["ActorRef", "ReplyTypeMismatch", "check_timeout"]
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
+
+
+@final
+class ReplyTypeMismatch:
+    """Never made: the type ``ask`` has for mypy when a :class:`~actors.Request`
+    is asked where a different reply type is expected (``x: str = await
+    ref.ask(Get())`` with ``Get(Request[int])``), so the mismatch is an error
+    naming this class instead of passing as ``Any``."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        raise TypeError("ReplyTypeMismatch only exists for type checkers")
+
+
+def signal_error(message: object) -> TypeError:
+    """The error for a runtime signal given to ``tell``, ``send`` or ``ask``."""
+    return TypeError(
+        f"{type(message).__name__} is a runtime signal: only the runtime "
+        "delivers signals, actors cannot be told, sent or asked one"
+    )
 
 
 def check_timeout(timeout: float) -> float:
@@ -62,6 +83,8 @@ class ActorRef(Generic[M]):
             self._cell.mailbox.try_send(message)
         except MailboxClosed:
             raise self._stopped() from None
+        except TypeError:  # the mailbox refuses signals
+            raise signal_error(message) from None
 
     async def send(self, message: M) -> None:
         """Enqueue a message, waiting while the mailbox is full (backpressure).
@@ -73,14 +96,40 @@ class ActorRef(Generic[M]):
         Raises:
             TypeError: ``message`` is a runtime signal object.
             ActorStopped: the actor has stopped, or stopped while we waited.
+            MailboxFull: an actor sent to its own full mailbox from its own
+                handler: it would wait forever, since only it can make room
+                (as ``ask`` refuses an actor asking itself).
         """
+        cell = self._cell
+        mailbox = cell.mailbox
         try:
-            await self._cell.mailbox.send(message)
+            mailbox.try_send(message)
+            return
+        except MailboxFull:
+            if current_cell.get() is cell:
+                raise MailboxFull(
+                    f"{cell.path} sent to its own full mailbox from its own "
+                    "handler: it would wait forever (only it makes room)"
+                ) from None
+        except MailboxClosed:
+            raise self._stopped() from None
+        except TypeError:
+            raise signal_error(message) from None
+        try:
+            await mailbox.send(message)
         except MailboxClosed:
             raise self._stopped() from None
 
     @overload
     async def ask(self, message: Request[R], timeout: float = 5.0) -> R: ...
+
+    # Reached only when the expected type does not fit the Request's reply
+    # type (mypy tries the first overload with the expected type): an error
+    # naming ReplyTypeMismatch instead of the Any of the last overload.
+    @overload
+    async def ask(
+        self, message: Request[Any], timeout: float = 5.0
+    ) -> ReplyTypeMismatch: ...
 
     @overload
     async def ask(self, message: M, timeout: float = 5.0) -> Any: ...
@@ -110,7 +159,7 @@ class ActorRef(Generic[M]):
         if isinstance(message, Signal):
             # The Ask envelope would smuggle it past the mailbox's signal check,
             # and receive() would get a forged Terminated: refuse as tell does.
-            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+            raise signal_error(message)
         cell = self._cell
         if current_cell.get() is cell:
             raise AskSelfError(

@@ -10,6 +10,7 @@ restart types (``permanent``, ``transient``, ``temporary``), plus Akka's decider
 from __future__ import annotations
 
 import enum
+import math
 import random
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -50,6 +51,31 @@ class Directive(enum.Enum):
 Decider = Callable[[BaseException], Directive]
 
 
+def _check_seconds(name: str, value: object) -> None:
+    """The type of a duration argument: a number of seconds (an int or a
+    float; not a bool, not a string). The caller checks the range.
+
+    Raises:
+        TypeError: it is not an int or a float.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+
+
+def check_strategy_attribute(owner: object, where: str) -> None:
+    """Check an actor's (or actor class's) ``supervisor_strategy`` attribute.
+
+    Raises:
+        TypeError: it is set and is not a :class:`SupervisorStrategy`.
+    """
+    strategy = getattr(owner, "supervisor_strategy", None)
+    if strategy is not None and not isinstance(strategy, SupervisorStrategy):
+        raise TypeError(
+            f"{where}: supervisor_strategy must be a SupervisorStrategy or None, "
+            f"not {strategy!r}"
+        )
+
+
 def _always_restart(exc: BaseException) -> Directive:
     return Directive.RESTART
 
@@ -81,11 +107,22 @@ class Backoff:
     random_factor: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.min_delay > 0:
-            raise ValueError(f"min_delay must be > 0 seconds, got {self.min_delay}")
-        if not self.max_delay >= self.min_delay:
+        _check_seconds("min_delay", self.min_delay)
+        _check_seconds("max_delay", self.max_delay)
+        if isinstance(self.random_factor, bool) or not isinstance(
+            self.random_factor, (int, float)
+        ):
+            raise TypeError(
+                f"random_factor must be a number in [0, 1], not {self.random_factor!r}"
+            )
+        if not 0 < self.min_delay < math.inf:
             raise ValueError(
-                f"max_delay ({self.max_delay}) must be >= min_delay ({self.min_delay})"
+                f"min_delay must be > 0 and finite seconds, got {self.min_delay}"
+            )
+        if not self.min_delay <= self.max_delay < math.inf:
+            raise ValueError(
+                f"max_delay ({self.max_delay}) must be finite and >= min_delay "
+                f"({self.min_delay})"
             )
         if not 0 <= self.random_factor <= 1:
             raise ValueError(
@@ -116,8 +153,10 @@ class SupervisorStrategy:
         backoff: optional :class:`Backoff` between restarts.
 
     Raises:
-        ValueError: ``max_restarts`` < 0 or ``within`` <= 0.
-        TypeError: ``decider`` is neither a mapping nor callable.
+        ValueError: ``max_restarts`` < 0 or ``within`` <= 0 (or NaN).
+        TypeError: ``max_restarts`` is not an int (a bool is not), ``within``
+            is not a number of seconds, ``decider`` is neither a mapping nor
+            callable, or ``backoff`` is neither None nor a :class:`Backoff`.
     """
 
     max_restarts: int = 3
@@ -131,12 +170,24 @@ class SupervisorStrategy:
     scope: str = field(default="one", init=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_restarts, int) or self.max_restarts < 0:
+        if isinstance(self.max_restarts, bool) or not isinstance(
+            self.max_restarts, int
+        ):
+            raise TypeError(
+                f"max_restarts must be an integer, not {self.max_restarts!r}"
+            )
+        if self.max_restarts < 0:
             raise ValueError(
                 f"max_restarts must be an integer >= 0, got {self.max_restarts!r}"
             )
+        _check_seconds("within", self.within)
         if not self.within > 0:
             raise ValueError(f"within must be > 0 seconds, got {self.within!r}")
+        if self.backoff is not None and not isinstance(self.backoff, Backoff):
+            raise TypeError(
+                f"backoff must be a Backoff or None, not {self.backoff!r} "
+                "(e.g. Backoff(min_delay=0.1, max_delay=10.0))"
+            )
         decider = self.decider
         if isinstance(decider, Mapping):
             for key, value in decider.items():

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ._errors import describe
 from ._supervision import Directive, OneForOne, RestartIntensity, SupervisorStrategy
 
 if TYPE_CHECKING:
@@ -63,11 +64,11 @@ async def handle_child_failure(
     if directive is Directive.RESTART and child.restart_type == "temporary":
         directive = Directive.STOP
     logger.info(
-        "supervisor %s: %s %s after %r",
+        "supervisor %s: %s %s after %s",
         parent.path,
         directive.value,
         child.path,
-        exc,
+        describe(exc) if exc is not None else "a normal exit",
         extra={"actor_path": parent.path, "actor_event": "directive"},
     )
     if directive is Directive.RESUME:

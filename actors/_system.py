@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -15,7 +17,14 @@ from anyio.abc import TaskGroup
 from ._actor import Actor
 from ._cell import STOPPING, Cell, StopReason
 from ._errors import ActorStopped, SystemNotRunning
-from ._supervision import RESTART_TYPES, OneForOne, RestartType, SupervisorStrategy
+from ._supervision import (
+    RESTART_TYPES,
+    OneForOne,
+    RestartType,
+    SupervisorStrategy,
+    check_strategy_attribute,
+)
+from ._telemetry import Telemetry
 from .channel._state import check_limit
 from .channel._waiters import Backend, current_backend
 
@@ -23,7 +32,6 @@ if TYPE_CHECKING:
     from ._deadlines import Deadlines
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
-    from ._telemetry import Telemetry
     from ._threads import FromThread
     from ._timers import TimerService
 
@@ -96,13 +104,17 @@ class ActorSystem:
             hooks that have not run are skipped). None (the default): a normal
             exit waits as long as the actors take, as a task group waits for
             its tasks; an exit by exception waits at most 5 seconds. A
-            cancellation from outside the block cancels the actors at once.
+            cancellation of the block (an enclosing cancel scope, or on
+            asyncio ``Task.cancel()``, ``asyncio.timeout``, ``wait_for``)
+            cancels the actors at once, hooks included, and so does a
+            cancellation that arrives while the block waits for the stop.
         telemetry: an :class:`~actors.Telemetry` to trace and measure messages
             (default: off, no telemetry work at all).
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
-            ``shutdown_timeout`` is not a number.
+            ``shutdown_timeout`` is not a number; ``telemetry`` is neither
+            None nor a Telemetry.
         ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
             ``shutdown_timeout`` < 0.
     """
@@ -135,6 +147,10 @@ class ActorSystem:
                 raise ValueError(
                     f"shutdown_timeout must be >= 0 seconds, got {shutdown_timeout!r}"
                 )
+        if telemetry is not None and not isinstance(telemetry, Telemetry):
+            raise TypeError(
+                f"telemetry must be a Telemetry or None, not {telemetry!r}"
+            )
         self.strategy = strategy
         self.drain = drain
         self.shutdown_timeout = shutdown_timeout
@@ -153,26 +169,40 @@ class ActorSystem:
         self._deadlines: Deadlines | None = None  # ask timeouts, on asyncio
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # from_thread
         self._timer_service: TimerService | None = None  # made by the first timer
+        #: The cancel scopes shielding actors' graceful stops; cancelled, with
+        #: every later one, once the stop must end (``_cancel_actors``).
+        self._shields: set[anyio.CancelScope] = set()
+        self._cancelling = False
 
     # -- scope ------------------------------------------------------------
 
     async def __aenter__(self) -> ActorSystem:
         if self.running or self._tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")
+        # Everything that can fail happens before the task group is entered:
+        # a task group entered by hand and then abandoned corrupts Trio's
+        # cancel scope stack.
         self.backend = current_backend()
         if self.backend.name == "asyncio":
             from ._deadlines import Deadlines
 
             self._deadlines = Deadlines(asyncio.get_running_loop())
         self._loop_token = anyio.lowlevel.current_token()
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
         guardian = Cell(
             self, None, "user", _Guardian, (), {}, None, self.drain, "permanent"
         )
-        self._guardian = guardian
-        self.running = True
-        self._tg.start_soon(self._run_guardian, name="/user")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        try:
+            self._tg = tg
+            self._guardian = guardian
+            self.running = True
+            tg.start_soon(self._run_guardian, name="/user")
+        except BaseException:
+            self.running = False
+            tg.cancel_scope.cancel()
+            if not await tg.__aexit__(*sys.exc_info()):
+                raise
         return self
 
     async def _run_guardian(self) -> None:
@@ -194,21 +224,29 @@ class ActorSystem:
         try:
             guardian.request_stop(StopReason.SYSTEM)
             timeout = self.shutdown_timeout
-            if exc_type is None and timeout is None:
-                await guardian.terminated.wait()
+            cancelled = anyio.get_cancelled_exc_class()
+            if exc_type is not None and issubclass(exc_type, cancelled):
+                self._cancel_actors()  # cancelled from outside: at once
             else:
-                if timeout is None:
-                    timeout = 5.0
-                with anyio.CancelScope(shield=exc_type is not None):
-                    with anyio.move_on_after(timeout):
+                try:
+                    if exc_type is None and timeout is None:
                         await guardian.terminated.wait()
-                if not guardian.terminated.is_set():
-                    logger.warning(
-                        "actor system: graceful stop took over %s s: "
-                        "cancelling the actors",
-                        timeout,
-                    )
-                    tg.cancel_scope.cancel()
+                    else:
+                        if timeout is None:
+                            timeout = 5.0
+                        with anyio.CancelScope(shield=exc_type is not None):
+                            with anyio.move_on_after(timeout):
+                                await guardian.terminated.wait()
+                        if not guardian.terminated.is_set():
+                            logger.warning(
+                                "actor system: graceful stop took over %s s: "
+                                "cancelling the actors",
+                                timeout,
+                            )
+                            self._cancel_actors()
+                except cancelled:  # cancelled while waiting: end it at once
+                    self._cancel_actors()
+                    raise
         finally:
             self.running = False
             if self._from_thread is not None:
@@ -220,6 +258,31 @@ class ActorSystem:
         if self._failure is not None:
             raise self._failure
         return False
+
+    def _cancel_actors(self) -> None:
+        """End the stop now: cancel every actor task, their stop hooks
+        included (queued messages still become dead letters, pending asks
+        still fail)."""
+        self._cancelling = True
+        tg = self._tg
+        if tg is not None:
+            tg.cancel_scope.cancel()
+        for scope in list(self._shields):
+            scope.cancel()
+
+    @contextlib.contextmanager
+    def _shield(self) -> Iterator[anyio.CancelScope]:
+        """A shield for an actor's graceful stop: the system's cancellation
+        does not interrupt it, ``_cancel_actors`` does."""
+        scope = anyio.CancelScope(shield=True)
+        if self._cancelling:
+            scope.cancel()
+        self._shields.add(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            self._shields.discard(scope)
 
     def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
         """The one exception to raise from ``async with`` for a task group's."""
@@ -311,8 +374,10 @@ class ActorSystem:
             raise SystemNotRunning("the actor system is not running")
         if not callable(factory):
             raise TypeError(f"factory must be callable, not {factory!r}")
-        if isinstance(factory, type) and not issubclass(factory, Actor):
-            raise TypeError(f"{factory.__name__} is not an Actor subclass")
+        if isinstance(factory, type):
+            if not issubclass(factory, Actor):
+                raise TypeError(f"{factory.__name__} is not an Actor subclass")
+            check_strategy_attribute(factory, factory.__qualname__)
         if restart not in RESTART_TYPES:
             raise ValueError(
                 f"restart must be one of {', '.join(RESTART_TYPES)}, not {restart!r}"

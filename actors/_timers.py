@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from ._cell import STOPPING
+from ._cell import STOPPING, call_handler
 from ._errors import SystemNotRunning
 from .mailbox import MailboxClosed, Signal
 
@@ -51,16 +51,21 @@ _COMPACT_AT = 64
 RESOLUTION: Final = 0.001
 
 
-def check_duration(name: str, seconds: float) -> float:
-    """Validate a timer duration in seconds.
+def check_duration(name: str, seconds: float, *, zero: bool = False) -> float:
+    """Validate a timer duration in seconds (``zero``: 0 is allowed too).
 
     Raises:
         TypeError: it is not a number.
-        ValueError: it is not > 0 and finite.
+        ValueError: it is not > 0 (>= 0 with ``zero``) and finite.
     """
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise TypeError(f"{name} must be a number of seconds, not {seconds!r}")
-    if not 0 < seconds < math.inf:  # also rejects NaN
+    if zero:
+        if not 0 <= seconds < math.inf:  # also rejects NaN
+            raise ValueError(
+                f"{name} must be >= 0 and finite seconds, got {seconds!r}"
+            )
+    elif not 0 < seconds < math.inf:
         raise ValueError(f"{name} must be > 0 and finite seconds, got {seconds!r}")
     return float(seconds)
 
@@ -115,7 +120,7 @@ class _Timer(Signal):
         kind = "single" if self.interval is None else f"every {self.interval} s"
         return f"<timer {self.key!r} of {self.cell.path}: {kind}>"
 
-    async def deliver(self, cell: Cell, receive: Any, is_async: bool) -> None:
+    async def deliver(self, cell: Cell, receive: Any) -> None:
         """Called by the actor's task when the firing reaches the front of the
         mailbox: hand the message to ``receive`` unless the timer is stale."""
         self.queued = False
@@ -127,10 +132,7 @@ class _Timer(Signal):
             timers = self.scheduler._timers
             if timers.get(self.key) is self:
                 del timers[self.key]
-        if is_async:
-            await receive(self.message)
-        else:
-            receive(self.message)
+        await call_handler(receive, self.message)
 
 
 class TimerScheduler:
@@ -166,13 +168,14 @@ class TimerScheduler:
         Args:
             key: names the timer (hashable).
             message: what ``receive`` gets.
-            delay: seconds from now (> 0, finite).
+            delay: seconds from now (>= 0, finite; 0 fires as soon as the
+                timer task runs, as Akka and Erlang/OTP accept a zero delay).
 
         Raises:
             TypeError: ``delay`` is not a number, or ``key`` is not hashable.
-            ValueError: ``delay`` is not > 0 and finite.
+            ValueError: ``delay`` is negative, NaN or infinite.
         """
-        delay = check_duration("delay", delay)
+        delay = check_duration("delay", delay, zero=True)
         self._start(key, message, delay, None)
 
     def start_periodic(
@@ -195,18 +198,19 @@ class TimerScheduler:
             key: names the timer (hashable).
             message: what ``receive`` gets at each firing.
             interval: seconds between firings (> 0, finite).
-            initial_delay: seconds until the first firing (> 0, finite;
+            initial_delay: seconds until the first firing (>= 0, finite;
                 default: ``interval``).
 
         Raises:
             TypeError: a duration is not a number, or ``key`` is not hashable.
-            ValueError: a duration is not > 0 and finite.
+            ValueError: ``interval`` is not > 0 and finite, or
+                ``initial_delay`` is negative, NaN or infinite.
         """
         interval = check_duration("interval", interval)
         first = (
             interval
             if initial_delay is None
-            else check_duration("initial_delay", initial_delay)
+            else check_duration("initial_delay", initial_delay, zero=True)
         )
         self._start(key, message, first, interval)
 

@@ -20,11 +20,19 @@ import anyio
 from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
-from ._cell import _Restart, _Stop, current_cell
+from ._cell import (
+    _PLAIN,
+    NOTHING,
+    _Restart,
+    _Stop,
+    awaitable_class,
+    current_cell,
+    stray_failure,
+)
 from ._envelope import EXPIRED, Ask
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
-from ._ref import ActorRef, check_timeout
+from ._ref import ActorRef, check_timeout, signal_error
 from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
 from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 
@@ -74,7 +82,7 @@ class TracedRef(ActorRef[M]):
 
     def tell(self, message: M) -> None:
         if isinstance(message, Signal):  # the envelope would hide it
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+            raise signal_error(message)
         try:
             self._cell.mailbox.try_send(Traced(message, get_current(), perf_counter()))
         except MailboxClosed:
@@ -83,12 +91,22 @@ class TracedRef(ActorRef[M]):
 
     async def send(self, message: M) -> None:
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+            raise signal_error(message)
         # The wait for quota counts as mailbox wait: the clock starts here.
+        cell = self._cell
+        traced = Traced(message, get_current(), perf_counter())
         try:
-            await self._cell.mailbox.send(
-                Traced(message, get_current(), perf_counter())
-            )
+            cell.mailbox.try_send(traced)
+        except MailboxFull:
+            if current_cell.get() is cell:  # as ActorRef.send
+                raise MailboxFull(
+                    f"{cell.path} sent to its own full mailbox from its own "
+                    "handler: it would wait forever (only it makes room)"
+                ) from None
+            try:
+                await cell.mailbox.send(traced)
+            except MailboxClosed:
+                raise self._stopped() from None
         except MailboxClosed:
             raise self._stopped() from None
         self.labels.counts[SENT] += 1
@@ -98,7 +116,7 @@ class TracedRef(ActorRef[M]):
         # envelope. Keep the checks in step with ActorRef.ask.
         check_timeout(timeout)
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+            raise signal_error(message)
         cell = self._cell
         if current_cell.get() is cell:
             raise AskSelfError(
@@ -153,7 +171,7 @@ class TracedPoolRef(PoolRef[M]):
 
     def tell(self, message: M) -> None:
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+            raise signal_error(message)
         labels = self._telemetry()[1]
         traced: Any = Traced(message, get_current(), perf_counter())
         super().tell(traced)
@@ -161,7 +179,7 @@ class TracedPoolRef(PoolRef[M]):
 
     async def send(self, message: M) -> None:
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+            raise signal_error(message)
         labels = self._telemetry()[1]
         traced: Any = Traced(message, get_current(), perf_counter())
         await super().send(traced)
@@ -169,7 +187,7 @@ class TracedPoolRef(PoolRef[M]):
 
     def broadcast(self, message: M) -> None:
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+            raise signal_error(message)
         labels = self._telemetry()[1]
         # One envelope for every worker: it is never written to.
         traced: Any = Traced(message, get_current(), perf_counter())
@@ -180,7 +198,7 @@ class TracedPoolRef(PoolRef[M]):
         # PoolRef.ask with a client span; keep the checks in step with it.
         check_timeout(timeout)
         if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+            raise signal_error(message)
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
@@ -294,12 +312,12 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             except EndOfMailbox:
                 raise _Stop from None
         index = 0
-        item: Any = None
+        item: Any = NOTHING
         try:
             for item in batch:
                 if control or cell.stop_requested:
                     cell.carry = batch[index:]
-                    pending, item = item, None  # not being handled yet
+                    pending, item = item, NOTHING  # not being handled yet
                     await cell._handle_control()
                     cell.carry = []
                     item = pending
@@ -310,7 +328,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                     wait_record(started - item.enqueued, metric)
                     item = item.message
                 elif isinstance(item, Signal):
-                    await cell._signal(item, receive, is_async)
+                    await cell._signal(item, receive)
                     continue
                 else:
                     parent = empty
@@ -331,17 +349,19 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 outcome = OK
                 if kind == "ask":
                     cell.current = item
+                if is_async:
+                    result = await receive(message)
+                else:
                     result = receive(message)
-                    if is_async:
+                    if result.__class__ not in _PLAIN and awaitable_class(
+                        result.__class__
+                    ):
                         result = await result
-                    cell.current = None
+                if kind == "ask":
+                    cell.current = NOTHING
                     if not item.reply(result, system.backend):
                         outcome = ABANDONED
                         system.dead_letter(cell, message, "ask abandoned")
-                elif is_async:
-                    await receive(message)
-                else:
-                    receive(message)
                 detach(token)
                 elapsed = perf_counter() - started
                 span.set_attribute(_OUTCOME, OUTCOMES[outcome])
@@ -351,8 +371,21 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 counts[outcome] += 1
         except (_Restart, _Stop):
             raise
-        except Exception as exc:
-            cell.current = None
+        except BaseException as caught:
+            exc = (
+                caught if isinstance(caught, Exception) else stray_failure(caught)
+            )
+            if exc is None:  # cancelled inside a handler: close its span
+                # As Cell._loop: keep the unfinished rest of the batch (the
+                # item in hand included) for _terminate's dead letters.
+                cell.carry = batch[index - 1 if item is not NOTHING else index :]
+                if span is not None:
+                    detach(token)
+                    span.set_attribute(_OUTCOME, "cancelled")
+                    span.end()
+                    span = None
+                raise
+            cell.current = NOTHING
             cell.carry = batch[index:]
             if span is None:  # a failure outside a handler (control, signal)
                 await cell._failed(exc, item)
@@ -373,13 +406,3 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 detach(token)
                 failed.end()
             # Resumed: go on with the rest of the batch.
-        except BaseException:  # cancelled inside a handler: close its span
-            # As Cell._loop: keep the unfinished rest of the batch (the item in
-            # hand included) for _terminate's dead letters.
-            cell.carry = batch[index - 1 if item is not None else index :]
-            if span is not None:
-                detach(token)
-                span.set_attribute(_OUTCOME, "cancelled")
-                span.end()
-                span = None
-            raise

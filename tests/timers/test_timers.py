@@ -348,7 +348,6 @@ async def test_a_stopping_actor_starts_no_timer() -> None:
 @pytest.mark.parametrize(
     ("seconds", "error"),
     [
-        (0, ValueError),
         (-1.0, ValueError),
         (math.nan, ValueError),
         (math.inf, ValueError),
@@ -380,6 +379,40 @@ async def test_durations_must_be_positive_finite_seconds(
     assert [type(exc) for exc in raised] == [error] * 3
     assert "seconds" in str(raised[0])
     assert not active  # a rejected start changes nothing
+
+
+async def test_an_interval_of_zero_is_rejected_but_a_zero_delay_is_not() -> None:
+    class Validating(Actor):
+        def receive(self, message: Any) -> Any:
+            timers = self.context.timers
+            try:
+                timers.start_periodic("k", "m", 0)
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+    async with ActorSystem() as system:
+        error = await system.spawn(Validating).ask("try")
+    assert error is not None and error.startswith("interval must be > 0")
+
+
+async def test_a_single_timer_with_zero_delay_fires_as_soon_as_possible() -> None:
+    fired = anyio.Event()
+
+    class Prompt(Actor):
+        def on_start(self) -> None:
+            self.context.timers.start_single("now", "tick", 0)
+            self.context.timers.start_periodic("soon", "tock", 60, initial_delay=0)
+
+        def receive(self, message: Any) -> None:
+            self.seen = getattr(self, "seen", set()) | {message}
+            if self.seen == {"tick", "tock"}:
+                fired.set()
+
+    with anyio.fail_after(10):
+        async with ActorSystem() as system:
+            system.spawn(Prompt)
+            await fired.wait()
 
 
 async def test_an_unhashable_key_is_rejected() -> None:
