@@ -12,10 +12,12 @@ from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
+from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
 from ._ref import ActorRef as ActorRef
+from ._ref import ReplyTypeMismatch as ReplyTypeMismatch
 from ._request import Request as Request
 from ._signals import Terminated as Terminated
 from ._supervision import Backoff as Backoff
@@ -52,11 +54,13 @@ __all__ = [
     "OneForAll",
     "OneForOne",
     "PoolRef",
+    "ReplyTypeMismatch",
     "RestForOne",
     "RestartType",
     "Routing",
     "Request",
     "StopReason",
+    "StrayCancellation",
     "SupervisorStrategy",
     "SystemNotRunning",
     "Telemetry",

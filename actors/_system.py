@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
@@ -201,16 +200,24 @@ class ActorSystem:
         except BaseException:
             self.running = False
             tg.cancel_scope.cancel()
-            if not await tg.__aexit__(*sys.exc_info()):
-                raise
+            await tg.__aexit__(None, None, None)  # nothing started: returns
+            raise
         return self
 
     async def _run_guardian(self) -> None:
         assert self._guardian is not None
         await self._guardian.run()
-        if self._failure is not None:
+        failure = self._failure
+        if failure is not None:
+            if not isinstance(failure, Exception):
+                # SystemExit, KeyboardInterrupt: raised in a task, asyncio
+                # would tear them out of the event loop itself. Cancel the
+                # body instead; __aexit__ raises it in the host task.
+                assert self._tg is not None
+                self._tg.cancel_scope.cancel()
+                return
             # Cancels the body of the async with, and every task left.
-            raise self._failure
+            raise failure
 
     async def __aexit__(
         self,
