@@ -148,11 +148,17 @@ class ActorContext:
         message being handled.
 
         Raises:
+            TypeError: ``ref`` is neither None nor an ActorRef.
             ValueError: ``ref`` is neither this actor nor one of its children.
         """
         from ._cell import StopReason
+        from ._ref import ActorRef
 
         cell = self._cell
+        if ref is not None and not isinstance(ref, ActorRef):
+            raise TypeError(
+                f"stop() takes an ActorRef or nothing, not {type(ref).__name__}"
+            )
         if ref is None or ref._cell is cell:
             cell.request_stop(StopReason.NORMAL)
             return

@@ -347,11 +347,20 @@ class Cell:
                 type(exc).__name__,
                 extra=_log_extra(self, "stop"),
             )
-        else:
+        elif isinstance(exc, Exception):  # handlers' exceptions never get here
             logger.error(
                 "actor %s crashed in the runtime",
                 self.path,
                 exc_info=(type(exc), exc, exc.__traceback__),
+            )
+        else:  # a BaseException that is not an Exception: not supervised
+            logger.error(
+                "actor %s raised %s, which is not an Exception: shutting the "
+                "system down",
+                self.path,
+                type(exc).__name__,
+                exc_info=(type(exc), exc, exc.__traceback__),
+                extra=_log_extra(self, "stop"),
             )
         self.system._record_failure(exc)
         self.system._shutdown_on_crash()
