@@ -5,8 +5,7 @@ through its :class:`ActorRef` with ``tell``, ``send`` and ``ask``.
 """
 
 from ._actor import Actor as Actor
-from ._actor import ActorContext as ActorContext
-from ._cell import StopReason as StopReason
+from ._context import ActorContext as ActorContext
 from ._errors import ActorStopped as ActorStopped
 from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
@@ -14,6 +13,7 @@ from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
+from ._lifecycle import StopReason as StopReason
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
 from ._ref import ActorRef as ActorRef

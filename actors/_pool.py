@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 import anyio
 
 from ._actor import Actor
-from ._cell import STOPPING, current_cell
 from ._envelope import EXPIRED, Ask
 from ._errors import ActorStopped, AskSelfError, AskTimeout, MailboxFull
+from ._lifecycle import StopReason, current_cell
 from ._ref import ActorRef, check_timeout
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
@@ -259,8 +259,6 @@ class PoolRef(Generic[M]):
     def stop(self) -> None:
         """Stop the pool: new messages are refused at once; the workers stop
         after their current message; what is queued becomes dead letters."""
-        from ._cell import StopReason
-
         self._closed_by_stop()
         # Stop every worker now, not one by one as the pool's termination
         # reaches them: meanwhile round-robin workers took new tells, and
@@ -294,8 +292,7 @@ class PoolRef(Generic[M]):
 
     @property
     def is_alive(self) -> bool:
-        cell = self._cell
-        return cell.state < STOPPING and not cell.stop_requested
+        return self._cell.alive
 
     @property
     def workers(self) -> list[ActorRef[Any]]:

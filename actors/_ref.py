@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
 
-from ._cell import STOPPING, current_cell
 from ._envelope import EXPIRED, Ask
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
+from ._lifecycle import StopReason, current_cell
 from ._request import Request
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
@@ -202,8 +202,6 @@ class ActorRef(Generic[M]):
         :exc:`ActorStopped`. Returns at once; ``await join()`` to wait. Stopping
         a stopped actor does nothing.
         """
-        from ._cell import StopReason
-
         self._cell.request_stop(StopReason.NORMAL)
 
     async def join(self) -> object:
@@ -219,8 +217,7 @@ class ActorRef(Generic[M]):
     @property
     def is_alive(self) -> bool:
         """Whether the actor has not begun stopping yet."""
-        cell = self._cell
-        return cell.state < STOPPING and not cell.stop_requested
+        return self._cell.alive
 
     @property
     def name(self) -> str:

@@ -1,26 +1,33 @@
 """A parent's side of supervision: deciding on and carrying out a directive.
 
 Runs in the parent's own task, between its messages, when a child reports a
-failure (see ``Cell._failed``). Semantics: Erlang/OTP's supervisor (strategies,
-restart types, intensity) and Akka's directives and backoff.
+failure (``_faults.failed`` sends ``ChildFailed``). Semantics: Erlang/OTP's
+supervisor (strategies, restart types, intensity) and Akka's directives and
+backoff.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 import anyio
 
+from ._control import RESUME, RestartNow, Start, Suspend
 from ._errors import describe
-from ._supervision import Directive, OneForOne, RestartIntensity, SupervisorStrategy
+from ._lifecycle import RUNNING, SUSPENDED, StopReason
+from ._log import logger
+from ._supervision import (
+    Directive,
+    OneForOne,
+    RestartIntensity,
+    SupervisorStrategy,
+    check_strategy_attribute,
+)
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
 __all__ = ["handle_child_failure", "strategy_of"]
-
-logger = logging.getLogger("actors")
 
 DEFAULT_STRATEGY = OneForOne()
 
@@ -32,11 +39,9 @@ def strategy_of(cell: Cell) -> SupervisorStrategy:
     strategy = getattr(cell.instance, "supervisor_strategy", None)
     if strategy is None:
         return DEFAULT_STRATEGY
-    if not isinstance(strategy, SupervisorStrategy):
-        raise TypeError(
-            f"{cell.path}: supervisor_strategy must be a SupervisorStrategy, "
-            f"not {strategy!r}"
-        )
+    # Checked at spawn and at each start; this catches a later reassignment.
+    check_strategy_attribute(cell.instance, cell.path)
+    assert isinstance(strategy, SupervisorStrategy)
     return strategy
 
 
@@ -45,8 +50,6 @@ async def handle_child_failure(
 ) -> None:
     """Apply the parent's strategy to a failed child (``exc`` None: a permanent
     child exited normally). Raises the child's exception to escalate."""
-    from ._cell import RUNNING, STOPPING, SUSPENDED, StopReason
-
     if (
         parent.state != RUNNING
         or child.state != SUSPENDED
@@ -72,7 +75,7 @@ async def handle_child_failure(
         extra={"actor_path": parent.path, "actor_event": "directive"},
     )
     if directive is Directive.RESUME:
-        child.command("resume")
+        child.command(RESUME)
         return
     if directive is Directive.STOP:
         child.request_stop(exc if exc is not None else StopReason.NORMAL)
@@ -80,9 +83,10 @@ async def handle_child_failure(
     if directive is Directive.ESCALATE:
         await _escalate(parent, child, exc, "escalates")
         return
-    intensity = parent.supervision
+    parent_extras = parent.ensure_extras()
+    intensity = parent_extras.intensity
     if intensity is None:
-        intensity = parent.supervision = RestartIntensity()
+        intensity = parent_extras.intensity = RestartIntensity()
     now = anyio.current_time()
     if not intensity.allow(strategy, now):
         await _escalate(
@@ -95,14 +99,15 @@ async def handle_child_failure(
         return
     parent.system._count_restart(child)
     delay = 0.0
+    extras = child.ensure_extras()
     if strategy.backoff is not None:
-        if now - child.last_restart > 2 * strategy.backoff.max_delay:
-            child.backoff_attempt = 0
-        delay = strategy.backoff.delay(child.backoff_attempt)
-        child.backoff_attempt += 1
-    child.last_restart = now
+        if now - extras.last_restart > 2 * strategy.backoff.max_delay:
+            extras.backoff_attempt = 0
+        delay = strategy.backoff.delay(extras.backoff_attempt)
+        extras.backoff_attempt += 1
+    extras.last_restart = now
     if strategy.scope == "one":
-        child.command("restart", exc, delay)
+        child.command(RestartNow(exc, delay))
         return
     siblings = list(parent.children.values())
     affected = (
@@ -111,34 +116,32 @@ async def handle_child_failure(
     # Stop in reverse start order, then start again in start order (Erlang).
     restartable = []
     for cell in reversed(affected):
-        if cell.state >= STOPPING:
+        if not cell.alive:
             continue
         if cell.restart_type == "temporary":
             cell.request_stop(StopReason.PARENT)
             await cell.terminated.wait()
             continue
         done = anyio.Event()
-        cell.command("suspend", done)
-        await done.wait()
+        cell.command(Suspend(done))
+        await done.wait()  # set however the suspend ends, termination included
         restartable.append(cell)
     if delay:
-        await parent._backoff(delay)
+        await parent.backoff(delay)
         if parent.stop_requested:
             return  # a stop during backoff wins: the suspended siblings stop with us
     for cell in reversed(restartable):
-        if cell.state >= STOPPING:
-            continue
+        if not cell.alive:
+            continue  # stopped while suspended: it terminates instead
         done = anyio.Event()
-        cell.command("start", exc, done)
-        await done.wait()
+        cell.command(Start(exc, done))
+        await done.wait()  # set however the start ends, termination included
 
 
 async def _escalate(
     parent: Cell, child: Cell, exc: BaseException | None, why: str
 ) -> None:
     """Stop all the parent's children, then fail the parent with ``exc``."""
-    from ._cell import StopReason
-
     logger.error(
         "supervisor %s %s: stopping its children and failing",
         parent.path,
@@ -146,7 +149,7 @@ async def _escalate(
         extra={"actor_path": parent.path, "actor_event": "escalation"},
     )
     parent.system._count_escalation(parent)
-    # In reverse start order, as Cell._stop_children, but the failed child ends
+    # In reverse start order, as stop_children, but the failed child ends
     # with its own failure (what its watchers and join() see).
     for cell in reversed(list(parent.children.values())):
         failed = cell is child and exc is not None

@@ -14,8 +14,12 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ._actor import Actor
-from ._cell import STOPPING, Cell, StopReason
+from ._actor_task import run_actor
+from ._cell import Cell
+from ._context import ActorContext
 from ._errors import ActorStopped, SystemNotRunning
+from ._lifecycle import StopReason
+from ._ref import ActorRef
 from ._supervision import (
     RESTART_TYPES,
     OneForOne,
@@ -30,7 +34,6 @@ from .channel._waiters import Backend, current_backend
 if TYPE_CHECKING:
     from ._deadlines import Deadlines
     from ._pool import PoolRef, Routing
-    from ._ref import ActorRef
     from ._threads import FromThread
     from ._timers import TimerService
 
@@ -187,8 +190,8 @@ class ActorSystem:
 
             self._deadlines = Deadlines(asyncio.get_running_loop())
         self._loop_token = anyio.lowlevel.current_token()
-        guardian = Cell(
-            self, None, "user", _Guardian, (), {}, None, self.drain, "permanent"
+        guardian = self._make_cell(
+            None, "user", _Guardian, (), {}, None, self.drain, "permanent", None
         )
         tg = anyio.create_task_group()
         await tg.__aenter__()
@@ -206,7 +209,7 @@ class ActorSystem:
 
     async def _run_guardian(self) -> None:
         assert self._guardian is not None
-        await self._guardian.run()
+        await run_actor(self._guardian)
         failure = self._failure
         if failure is not None:
             if not isinstance(failure, Exception):
@@ -405,14 +408,44 @@ class ActorSystem:
             )
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
-        if parent.state >= STOPPING or parent.stop_requested:
+        if not parent.alive:
             raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
-        cell = Cell(
-            self, parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
+        cell = self._make_cell(
+            parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
         )
         parent.children[name] = cell
-        self._tg.start_soon(cell.run, name=cell.path)
+        self._tg.start_soon(run_actor, cell, name=cell.path)
         return cell.ref
+
+    def _make_cell(
+        self,
+        parent: Cell | None,
+        name: str,
+        factory: Callable[..., Actor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        capacity: int | None,
+        drain: int,
+        restart: RestartType,
+        mailbox: Any,
+    ) -> Cell:
+        telemetry = self.telemetry
+        # Chosen once: a traced system's refs carry trace contexts, so the
+        # plain ActorRef.tell stays free of any telemetry check.
+        return Cell(
+            self,
+            parent,
+            name,
+            factory,
+            args,
+            kwargs,
+            capacity,
+            drain,
+            restart,
+            mailbox,
+            ActorRef if telemetry is None else telemetry.make_ref,
+            ActorContext,
+        )
 
     # -- thread entry -------------------------------------------------------
 

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from ._cell import STOPPING, call_handler
 from ._errors import SystemNotRunning
+from ._invoke import call_handler
+from ._lifecycle import STOPPING
 from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:

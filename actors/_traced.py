@@ -20,17 +20,14 @@ import anyio
 from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
-from ._cell import (
-    _PLAIN,
-    NOTHING,
-    _Restart,
-    _Stop,
-    awaitable_class,
-    current_cell,
-    stray_failure,
-)
+from ._control import Restart, Stop
+from ._dispatch import handle_signal
 from ._envelope import EXPIRED, Ask
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
+from ._faults import failed as report_failure
+from ._faults import handle_control
+from ._invoke import PLAIN, awaitable_class, stray_failure
+from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout, signal_error
 from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
@@ -310,7 +307,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             try:
                 batch = await mailbox.receive_batch(drain)
             except EndOfMailbox:
-                raise _Stop from None
+                raise Stop from None
         index = 0
         item: Any = NOTHING
         try:
@@ -318,7 +315,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 if control or cell.stop_requested:
                     cell.carry = batch[index:]
                     pending, item = item, NOTHING  # not being handled yet
-                    await cell._handle_control()
+                    await handle_control(cell)
                     cell.carry = []
                     item = pending
                 index += 1
@@ -328,7 +325,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                     wait_record(started - item.enqueued, metric)
                     item = item.message
                 elif isinstance(item, Signal):
-                    await cell._signal(item, receive)
+                    await handle_signal(cell, item, receive)
                     continue
                 else:
                     parent = empty
@@ -353,7 +350,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                     result = await receive(message)
                 else:
                     result = receive(message)
-                    if result.__class__ not in _PLAIN and awaitable_class(
+                    if result.__class__ not in PLAIN and awaitable_class(
                         result.__class__
                     ):
                         result = await result
@@ -369,7 +366,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
                 span = None
                 duration_record(elapsed, metric)
                 counts[outcome] += 1
-        except (_Restart, _Stop):
+        except (Restart, Stop):
             raise
         except BaseException as caught:
             exc = (
@@ -388,7 +385,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             cell.current = NOTHING
             cell.carry = batch[index:]
             if span is None:  # a failure outside a handler (control, signal)
-                await cell._failed(exc, item)
+                await report_failure(cell, exc, item)
                 continue
             # The span stays open and current while the supervisor decides, so
             # its restart or escalation, and the dead letter, are recorded on it.
@@ -400,7 +397,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             failed.set_attribute(_OUTCOME, "error")
             failing[cell] = failed
             try:
-                await cell._failed(exc, item)
+                await report_failure(cell, exc, item)
             finally:
                 del failing[cell]
                 detach(token)

@@ -1,0 +1,122 @@
+"""An actor's task: incarnation after incarnation until it terminates.
+
+Each incarnation starts (``_incarnation``), handles messages (``_dispatch``, or
+the traced loop of a system with telemetry) until a ``Restart`` or ``Stop``
+unwinds it, and a restart stops it before the next one starts (after the
+backoff the supervisor chose). Whatever ends the task, ``_termination`` runs
+last. What no supervisor handles (a bug in the runtime; ``SystemExit`` or
+``KeyboardInterrupt`` from a handler) shuts the system down, so it surfaces
+from ``async with`` instead of leaving askers and joiners waiting.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ._control import Restart, Stop
+from ._dispatch import run_loop
+from ._faults import failed
+from ._incarnation import start_incarnation, stop_incarnation
+from ._invoke import stray_failure
+from ._lifecycle import NOTHING, RUNNING, current_cell
+from ._log import log_extra, logger
+from ._termination import terminate
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["run_actor"]
+
+
+async def run_actor(cell: Cell) -> None:
+    """The task of ``cell``'s actor (started in the system's task group)."""
+    current_cell.set(cell)
+    cause: BaseException | None = None
+    restarting = False
+    # Set once the incarnation a one-for-all / rest-for-one supervisor waits
+    # for has started or failed; whatever happens, it is set (finally below).
+    done: anyio.Event | None = None
+    delay = 0.0
+    system = cell.system
+    try:
+        while True:
+            try:
+                if delay:  # backoff: the old incarnation has ended already
+                    await cell.backoff(delay)
+                    delay = 0.0
+                if cell.stop_requested:  # also: a stop during backoff wins
+                    raise Stop
+                try:
+                    await start_incarnation(cell, cause, restarting)
+                except Exception as exc:
+                    if done is not None:
+                        done.set()
+                    # The supervisor never resumes an instance that did not
+                    # start (it restarts it instead): this ends by raising.
+                    await failed(cell, exc, NOTHING)
+                    raise Restart(exc) from None  # unreachable unless that changes
+                if done is not None:
+                    done.set()
+                    done = None
+                cell.state = RUNNING
+                telemetry = system.telemetry
+                if telemetry is None:
+                    await run_loop(cell)
+                else:  # chosen per incarnation: run_loop stays untouched
+                    await telemetry.run_loop(cell)
+            except Restart as restart:
+                if done is not None:  # a start it was waiting for failed
+                    done.set()
+                cause, restarting, done = restart.cause, True, restart.done
+                delay = restart.delay
+                await stop_incarnation(cell)
+                continue
+            except Stop:
+                break
+    except anyio.get_cancelled_exc_class() as exc:
+        failure = stray_failure(exc)
+        if failure is None:  # torn down: the system is cancelling us
+            with system._shield():
+                await terminate(cell, cancelled=True)
+            raise
+        # A stray cancellation outside any handler (a runtime path that awaited
+        # something cancelled): a crash, never a silent teardown.
+        _crashed(cell, failure)
+    except BaseException as exc:
+        _crashed(cell, exc)
+    finally:
+        if done is not None:
+            done.set()
+    with system._shield():
+        await terminate(cell, cancelled=False)
+
+
+def _crashed(cell: Cell, exc: BaseException) -> None:
+    """Something no supervisor handles ended the actor's task: shut the system
+    down so it surfaces from ``async with``."""
+    if isinstance(exc, SystemExit | KeyboardInterrupt):
+        logger.info(
+            "actor %s raised %s: shutting the system down",
+            cell.path,
+            type(exc).__name__,
+            extra=log_extra(cell, "stop"),
+        )
+    elif isinstance(exc, Exception):  # handlers' exceptions never get here
+        logger.error(
+            "actor %s crashed in the runtime",
+            cell.path,
+            exc_info=(type(exc), exc, exc.__traceback__),
+        )
+    else:  # a BaseException that is not an Exception: not supervised
+        logger.error(
+            "actor %s raised %s, which is not an Exception: shutting the "
+            "system down",
+            cell.path,
+            type(exc).__name__,
+            exc_info=(type(exc), exc, exc.__traceback__),
+            extra=log_extra(cell, "stop"),
+        )
+    cell.system._record_failure(exc)
+    cell.system._shutdown_on_crash()

@@ -1,0 +1,156 @@
+"""``ActorContext``: what an actor knows about its place in the system
+(``self.context``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._death_watch import unwatch as unwatch_cell
+from ._death_watch import watch as watch_cell
+from ._lifecycle import StopReason
+from ._ref import ActorRef
+from ._supervision import RestartType
+
+if TYPE_CHECKING:
+    from ._actor import Actor
+    from ._cell import Cell
+    from ._pool import PoolRef, Routing
+    from ._system import ActorSystem
+    from ._timers import TimerScheduler
+
+__all__ = ["ActorContext"]
+
+A = TypeVar("A", bound="Actor")
+
+
+class ActorContext:
+    """What an actor knows about its place in the system (``self.context``)."""
+
+    __slots__ = ("_cell",)
+
+    def __init__(self, cell: Cell) -> None:
+        self._cell = cell
+
+    @property
+    def self_ref(self) -> ActorRef[Any]:
+        """This actor's own ref."""
+        return self._cell.ref
+
+    @property
+    def parent(self) -> ActorRef[Any]:
+        """The parent's ref (the guardian's for top-level actors)."""
+        parent = self._cell.parent
+        return parent.ref if parent is not None else self._cell.ref
+
+    @property
+    def system(self) -> ActorSystem:
+        """The system this actor runs in."""
+        return self._cell.system
+
+    @property
+    def children(self) -> list[ActorRef[Any]]:
+        """Refs of the live children, in start order."""
+        return [child.ref for child in self._cell.children.values()]
+
+    @property
+    def name(self) -> str:
+        """This actor's name."""
+        return self._cell.name
+
+    @property
+    def path(self) -> str:
+        """This actor's path, for example ``"/user/parent/child"``."""
+        return self._cell.path
+
+    def spawn(
+        self,
+        factory: Callable[..., A],
+        *args: Any,
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        restart: RestartType = "transient",
+        **kwargs: Any,
+    ) -> ActorRef[Any]:
+        """Spawn a child of this actor; same arguments as
+        :meth:`ActorSystem.spawn`."""
+        return self._cell.system._spawn(
+            self._cell, factory, args, kwargs, name, capacity, drain, restart
+        )
+
+    def spawn_pool(
+        self,
+        factory: Callable[..., A],
+        size: int,
+        *args: Any,
+        routing: Routing = "round_robin",
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        **kwargs: Any,
+    ) -> PoolRef[Any]:
+        """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
+        from ._pool import spawn_pool
+
+        return spawn_pool(
+            self._cell, factory, size, args, kwargs, routing, name, capacity, drain
+        )
+
+    def stop(self, ref: ActorRef[Any] | None = None) -> None:
+        """Stop this actor (no argument) or one of its children, after the
+        message being handled.
+
+        Raises:
+            TypeError: ``ref`` is neither None nor an ActorRef.
+            ValueError: ``ref`` is neither this actor nor one of its children.
+        """
+        cell = self._cell
+        if ref is not None and not isinstance(ref, ActorRef):
+            raise TypeError(
+                f"stop() takes an ActorRef or nothing, not {type(ref).__name__}"
+            )
+        if ref is None or ref._cell is cell:
+            cell.request_stop(StopReason.NORMAL)
+            return
+        target = ref._cell
+        if target.parent is not cell:
+            raise ValueError(
+                f"{ref.path} is not a child of {cell.path}: stop it with ref.stop()"
+            )
+        target.request_stop(StopReason.PARENT)
+
+    def watch(self, ref: ActorRef[Any]) -> None:
+        """Watch another actor: when it terminates this actor receives exactly one
+        :class:`~actors.Terminated` (at once if it is already dead). Watching
+        twice still delivers once.
+
+        Raises:
+            TypeError: ``ref`` is not an ActorRef.
+        """
+        if not isinstance(ref, ActorRef):
+            raise TypeError(f"watch() takes an ActorRef, not {type(ref).__name__}")
+        watch_cell(self._cell, ref._cell)
+
+    def unwatch(self, ref: ActorRef[Any]) -> None:
+        """Stop watching: no ``Terminated`` for ``ref`` reaches this actor after
+        this call, even one already queued. Unwatching an actor that is not
+        watched does nothing.
+
+        Raises:
+            TypeError: ``ref`` is not an ActorRef.
+        """
+        if not isinstance(ref, ActorRef):
+            raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
+        unwatch_cell(self._cell, ref._cell)
+
+    @property
+    def timers(self) -> TimerScheduler:
+        """This actor's keyed timers (see :class:`~actors.TimerScheduler`)."""
+        extras = self._cell.ensure_extras()
+        timers = extras.timers
+        if timers is None:
+            from ._timers import TimerScheduler
+
+            timers = extras.timers = TimerScheduler(self._cell)
+        return timers

@@ -1,0 +1,74 @@
+"""Death watch: ``watch`` delivers exactly one ``Terminated`` when the watched
+actor stops (at once if it is dead already), none after ``unwatch``, even one
+already queued (Akka's DeathWatch, Erlang's monitors)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from ._invoke import call_handler, call_hook
+from ._signals import Terminated
+from .mailbox import MailboxClosed
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["deliver_terminated", "notify_watchers", "unwatch", "watch"]
+
+
+def watch(cell: Cell, target: Cell) -> None:
+    """``cell`` watches ``target`` (watching twice still delivers once)."""
+    if target is cell:
+        return
+    watching = cell.ensure_extras().watching
+    if target in watching:
+        return
+    watching.add(target)
+    if target.terminated.is_set():
+        cell.mailbox.send_signal(Terminated(target.ref, target.reason))
+    else:
+        target.ensure_extras().watchers.add(cell)
+
+
+def unwatch(cell: Cell, target: Cell) -> None:
+    """``cell`` stops watching ``target``: no Terminated after this call."""
+    extras = cell.extras
+    if extras is not None:
+        extras.watching.discard(target)
+    target_extras = target.extras
+    if target_extras is not None:
+        target_extras.watchers.discard(cell)
+
+
+async def deliver_terminated(cell: Cell, signal: Terminated, receive: Any) -> None:
+    """Hand a queued Terminated to the actor (its ``on_terminated`` hook, else
+    ``receive``) unless it unwatched the actor after the signal was queued."""
+    extras = cell.extras
+    watched = signal.ref._cell
+    if extras is None or watched not in extras.watching:
+        return  # unwatched after it was queued: never delivered
+    extras.watching.discard(watched)
+    hook = getattr(cell.instance, "on_terminated", None)
+    if hook is not None:
+        await call_hook(hook, signal)
+    else:
+        await call_handler(receive, signal)
+
+
+def notify_watchers(cell: Cell, reason: object) -> None:
+    """``cell`` terminated: one Terminated to each watcher; unlink both ways."""
+    extras = cell.extras
+    if extras is None:
+        return
+    for watched in extras.watching:
+        watched_extras = watched.extras
+        if watched_extras is not None:
+            watched_extras.watchers.discard(cell)
+    extras.watching.clear()
+    if extras.watchers:
+        terminated = Terminated(cell.ref, reason)
+        for watcher in extras.watchers:
+            with contextlib.suppress(MailboxClosed):
+                watcher.mailbox.send_signal(terminated)
+        extras.watchers.clear()

@@ -1,0 +1,128 @@
+"""The message loop: an incarnation drains its mailbox in batches (Akka's
+Dispatch).
+
+Per wake the actor takes up to ``drain`` items. Before each one it looks at
+its control queue (a command or a stop request interrupts the batch; what is
+left of it is carried over); then an ask is answered with the handler's
+result, a signal goes to the runtime's handling of it, a message to
+``receive``. A handler's exception is a failure for the supervisor; the rest
+of the batch waits for the directive.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from ._control import Restart, Stop
+from ._death_watch import deliver_terminated
+from ._envelope import Ask
+from ._faults import failed, handle_control
+from ._invoke import PLAIN, awaitable_class, stray_failure
+from ._lifecycle import NOTHING
+from ._signals import Terminated, Wake
+from .mailbox import EndOfMailbox, Signal
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["handle_signal", "run_loop"]
+
+
+async def run_loop(cell: Cell) -> None:
+    """Handle messages until a control command or a stop interrupts.
+
+    Raises:
+        Restart: the supervisor restarts the actor.
+        Stop: the actor stops (requested, or its mailbox closed and drained).
+    """
+    mailbox = cell.mailbox
+    drain = cell.drain
+    control = cell.control
+    instance = cell.instance
+    assert instance is not None
+    receive = instance.receive
+    is_async = inspect.iscoroutinefunction(receive)
+    system = cell.system
+    backend = system.backend
+    plain = PLAIN
+    while True:
+        if cell.carry:
+            batch, cell.carry = cell.carry, []
+        else:
+            try:
+                batch = await mailbox.receive_batch(drain)
+            except EndOfMailbox:
+                raise Stop from None
+        index = 0
+        item: Any = NOTHING
+        try:
+            for item in batch:
+                if control or cell.stop_requested:
+                    cell.carry = batch[index:]
+                    pending, item = item, NOTHING  # not being handled yet
+                    await handle_control(cell)
+                    cell.carry = []
+                    item = pending
+                index += 1
+                if type(item) is Ask:
+                    cell.current = item
+                    if is_async:
+                        result = await receive(item.message)
+                    else:
+                        result = receive(item.message)
+                        # A coroutine from a sync wrapper of an async def: a
+                        # set lookup decides, no call (see _invoke.PLAIN).
+                        if result.__class__ not in plain and awaitable_class(
+                            result.__class__
+                        ):
+                            result = await result
+                    cell.current = NOTHING
+                    if not item.reply(result, backend):
+                        system.dead_letter(cell, item.message, "ask abandoned")
+                elif isinstance(item, Signal):
+                    await handle_signal(cell, item, receive)
+                elif is_async:
+                    await receive(item)
+                else:
+                    result = receive(item)
+                    if result.__class__ not in plain and awaitable_class(
+                        result.__class__
+                    ):
+                        await result
+        except (Restart, Stop):
+            raise
+        except Exception as exc:
+            cell.current = NOTHING
+            cell.carry = batch[index:]
+            await failed(cell, exc, item)
+            # Resumed: go on with the rest of the batch.
+        except BaseException as exc:
+            failure = stray_failure(exc)
+            if failure is not None:  # not a teardown: the handler failed
+                cell.current = NOTHING
+                cell.carry = batch[index:]
+                await failed(cell, failure, item)
+                continue
+            # Cancelled (the system is being torn down), or SystemExit: keep
+            # what this batch has not finished, the item being handled
+            # included, so that termination counts them as dead letters.
+            # ``item`` is NOTHING while control commands run, before the
+            # pending item began.
+            cell.carry = batch[index - 1 if item is not NOTHING else index :]
+            raise
+
+
+async def handle_signal(cell: Cell, item: Signal, receive: Any) -> None:
+    """A runtime signal reached the front of the mailbox."""
+    if type(item) is Wake:  # it only made the loop look at its control queue
+        cell.wake_pending = False
+        return
+    if type(item) is Terminated:
+        await deliver_terminated(cell, item, receive)
+        return
+    deliver = getattr(item, "deliver", None)
+    if deliver is not None:  # timer firings and other runtime signals
+        await deliver(cell, receive)
+        return
+    cell.system.dead_letter(cell, item, "unknown signal")

@@ -1,0 +1,156 @@
+"""Fault handling, the child's side: a failure goes to the supervisor, and the
+actor obeys the control commands it sends (Akka's FaultHandling).
+
+The message loop calls :func:`handle_control` before every message when a
+command or a stop is pending. A failed actor is SUSPENDED in :func:`failed`
+until its supervisor's directive arrives: resume returns to the loop, a
+restart or a stop unwinds it (``Restart`` / ``Stop``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._control import (
+    ChildFailed,
+    Command,
+    Exit,
+    Restart,
+    RestartNow,
+    Resume,
+    Start,
+    Stop,
+    Suspend,
+)
+from ._envelope import Ask
+from ._errors import describe
+from ._incarnation import stop_incarnation
+from ._invoke import add_note_once
+from ._lifecycle import NOTHING, RUNNING, SUSPENDED
+from ._log import log_extra, logger
+from ._supervisor import handle_child_failure
+from .mailbox import Signal
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["failed", "handle_control", "run_command", "wait_for_start"]
+
+
+async def handle_control(cell: Cell) -> None:
+    """Run the queued control commands.
+
+    Raises:
+        Restart: a command restarts the actor.
+        Stop: a stop was requested.
+    """
+    control = cell.control
+    while True:
+        if cell.stop_requested:
+            raise Stop
+        if not control:
+            return
+        await run_command(cell, control.popleft())
+
+
+async def run_command(cell: Cell, command: Command) -> bool:
+    """Run one command. Returns True when it resolves a waiting failure
+    (a resume)."""
+    match command:
+        case RestartNow(cause=cause, delay=delay):
+            raise Restart(cause, None, delay)
+        case Resume():
+            return True
+        case Suspend(done=done):  # first half of a one-for-all / rest-for-one
+            try:
+                await stop_incarnation(cell)
+            finally:  # the supervisor waits for it, whatever happens here
+                done.set()
+            await wait_for_start(cell)
+        case Exit():  # a permanent child stopped itself: supervised
+            await failed(cell, None, NOTHING)
+        case ChildFailed(child=child, cause=cause, incarnation=incarnation):
+            await handle_child_failure(cell, child, cause, incarnation)
+        case Start():  # not suspended (any more): nothing to start
+            command.done.set()
+    return False
+
+
+async def wait_for_start(cell: Cell) -> None:
+    """Suspended by the supervisor: wait for its Start (or a stop).
+
+    Raises:
+        Restart: the Start came.
+        Stop: a stop was requested.
+    """
+    control = cell.control
+    while True:
+        while not control:
+            if cell.stop_requested:
+                raise Stop
+            await cell.wait_control()
+        command = control.popleft()
+        match command:
+            case Start(cause=cause, done=done):
+                raise Restart(cause, done)
+            case ChildFailed() | Resume() | Exit():
+                # Its children were stopped with its incarnation, and a resume
+                # or an exit of an incarnation that has ended means nothing.
+                pass
+            case _:
+                await run_command(cell, command)
+
+
+async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
+    """The instance failed (or a permanent child exited, ``exc`` None): settle
+    the item (:data:`NOTHING` when there is none), report to the parent, and
+    obey its directive. Returns when resumed.
+
+    Raises:
+        Restart: the supervisor restarts the actor.
+        Stop: the supervisor stops it (or the guardian itself failed).
+    """
+    system = cell.system
+    if exc is not None:
+        logger.warning(
+            "actor %s failed: %s",
+            cell.path,
+            describe(exc),
+            exc_info=(type(exc), exc, exc.__traceback__),
+            extra=log_extra(cell, "failure"),
+        )
+        system._count_failure(cell, exc)
+        if type(item) is Ask:
+            # The asker re-raises this same object: its traceback holds the
+            # actor-side frames, and the note names where it came from (once,
+            # however often the object is raised).
+            add_note_once(exc, f"raised by actor {cell.path} while handling an ask")
+            item.fail(exc, system.backend)
+            system.dead_letter(cell, item.message, "handler failed")
+        elif item is not NOTHING and not isinstance(item, Signal):
+            system.dead_letter(cell, item, "handler failed")
+    parent = cell.parent
+    if parent is None:  # the guardian itself failed: the system fails
+        if exc is not None:
+            system._record_failure(exc)
+        raise Stop
+    cell.state = SUSPENDED
+    parent.command(ChildFailed(cell, exc, cell.incarnation))
+    # Our own children's failures (and a pending permanent exit) wait until we
+    # are resumed: handled now, while SUSPENDED, they would be dropped as stale
+    # and the child left suspended forever. A restart or a stop ends those
+    # children anyway.
+    deferred: list[Command] = []
+    control = cell.control
+    while True:
+        while not control:
+            if cell.stop_requested:
+                raise Stop
+            await cell.wait_control()
+        command = control.popleft()
+        if isinstance(command, ChildFailed | Exit):
+            deferred.append(command)
+        elif await run_command(cell, command):
+            cell.state = RUNNING
+            control.extendleft(reversed(deferred))
+            return

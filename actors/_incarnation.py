@@ -1,0 +1,91 @@
+"""One incarnation of an actor: its instance built and started, then stopped.
+
+A restart ends the old incarnation (children, timers, ``on_stop``) and starts a
+new one from the factory, on the same cell: same ref, same mailbox.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._actor import Actor
+from ._children import stop_children
+from ._errors import describe
+from ._invoke import call_hook
+from ._lifecycle import STARTING, StopReason
+from ._log import log_extra, logger
+from ._supervision import check_strategy_attribute
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["start_incarnation", "stop_incarnation"]
+
+
+async def start_incarnation(
+    cell: Cell, cause: BaseException | None, restarting: bool
+) -> None:
+    """Build an instance with the factory and run its start hook (``on_start``,
+    or ``on_restart(cause)`` after a restart).
+
+    Raises:
+        Exception: the factory's or the hook's failure (the caller reports it
+            to the supervisor); a TypeError if the factory returned something
+            that is not an Actor or with a wrong ``supervisor_strategy``.
+    """
+    cell.incarnation += 1
+    cell.started_ok = False
+    cell.state = STARTING
+    cell.instance = None  # the failed one is gone, whatever the factory does
+    if restarting:
+        logger.info(
+            "actor %s restarts (incarnation %d) after %s",
+            cell.path,
+            cell.incarnation,
+            describe(cause) if cause is not None else "a normal exit",
+            extra=log_extra(cell, "restart"),
+        )
+    instance = cell.factory(*cell.args, **cell.kwargs)
+    if not isinstance(instance, Actor):
+        raise TypeError(
+            f"the factory of {cell.path} returned an instance of "
+            f"{type(instance).__qualname__}, not an Actor"
+        )
+    check_strategy_attribute(instance, cell.path)
+    instance.context = cell.context
+    cell.instance = instance
+    if restarting:
+        await call_hook(instance.on_restart, cause)
+    else:
+        await call_hook(instance.on_start)
+    cell.started_ok = True
+
+
+async def stop_incarnation(cell: Cell) -> None:
+    """End the current instance: children, timers, ``on_stop``."""
+    # A system shutdown reaches every actor as SYSTEM (what join() reports),
+    # not as PARENT just because it travels down the tree.
+    system_stop = cell.stop_requested and cell.stop_reason is StopReason.SYSTEM
+    await stop_children(cell, StopReason.SYSTEM if system_stop else StopReason.PARENT)
+    extras = cell.extras
+    if extras is not None:
+        # The next incarnation supervises new children with a fresh restart
+        # history (Erlang: a restarted supervisor starts with none), or it
+        # would give up again at its first child failure after an escalation.
+        extras.intensity = None
+        if extras.timers is not None:
+            extras.timers.cancel_all()
+    instance = cell.instance
+    if instance is not None and cell.started_ok:
+        try:
+            await call_hook(instance.on_stop)
+        except Exception as exc:  # reported, but the actor still stops
+            logger.error(
+                "actor %s: on_stop failed: %s",
+                cell.path,
+                describe(exc),
+                exc_info=(type(exc), exc, exc.__traceback__),
+                extra=log_extra(cell, "failure"),
+            )
+            cell.system._count_failure(cell, exc)
+    cell.started_ok = False
