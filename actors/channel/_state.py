@@ -13,14 +13,33 @@ Rules (anyio's memory object streams, with Trio deciding what anyio leaves open)
 * When a receiver makes room, waiting senders' items move into the buffer, oldest
   first, inside that same step, and those senders are woken.
 * Nothing is lost: items handed to a receiver that a native asyncio cancellation
-  stops before it resumes go back to the head of the buffer (and on to waiting
-  receivers), in their order.
+  stops before it resumes are given back (``restore_receive``): to the waiting
+  receivers first, then to the buffer.
+
+Give-backs keep FIFO, oldest item first, across any number of them: after any
+set of give-backs (several receivers cancelled after hand-off in one step, in
+any order, with sends and receives in between), the buffer holds the items
+still present in the order they were sent, and waiting receivers are handed
+the oldest of them. A given-back item is never put behind a younger one.
+
+How: every item handed to a waiting receiver has a key that sorts in send order
+without costing the hot path a per-item counter. A receiver woken by a hand-off
+gets a fresh run number (``ReceiveWaiter.stamp``) and holds one contiguous run
+of items, so item ``i`` of it has the key ``(stamp, i)``; a receiver fed by a
+give-back carries its items' keys (``ReceiveWaiter.keys``). Items appended to
+the buffer by senders are younger than every item handed out or given back
+before them (a sender only buffers while no receiver waits), so the buffer is
+always [given-back items, by key][sent items]. The channel remembers the keys of
+its given-back prefix and where it ends (counted in items taken from the
+buffer's head, ``taken``), so the next give-back merges into that prefix.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from heapq import merge
+from operator import itemgetter
 from typing import Generic, TypeVar
 
 from ._waiters import (
@@ -28,6 +47,7 @@ from ._waiters import (
     DELIVERED,
     WITHDRAWN,
     Backend,
+    Key,
     ReceiveWaiter,
     SendWaiter,
     current_backend,
@@ -36,6 +56,8 @@ from ._waiters import (
 __all__ = ["ChannelState", "check_buffer_size", "check_limit"]
 
 T = TypeVar("T")
+
+_by_key = itemgetter(0)
 
 
 def check_buffer_size(max_buffer_size: float) -> None:
@@ -68,6 +90,8 @@ class ChannelState(Generic[T]):
     """Buffer, waiters and counters shared by all clones of one channel."""
 
     __slots__ = (
+        "back_end",
+        "back_keys",
         "backend",
         "buffer",
         "max_buffer_size",
@@ -76,8 +100,10 @@ class ChannelState(Generic[T]):
         "peak",
         "receive_wakeups",
         "receivers",
+        "runs",
         "send_wakeups",
         "senders",
+        "taken",
     )
 
     def __init__(self, max_buffer_size: float) -> None:
@@ -91,6 +117,15 @@ class ChannelState(Generic[T]):
         self.receive_wakeups = 0
         self.send_wakeups = 0
         self.backend: Backend | None = None
+        # FIFO across give-backs (see the module docstring): run numbers of
+        # hand-offs, items ever taken from the buffer's head (every path that
+        # pops the head adds to it), and the given-back prefix of the buffer:
+        # it ends where ``taken`` will reach ``back_end``; ``back_keys`` ends
+        # with the keys of what is left of it.
+        self.runs = 0
+        self.taken = 0
+        self.back_end = 0
+        self.back_keys: list[Key] = []
 
     def get_backend(self) -> Backend:
         """Pick the backend on first use; a channel keeps it for life."""
@@ -117,6 +152,10 @@ class ChannelState(Generic[T]):
                 items.append(item)
                 backend.wake(waiter)
                 self.receive_wakeups += 1
+                # A new run: the keys of its items sort after every item
+                # handed out or given back so far (see the module docstring).
+                self.runs += 1
+                waiter.stamp = self.runs
             else:
                 # Already woken and not yet running: top up its batch instead of
                 # waking another receiver (coalesced wakeup).
@@ -170,6 +209,7 @@ class ChannelState(Generic[T]):
         else:
             popleft = buffer.popleft
             out = [popleft() for _ in range(limit)]
+        self.taken += len(out)
         if self.senders:
             if not buffer and len(out) < limit:
                 self.take_from_senders(out, limit)
@@ -193,17 +233,73 @@ class ChannelState(Generic[T]):
         self.unqueue_receiver(waiter)
 
     def restore_receive(self, waiter: ReceiveWaiter[T]) -> None:
-        """A woken receiver was cancelled natively: give its items back."""
+        """A woken receiver was cancelled natively: give its items back.
+
+        The items go, oldest first across every give-back, to the waiting
+        receivers (in their queue order, each up to its limit) and then to the
+        head of the buffer, merged with the items earlier give-backs left there:
+        the buffer stays in send order (see the module docstring). They may
+        take the buffer past its capacity; ``peak`` counts them.
+        """
         self.unqueue_receiver(waiter)
-        items = waiter.items
-        if items:
-            waiter.items = []
-            buffer = self.buffer
-            buffer.extendleft(reversed(items))
+        if not waiter.items:
+            return
+        pool = _keyed(waiter)
+        waiter.items = []
+        buffer = self.buffer
+        # What is left of the given-back prefix (a buffer emptied behind the
+        # channel's back, as a closing pool's queue is, holds none of it).
+        left = min(max(self.back_end - self.taken, 0), len(buffer))
+        if left:
+            back = self.back_keys[len(self.back_keys) - left :]
+            popleft = buffer.popleft
+            pool = list(
+                merge(pool, [(key, popleft()) for key in back], key=_by_key)
+            )
+        # Feed the waiting receivers, oldest first. Only the head of the queue
+        # can hold items already (a woken receiver being topped up): they join
+        # the merge, so whatever it returns is the oldest of them all.
+        backend = self.backend
+        assert backend is not None  # a task was woken, so the backend is known
+        receivers = self.receivers
+        if receivers and receivers[0].items:
+            head = receivers[0]
+            pool = list(merge(pool, _keyed(head), key=_by_key))
+            head.items = []
+        else:
+            head = None
+        fed = 0
+        while receivers and fed < len(pool):
+            receiver = receivers[0]
+            if receiver is not head and backend.is_cancelled(receiver):
+                receivers.popleft()
+                receiver.queued = False
+                continue
+            share = pool[fed : fed + receiver.limit]
+            fed += len(share)
+            receiver.items = [item for _, item in share]
+            receiver.keys = [key for key, _ in share]
+            # Top-ups after this hand-off are younger than everything here.
+            self.runs += 1
+            receiver.stamp = self.runs
+            if receiver is not head:
+                backend.wake(receiver)
+                self.receive_wakeups += 1
+            if len(share) >= receiver.limit:
+                receivers.popleft()
+                receiver.queued = False
+        rest = pool[fed:]
+        if rest:
+            buffer.extendleft([item for _, item in reversed(rest)])
+            self.back_keys = [key for key, _ in rest]
+            self.back_end = self.taken + len(rest)
             # Given-back items may exceed the capacity; peak still counts them.
             if len(buffer) > self.peak:
                 self.peak = len(buffer)
-            self.pump()
+        else:
+            self.back_keys = []
+            self.back_end = self.taken
+        self.pump()
 
     def pump(self) -> None:
         """Feed buffered items to waiting receivers (after a give-back)."""
@@ -212,6 +308,7 @@ class ChannelState(Generic[T]):
             if not self.offer(buffer[0]):
                 break
             buffer.popleft()
+            self.taken += 1
         if self.senders:
             self.admit_senders()
 
@@ -274,6 +371,26 @@ class ChannelState(Generic[T]):
                 backend.wake(waiter)
         self.senders = keep
 
+    def clear(self) -> list[T]:
+        """Take every buffered item, in FIFO order (closing a queue for good)."""
+        items = list(self.buffer)
+        self.buffer.clear()
+        self.taken += len(items)
+        return items
+
     def waiting_receivers(self) -> int:
         """Receivers parked and not yet handed anything."""
         return sum(1 for waiter in self.receivers if not waiter.items)
+
+
+def _keyed(waiter: ReceiveWaiter[T]) -> list[tuple[Key, T]]:
+    """A woken receiver's items with their keys (see the module docstring)."""
+    stamp = waiter.stamp
+    keys = getattr(waiter, "keys", None)
+    if not keys:
+        return [((stamp, i), item) for i, item in enumerate(waiter.items)]
+    n = len(keys)
+    return [
+        (keys[i] if i < n else (stamp, i), item)
+        for i, item in enumerate(waiter.items)
+    ]

@@ -95,6 +95,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         buffer = state.buffer
         if buffer:
             item = buffer.popleft()
+            state.taken += 1  # see ChannelState.restore_receive
             if state.senders:
                 state.admit_senders()
             return item
@@ -143,8 +144,10 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         item is ready. Cancellation is atomic: the call either returns an item
         or raises and takes nothing. If a native ``asyncio.Task.cancel()`` lands
         after an item was handed to this call but before its task resumed, the
-        item goes back to the head of the buffer (or on to the next waiting
-        receiver) and the cancellation propagates.
+        item is given back and the cancellation propagates: it goes to the next
+        waiting receiver, or back into the buffer ahead of every younger item.
+        Give-backs keep FIFO, oldest item first, across any number of them:
+        the buffer always holds the items still present in send order.
 
         Returns:
             The oldest item.
@@ -172,6 +175,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         buffer = state.buffer
         if buffer:
             item = buffer.popleft()
+            state.taken += 1  # see ChannelState.restore_receive
             if state.senders:
                 state.admit_senders()
             if not yield_first:
@@ -204,7 +208,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         senders keep topping up a woken receiver until it is full or runs, so a
         burst wakes as few receivers as it can feed. Same checkpoint and
         cancellation guarantees as :meth:`receive`; on a native cancellation
-        after a hand-off, every handed item goes back, in order.
+        after a hand-off, every handed item is given back, oldest first.
 
         Args:
             limit: the most items to return; at least 1.

@@ -22,10 +22,20 @@ from asyncio import CancelledError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
-__all__ = ["Backend", "ReceiveWaiter", "SendWaiter", "Waiter", "current_backend"]
+__all__ = [
+    "Backend",
+    "Key",
+    "ReceiveWaiter",
+    "SendWaiter",
+    "Waiter",
+    "current_backend",
+]
 
 T = TypeVar("T")
 W = TypeVar("W", bound="Waiter")
+
+#: Where an item handed to a receiver stands in send order: (run, index).
+Key = tuple[int, int]
 
 #: A waiting sender's outcomes (``SendWaiter.status``).
 PENDING: Final = 0
@@ -44,9 +54,18 @@ class Waiter:
 
 
 class ReceiveWaiter(Waiter, Generic[T]):
-    """A task parked in a receive: it is handed up to ``limit`` items."""
+    """A task parked in a receive: it is handed up to ``limit`` items.
 
-    __slots__ = ("items", "limit", "owner", "queued")
+    Once handed items it also knows where they stand in send order, so a
+    give-back keeps FIFO (see ``_state``): ``stamp`` is its run number, set
+    when it is woken with items; ``keys``, set only when a give-back fed it,
+    holds the keys of its first items (the rest are ``(stamp, index)``).
+    """
+
+    __slots__ = ("items", "keys", "limit", "owner", "queued", "stamp")
+
+    stamp: int
+    keys: list[Key]
 
     def __init__(self, limit: int, owner: object) -> None:
         self.handle = None

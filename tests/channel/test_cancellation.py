@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import pytest
 from anyio import EndOfStream, WouldBlock
 
-from actors.channel import create_memory_object_stream
+from actors.channel import MemoryObjectReceiveStream, create_memory_object_stream
 
-from ._support import on_asyncio, start, task_group, wait_all_blocked
+from ._support import Outcome, on_asyncio, start, task_group, wait_all_blocked
 from .conftest import StreamFactory
 
 pytestmark = pytest.mark.anyio
@@ -570,6 +571,169 @@ async def test_a_closed_clones_receiver_cancelled_after_a_hand_off_gives_back(
             await wait_all_blocked()
         assert receiver.cancelled
         assert other.receive_nowait_many(5) == [1, 2]
+
+
+# -- give-backs keep FIFO, oldest item first, across receivers -------------
+#
+# On asyncio these cancel natively after the hand-off, so the items come back.
+# On Trio a cancel can no longer land once a task was rescheduled: the same
+# scripts cancel by scope there and the receivers return their items. Either
+# way, what the receivers returned followed by what is left buffered is the
+# send order.
+
+
+def cancel_after_hand_off(outcome: Outcome, scope: anyio.CancelScope) -> None:
+    if on_asyncio():
+        outcome.cancel_natively()
+    else:
+        scope.cancel()  # too late on Trio: the receive returns its item
+
+
+def receive_in(
+    tg: anyio.abc.TaskGroup, rx: MemoryObjectReceiveStream[int], limit: int = 1
+) -> tuple[Outcome, anyio.CancelScope]:
+    scope = anyio.CancelScope()
+    op = rx.receive if limit == 1 else (lambda: rx.receive_many(limit))
+    return start(tg, op, scope), scope
+
+
+def buffered(rx: MemoryObjectReceiveStream[int]) -> list[int]:
+    try:
+        return rx.receive_nowait_many(100)
+    except WouldBlock:
+        return []
+
+
+def returned(*outcomes: Outcome) -> list[int]:
+    values: list[int] = []
+    for outcome in outcomes:
+        if outcome.ok:
+            value = outcome.value
+            values.extend(value if isinstance(value, list) else [value])
+    return values
+
+
+@pytest.mark.parametrize("second_first", [False, True], ids=["in_order", "reversed"])
+async def test_two_receivers_cancelled_after_hand_off_give_back_oldest_first(
+    second_first: bool,
+) -> None:
+    # Regression: each give-back went to the head of the buffer on its own, so
+    # the second receiver's item landed in front of the first one's.
+    tx, rx = create_memory_object_stream[int](math.inf)
+    with tx, rx:
+        async with task_group() as tg:
+            first, first_scope = receive_in(tg, rx)
+            await wait_all_blocked()
+            second, second_scope = receive_in(tg, rx)
+            await wait_all_blocked()
+            for i in range(4):
+                tx.send_nowait(i)  # 0 to `first`, 1 to `second`, 2 and 3 buffered
+            cancels = [(first, first_scope), (second, second_scope)]
+            for outcome, scope in reversed(cancels) if second_first else cancels:
+                cancel_after_hand_off(outcome, scope)
+            await wait_all_blocked()
+        if on_asyncio():
+            assert first.cancelled and second.cancelled
+        assert returned(first, second) + buffered(rx) == [0, 1, 2, 3]
+
+
+async def test_give_backs_fed_to_later_receivers_keep_their_place(
+) -> None:
+    # `first` and `second` give back 0 and 1, which feed `third` and `fourth`
+    # (woken after them); those are cancelled too and give back in turn: the
+    # buffer is 0, 1 whatever order the give-backs come in.
+    tx, rx = create_memory_object_stream[int](math.inf)
+    with tx, rx:
+        async with task_group() as tg:
+            receivers = []
+            for _ in range(4):
+                receivers.append(receive_in(tg, rx))
+                await wait_all_blocked()
+            (first, first_scope), (second, second_scope) = receivers[:2]
+            (third, third_scope), (fourth, fourth_scope) = receivers[2:]
+            tx.send_nowait(0)
+            tx.send_nowait(1)
+            cancel_after_hand_off(first, first_scope)
+            cancel_after_hand_off(second, second_scope)
+            # One schedule point: `first` and `second` run (and give back to
+            # `third` and `fourth` on asyncio), the others not yet.
+            await anyio.lowlevel.checkpoint()
+            cancel_after_hand_off(third, third_scope)
+            cancel_after_hand_off(fourth, fourth_scope)
+            await wait_all_blocked()
+            tx.send_nowait(2)
+        if on_asyncio():
+            assert not any(o.ok for o in (first, second, third, fourth))
+        everything = returned(first, second, third, fourth)
+        assert everything + buffered(rx) == [0, 1, 2]
+
+
+async def test_a_give_back_goes_ahead_of_a_batch_receivers_own_items() -> None:
+    # `batch` is woken with 1 and still being topped up when `first` gives
+    # back 0: it returns [0, 1], never [1, 0].
+    tx, rx = create_memory_object_stream[int](math.inf)
+    with tx, rx:
+        async with task_group() as tg:
+            first, first_scope = receive_in(tg, rx)
+            await wait_all_blocked()
+            batch, _ = receive_in(tg, rx, limit=3)
+            await wait_all_blocked()
+            tx.send_nowait(0)  # to `first`
+            tx.send_nowait(1)  # to `batch`, which waits for up to two more
+            cancel_after_hand_off(first, first_scope)
+            await wait_all_blocked()
+        if on_asyncio():
+            assert first.cancelled
+            assert batch.value == [0, 1]
+        assert returned(first, batch) == [0, 1]
+
+
+async def test_a_give_back_fills_a_batch_receiver_and_buffers_the_youngest(
+) -> None:
+    # Three items come back to a batch receiver holding one with room for
+    # two: it takes the two oldest, and the rest waits in send order.
+    tx, rx = create_memory_object_stream[int](math.inf)
+    with tx, rx:
+        async with task_group() as tg:
+            first, first_scope = receive_in(tg, rx, limit=3)
+            await wait_all_blocked()
+            batch, _ = receive_in(tg, rx, limit=3)
+            await wait_all_blocked()
+            for i in range(4):
+                tx.send_nowait(i)  # 0, 1, 2 to `first`; 3 to `batch`
+            cancel_after_hand_off(first, first_scope)
+            await wait_all_blocked()
+        if on_asyncio():
+            assert batch.value == [0, 1, 2]
+        assert returned(first, batch) + buffered(rx) == [0, 1, 2, 3]
+
+
+async def test_a_give_back_merges_into_what_is_left_of_earlier_give_backs() -> None:
+    # `first` gives back 0, 1 to `third` and `fourth`; `second` gives back 2 to
+    # the buffer; 3 is sent and 2 received; then `third` and `fourth` give
+    # back: 0, 1 go in front of 3 (and 1 behind 0), not at the head one by one.
+    needs_native_cancel()
+    tx, rx = create_memory_object_stream[int](math.inf)
+    with tx, rx:
+        async with task_group() as tg:
+            first = start(tg, lambda: rx.receive_many(2))
+            await wait_all_blocked()
+            second, third, fourth = [], [], []
+            for outcomes in (second, third, fourth):
+                outcomes.append(start(tg, rx.receive))
+                await wait_all_blocked()
+            for i in range(3):
+                tx.send_nowait(i)  # 0, 1 to `first`; 2 to `second`
+            first.cancel_natively()
+            second[0].cancel_natively()
+            await anyio.lowlevel.checkpoint()  # both give back; 0, 1 feed on
+            tx.send_nowait(3)
+            assert rx.receive_nowait() == 2
+            third[0].cancel_natively()
+            fourth[0].cancel_natively()
+            await wait_all_blocked()
+        assert not any(o.ok for o in (first, second[0], third[0], fourth[0]))
+        assert rx.receive_nowait_many(10) == [0, 1, 3]
 
 
 # -- an operation started in an already-cancelled scope -------------------
