@@ -21,7 +21,7 @@ from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
 from ._cell import _Restart, _Stop, current_cell
-from ._envelope import EXPIRED, Ask
+from ._envelope import EXPIRED, Ask, abandon
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout
@@ -111,6 +111,7 @@ class TracedRef(ActorRef[M]):
         return await _ask(
             self.telemetry,
             self.labels,
+            cell,
             message,
             backend,
             timeout,
@@ -191,13 +192,21 @@ class TracedPoolRef(PoolRef[M]):
         # PoolRef's tell and send, not ours: the envelope carries the client
         # span's context already.
         return await _ask(
-            telemetry, labels, message, backend, timeout, super().tell, super().send
+            telemetry,
+            labels,
+            self._cell,
+            message,
+            backend,
+            timeout,
+            super().tell,
+            super().send,
         )
 
 
 async def _ask(
     telemetry: Telemetry,
     labels: Labels,
+    cell: Cell,
     message: Any,
     backend: Backend,
     timeout: float,
@@ -217,7 +226,7 @@ async def _ask(
         kind=_CLIENT,
         attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
     )
-    envelope = Ask(message)
+    envelope = Ask(message, cell)
     traced = Traced(envelope, set_span_in_context(span), perf_counter())
     outcome = "error"
     try:
@@ -225,7 +234,11 @@ async def _ask(
             try_send(traced)
         except MailboxFull:
             with anyio.move_on_after(timeout):
-                await send(traced)
+                try:
+                    await send(traced)
+                except BaseException:
+                    abandon(envelope)  # see ActorRef.ask
+                    raise
                 labels.counts[SENT] += 1
                 reply = await envelope.wait(backend)
                 outcome = "ok"

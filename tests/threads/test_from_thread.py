@@ -203,6 +203,31 @@ async def test_an_ask_times_out_in_the_thread_even_when_the_loop_is_blocked() ->
     assert log == ["after"]
 
 
+class Stalls(Actor):
+    """Blocks the event loop in its handler (``time.sleep``), then replies."""
+
+    def receive(self, message: Any) -> Any:
+        time.sleep(0.3)
+        return message
+
+
+async def test_a_reply_after_the_threads_ask_timed_out_is_a_dead_letter() -> None:
+    # The thread gives up after 0.1 s while the loop is still blocked in the
+    # handler; the reply that comes at 0.3 s has nobody to go to: a dead letter,
+    # as AskTimeout promises, not a silent drop.
+    async with ActorSystem() as system:
+        ref = system.spawn(Stalls)
+        async with system.dead_letters.stream() as letters:
+            exc = await anyio.to_thread.run_sync(
+                outcome, lambda: system.from_thread.ask(ref, "late", timeout=0.1)
+            )
+            assert isinstance(exc, AskTimeout)
+            with anyio.fail_after(5):
+                letter = await letters.receive()
+        assert tuple(letter) == (ref, "late", "ask abandoned")
+        assert system.dead_letters.count == 1
+
+
 async def test_an_ask_from_a_thread_to_a_stopped_actor_raises_actor_stopped() -> None:
     async with ActorSystem() as system:
         ref = system.spawn(Echo)
