@@ -9,6 +9,15 @@ expires what is due and re-arms for the next deadline, or goes away when the lis
 is empty. Sequential asks with the default timeout thus share one timer firing
 per timeout period.
 
+Resources: at most one *idle* list (no ask in it) keeps its timer and its
+place, the one emptied last, so sequential asks with one timeout value reuse
+it at no cost. When another list empties it takes that place, and the list
+that held it before is released at once (its timer cancelled, the list
+dropped). Asks with ever-new timeout values (every ``system.from_thread.ask``
+has its own remaining time) thus leave no armed timer behind them beyond that
+one idle list: the armed timers are those of the lists with asks in flight,
+plus at most one.
+
 Trio keeps its own cancel scopes (``Backend.park_for``), which are cheap there.
 """
 
@@ -64,8 +73,30 @@ class _Queue:
             after.prev = prev
         ask.prev = ask.next = None
 
+    def done(self, ask: Ask) -> None:
+        """An ask left this list (answered, cancelled): unlink it, and if it
+        was the last one, make the list the idle one."""
+        # unlink() inlined: this runs once per ask, a call saved.
+        prev, after = ask.prev, ask.next
+        if prev is None:
+            if self.head is not ask:
+                return  # not linked (expired already)
+            self.head = after
+        else:
+            prev.next = after
+        if after is None:
+            self.tail = prev
+        else:
+            after.prev = prev
+        ask.prev = ask.next = None
+        # Sequential asks with one timeout: the list is the idle one already,
+        # and this is one attribute test, no call.
+        if self.head is None and self.owner.idle is not self:
+            self.owner.idled(self)
+
     def fire(self) -> None:
-        loop = self.owner.loop
+        owner = self.owner
+        loop = owner.loop
         self.timer = None
         now = loop.time() + _EARLY
         head = self.head
@@ -78,17 +109,38 @@ class _Queue:
         if head is not None:
             self.timer = loop.call_at(head.deadline, self.fire)
         else:
-            del self.owner.queues[self.key]
+            owner.release(self)
 
 
 class Deadlines:
     """The ask timeouts of one system on one asyncio loop."""
 
-    __slots__ = ("loop", "queues")
+    __slots__ = ("idle", "loop", "queues")
 
     def __init__(self, loop: AbstractEventLoop) -> None:
         self.loop = loop
         self.queues: dict[float, _Queue] = {}
+        #: The list emptied last, kept (with its timer) for the next ask with
+        #: its timeout; every other list is dropped once it is empty.
+        self.idle: _Queue | None = None
+
+    def idled(self, queue: _Queue) -> None:
+        """``queue`` has just emptied: it becomes the idle list, and the
+        previous idle list, if still empty, is released."""
+        previous, self.idle = self.idle, queue
+        if previous is not None and previous.head is None:
+            self.release(previous)
+
+    def release(self, queue: _Queue) -> None:
+        """Drop an empty list and cancel its timer."""
+        if self.queues.get(queue.key) is queue:
+            del self.queues[queue.key]
+        if self.idle is queue:
+            self.idle = None
+        timer = queue.timer
+        if timer is not None:
+            queue.timer = None
+            timer.cancel()
 
     async def wait(self, ask: Ask, timeout: float) -> Any:
         """:meth:`Ask.wait` with a timeout in seconds, on this loop.
@@ -112,11 +164,13 @@ class Deadlines:
             try:
                 await fut
             except CancelledError:
-                queue.unlink(ask)
+                # Cancelled while parked, or (natively) after the reply was
+                # handed over: abandon() counts a handed-over reply.
+                queue.done(ask)
                 abandon(ask)
                 raise
             if fut.result() is False:
-                abandon(ask)
+                abandon(ask)  # the timer unlinked it already
                 return EXPIRED
-            queue.unlink(ask)
+            queue.done(ask)
         return ask.outcome_or_raise()
