@@ -18,14 +18,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from opentelemetry.context import Context, attach, detach, get_current
-from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+from opentelemetry.trace import SpanKind, set_span_in_context
 
 from ._cell import _Restart, _Stop, current_cell
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout
-from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
+from ._telemetry import (
+    ABANDONED,
+    ERROR,
+    OK,
+    OUTCOMES,
+    SENT,
+    metric_attributes,
+    record_error,
+)
 from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
@@ -258,8 +266,7 @@ async def _ask(
         outcome = "cancelled"
         raise
     except BaseException as exc:
-        span.record_exception(exc)
-        span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        record_error(span, exc)  # never raises, whatever the exception
         raise
     finally:
         span.set_attribute(_OUTCOME, outcome)
@@ -375,8 +382,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             failed, span = span, None
             duration_record(perf_counter() - started, metric)
             counts[ERROR] += 1
-            failed.record_exception(exc)
-            failed.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            record_error(failed, exc)  # never raises, whatever the exception
             failed.set_attribute(_OUTCOME, "error")
             failing[cell] = failed
             try:
