@@ -67,14 +67,19 @@ class DeadLetterSubscription:
     when the block is left.
     """
 
-    __slots__ = ("_letters", "callback")
+    __slots__ = ("_letters", "_on_exit", "callback")
 
     def __init__(
-        self, letters: DeadLetters, callback: Callable[[DeadLetter], object]
+        self,
+        letters: DeadLetters,
+        callback: Callable[[DeadLetter], object],
+        on_exit: Callable[[], None] | None = None,
     ) -> None:
         self._letters = letters
         #: What is called with each dead letter.
         self.callback = callback
+        #: Called when the system exits (a stream ends there).
+        self._on_exit = on_exit
 
     @property
     def active(self) -> bool:
@@ -130,7 +135,7 @@ class DeadLetterStream:
         send, receive = create_memory_object_stream[DeadLetter](math.inf)
         self._send, self._receive = send, receive
         letters = self._letters
-        self._subscription = letters._add(self._deliver, open_only=True)
+        self._subscription = letters._add(self._deliver, self._end)
         if self._subscription is None:
             send.close()  # the system has exited: no letter will come
         return receive
@@ -233,7 +238,9 @@ class DeadLetters:
         return DeadLetterStream(self)
 
     def publish(self, letter: DeadLetter) -> None:
-        """Count, keep and hand out one dead letter (called by the runtime)."""
+        """Count, keep and hand out one dead letter to every subscriber, in
+        the event loop's thread (the runtime calls it for each dead letter).
+        """
         self.count += 1
         self.recent.append(letter)
         for subscription in self._subscribers:
@@ -246,15 +253,14 @@ class DeadLetters:
                     letter,
                 )
 
-    def close(self) -> None:
+    def _close(self) -> None:
         """The system has exited: end every stream (after its letters)."""
         with self._lock:
             self.closed = True
             subscribers = self._subscribers
         for subscription in subscribers:
-            owner = getattr(subscription.callback, "__self__", None)
-            if isinstance(owner, DeadLetterStream):
-                owner._end()
+            if subscription._on_exit is not None:
+                subscription._on_exit()
 
     @overload
     def _add(
@@ -263,17 +269,22 @@ class DeadLetters:
 
     @overload
     def _add(
-        self, callback: Callable[[DeadLetter], object], open_only: bool
+        self,
+        callback: Callable[[DeadLetter], object],
+        on_exit: Callable[[], None],
     ) -> DeadLetterSubscription | None: ...
 
     def _add(
-        self, callback: Callable[[DeadLetter], object], open_only: bool = False
+        self,
+        callback: Callable[[DeadLetter], object],
+        on_exit: Callable[[], None] | None = None,
     ) -> DeadLetterSubscription | None:
-        """Subscribe; with ``open_only``, not once closed (then None): the
-        test and the change are one step, so close() cannot miss a stream."""
-        subscription = DeadLetterSubscription(self, callback)
+        """Subscribe. With ``on_exit`` (a stream): called when the system
+        exits, and no subscription (None) if it has exited already; the test
+        and the change are one step, so _close() cannot miss a stream."""
+        subscription = DeadLetterSubscription(self, callback, on_exit)
         with self._lock:
-            if open_only and self.closed:
+            if on_exit is not None and self.closed:
                 return None
             self._subscribers = (*self._subscribers, subscription)
         return subscription

@@ -193,7 +193,7 @@ class ActorSystem:
             except BaseExceptionGroup as group:
                 raise self._surface(group) from None
             finally:  # dead letter streams end after the teardown's letters
-                self.dead_letters.close()
+                self.dead_letters._close()
         if self._failure is not None:
             raise self._failure
         return False
