@@ -1,7 +1,8 @@
 """Ask deadlines on asyncio release their loop timers when the asks complete:
 asks with ever-new timeout values (as ``system.from_thread.ask`` makes) leave at
-most one idle deadline list and one armed timer behind, not one per value
-until its deadline. Counted, never timed."""
+most ``IDLE_KEPT`` idle deadline lists and armed timers behind, not one per
+value until its deadline; asks alternating between a few timeouts reuse theirs.
+Counted, never timed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import anyio
 import pytest
 
 from actors import Actor, ActorSystem
-from actors._deadlines import Deadlines
+from actors._deadlines import IDLE_KEPT, Deadlines
 
 from ._support import on_asyncio
 
@@ -56,14 +57,14 @@ def armed_timers(deadlines: Deadlines) -> int:
     return armed
 
 
-async def test_asks_with_distinct_timeouts_leave_one_idle_timer_at_most() -> None:
+async def test_asks_with_distinct_timeouts_leave_a_few_idle_timers_at_most() -> None:
     async with ActorSystem() as system:
         deadlines = deadlines_of(system)
         ref = system.spawn(Echo)
         for i in range(ASKS):
             assert await ref.ask(i, timeout=10.0 + i / 1000) == i
-            assert len(deadlines.queues) <= 1
-            assert armed_timers(deadlines) <= 1
+            assert len(deadlines.queues) <= IDLE_KEPT
+            assert armed_timers(deadlines) <= IDLE_KEPT
 
 
 async def test_concurrent_asks_with_distinct_timeouts_release_their_timers() -> None:
@@ -73,8 +74,8 @@ async def test_concurrent_asks_with_distinct_timeouts_release_their_timers() -> 
         async with anyio.create_task_group() as tg:
             for i in range(ASKS):
                 tg.start_soon(ref.ask, i, 10.0 + i / 1000)
-        assert len(deadlines.queues) <= 1
-        assert armed_timers(deadlines) <= 1
+        assert len(deadlines.queues) <= IDLE_KEPT
+        assert armed_timers(deadlines) <= IDLE_KEPT
 
 
 async def test_sequential_asks_with_one_timeout_reuse_one_list_and_timer() -> None:
@@ -89,6 +90,22 @@ async def test_sequential_asks_with_one_timeout_reuse_one_list_and_timer() -> No
         # The same list and the same armed timer: nothing made or cancelled.
         assert list(deadlines.queues.values()) == [queue]
         assert queue.timer is timer and timer is not None and not timer.cancelled()
+
+
+async def test_asks_alternating_between_a_few_timeouts_reuse_their_lists() -> None:
+    timeouts = [5.0 + i for i in range(IDLE_KEPT)]
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(Echo)
+        for timeout in timeouts:
+            assert await ref.ask("warm", timeout=timeout) == "warm"
+        lists = dict(deadlines.queues)
+        timers = {key: queue.timer for key, queue in lists.items()}
+        assert sorted(lists) == timeouts
+        for i in range(ASKS):
+            assert await ref.ask(i, timeout=timeouts[i % IDLE_KEPT]) == i
+        assert deadlines.queues == lists
+        assert {key: queue.timer for key, queue in lists.items()} == timers
 
 
 async def test_cancelled_asks_with_distinct_timeouts_release_their_timers() -> None:
@@ -110,8 +127,8 @@ async def test_cancelled_asks_with_distinct_timeouts_release_their_timers() -> N
             with anyio.CancelScope() as scope:
                 scope.cancel()
                 await ref.ask(i, timeout=10.0 + i / 1000)
-        assert len(deadlines.queues) <= 1
-        assert armed_timers(deadlines) <= 1
+        assert len(deadlines.queues) <= IDLE_KEPT
+        assert armed_timers(deadlines) <= IDLE_KEPT
         release.set()
 
 
@@ -129,4 +146,4 @@ async def test_an_idle_list_is_dropped_when_its_timer_fires() -> None:
         loop.call_at(queue.timer.when(), loop.call_soon, fired.set)
         await fired.wait()
         assert deadlines.queues == {}
-        assert deadlines.idle is None
+        assert not deadlines.idle
