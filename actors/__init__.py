@@ -6,6 +6,10 @@ through its :class:`ActorRef` with ``tell``, ``send`` and ``ask``.
 
 from ._actor import Actor as Actor
 from ._context import ActorContext as ActorContext
+from ._dead_letters import DeadLetter as DeadLetter
+from ._dead_letters import DeadLetters as DeadLetters
+from ._dead_letters import DeadLetterStream as DeadLetterStream
+from ._dead_letters import DeadLetterSubscription as DeadLetterSubscription
 from ._errors import ActorStopped as ActorStopped
 from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
@@ -29,8 +33,6 @@ from ._supervision import RestForOne as RestForOne
 from ._supervision import SupervisorStrategy as SupervisorStrategy
 from ._system import DEFAULT_DRAIN as DEFAULT_DRAIN
 from ._system import ActorSystem as ActorSystem
-from ._system import DeadLetter as DeadLetter
-from ._system import DeadLetters as DeadLetters
 from ._telemetry import Telemetry as Telemetry
 from ._threads import FromThread as FromThread
 from ._timers import TimerScheduler as TimerScheduler
@@ -46,6 +48,8 @@ __all__ = [
     "AskTimeout",
     "Backoff",
     "DeadLetter",
+    "DeadLetterStream",
+    "DeadLetterSubscription",
     "DeadLetters",
     "Directive",
     "FromThread",

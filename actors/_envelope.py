@@ -1,16 +1,34 @@
 """The envelope of an ``ask``: the message and the slot its reply goes into.
 
 Told messages travel bare (no wrapper on the tell path); only asks are wrapped.
+
+Nothing is lost between the actor and the asker. Exactly one side counts a
+reply nobody takes as a dead letter with the reason ``"ask abandoned"``:
+
+* the actor, when the asker had already left (timed out, cancelled) before the
+  reply came: :meth:`Ask.reply` returns False;
+* the asker, when the reply was handed over (:meth:`Ask.reply` returned True)
+  and the asker still leaves without it: on asyncio, a native
+  ``Task.cancel()`` that lands between the hand-over and the asker's
+  resumption (the cancellation wins, the reply cannot be returned).
+  :func:`abandon` counts it. (A ``system.from_thread.ask`` whose thread gave
+  up before the reply came back to it is counted by ``_threads.py``.)
+
+A failure handed to an asker that leaves is not counted again: the failed
+message is already a dead letter (``"handler failed"``, ``"actor stopped"``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .channel._waiters import Backend, Waiter
 from .channel._waiters import _asyncio_backend as _ASYNCIO
 
-__all__ = ["EXPIRED", "Ask"]
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["EXPIRED", "Ask", "abandon"]
 
 #: Returned by :meth:`Ask.wait` when its timeout expired (a reply can be None,
 #: and a handler can raise TimeoutError itself, so neither can mean "expired").
@@ -25,6 +43,8 @@ class Ask(Waiter):
     """One ask in flight: filled once by the actor, awaited once by the asker.
 
     The envelope is itself what the asker parks on (one object per ask).
+    ``recipient`` is the cell it was asked of (a pool's, for a pool): a reply
+    that is lost after its hand-over is a dead letter to it.
     """
 
     # prev, next, deadline: its place among the asks awaiting a timeout on
@@ -36,6 +56,7 @@ class Ask(Waiter):
         "next",
         "outcome",
         "prev",
+        "recipient",
         "state",
         "waiting",
     )
@@ -44,9 +65,10 @@ class Ask(Waiter):
     next: Ask | None
     deadline: float
 
-    def __init__(self, message: object) -> None:
+    def __init__(self, message: object, recipient: Cell) -> None:
         self.handle = None
         self.message = message
+        self.recipient = recipient
         self.state = _PENDING
         self.outcome: Any = None  # the reply, or the exception to raise
         self.waiting = False  # the asker is parked on this envelope
@@ -57,7 +79,13 @@ class Ask(Waiter):
         return self.state != _PENDING
 
     def reply(self, value: object, backend: Backend | None) -> bool:
-        """Deliver the reply; False if nobody waits for it any more."""
+        """Deliver the reply.
+
+        Returns:
+            True when it was handed over (from then on the asker accounts for
+            it); False when nobody waits for it any more: the caller counts
+            it as a dead letter.
+        """
         if self.state != _PENDING:
             return False
         self.state = _REPLIED
@@ -73,20 +101,27 @@ class Ask(Waiter):
         return self._wake(backend)
 
     def _wake(self, backend: Backend | None) -> bool:
+        # Every False goes with abandoned = True: the replier counts what
+        # nobody takes, so the asker's abandon() must not count it again.
         if self.waiting:
             self.waiting = False
             if backend is _ASYNCIO:
                 # Every ask's reply: resolve the future here rather than through
-                # two backend calls. Done already means Task.cancel() won.
+                # two backend calls. Done already means Task.cancel() won, or
+                # the ask's deadline (the asker then sees it expired).
                 fut = self.handle
                 if fut.done():
+                    self.abandoned = True
                     return False
                 fut.set_result(None)
                 return True
             if backend is not None and not backend.is_cancelled(self):
                 backend.wake(self)
                 return True
+            self.abandoned = True
             return False
+        # Not parked: either not yet (it takes the outcome when it waits) or
+        # gone already.
         return not self.abandoned
 
     async def wait(self, backend: Backend, timeout: float | None = None) -> Any:
@@ -115,6 +150,18 @@ class Ask(Waiter):
 
 
 def abandon(ask: Ask) -> None:
-    # The asker timed out or was cancelled: a later reply is a dead letter.
+    """The asker leaves without the outcome (timed out, cancelled, or its
+    thread gave up).
+
+    A reply still to come is then a dead letter the actor counts (its
+    :meth:`Ask.reply` returns False). A reply already handed over is counted
+    here, once, as a dead letter ``"ask abandoned"`` to the ask's recipient:
+    the asker's cancellation wins, the reply cannot be returned.
+    """
     ask.waiting = False
+    if ask.abandoned:
+        return
     ask.abandoned = True
+    if ask.state == _REPLIED:
+        recipient = ask.recipient
+        recipient.system.dead_letter(recipient, ask.message, "ask abandoned")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 import anyio
 
 from ._actor import Actor
-from ._envelope import EXPIRED, Ask
+from ._envelope import EXPIRED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, MailboxFull
 from ._lifecycle import StopReason, current_cell
 from ._ref import ActorRef, check_timeout
@@ -205,7 +205,7 @@ class PoolRef(Generic[M]):
         backend = self._cell.system.backend
         if backend is None:
             raise self._stopped()
-        envelope = Ask(message)
+        envelope = Ask(message, self._cell)
         shared = self._shared
         try:
             if shared is not None:
@@ -215,7 +215,11 @@ class PoolRef(Generic[M]):
         except MailboxFull:
             # Wait for room and the reply under one deadline.
             with anyio.move_on_after(timeout):
-                await self._send(envelope)
+                try:
+                    await self._send(envelope)
+                except BaseException:
+                    abandon(envelope)  # see ActorRef.ask
+                    raise
                 return await envelope.wait(backend)
             raise AskTimeout(
                 f"{self._cell.path} did not reply within {timeout} s"

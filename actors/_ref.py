@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
 
-from ._envelope import EXPIRED, Ask
+from ._envelope import EXPIRED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import StopReason, current_cell
 from ._request import Request
@@ -169,7 +169,7 @@ class ActorRef(Generic[M]):
         backend = cell.system.backend
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
-        envelope = Ask(message)
+        envelope = Ask(message, cell)
         mailbox = cell.mailbox
         try:
             mailbox.try_send(envelope)
@@ -180,6 +180,11 @@ class ActorRef(Generic[M]):
                     await mailbox.send(envelope)
                 except MailboxClosed:
                     raise self._stopped() from None
+                except BaseException:
+                    # A native cancel can land after the envelope moved in:
+                    # its reply is then a dead letter, never lost silently.
+                    abandon(envelope)
+                    raise
                 return await envelope.wait(backend)
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s") from None
         except MailboxClosed:

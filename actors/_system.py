@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -17,6 +16,7 @@ from ._actor import Actor
 from ._actor_task import run_actor
 from ._cell import Cell
 from ._context import ActorContext
+from ._dead_letters import DeadLetter, DeadLetters, check_kept
 from ._errors import ActorStopped, SystemNotRunning
 from ._lifecycle import StopReason
 from ._ref import ActorRef
@@ -47,32 +47,6 @@ A = TypeVar("A", bound=Actor)
 DEFAULT_DRAIN = 64
 
 
-class DeadLetter(NamedTuple):
-    """A message that could not be handled."""
-
-    recipient: ActorRef[Any]  #: the actor it was for
-    message: object  #: the message itself
-    reason: str  #: why: "actor stopped", "handler failed", "unhandled", ...
-
-
-class DeadLetters:
-    """Messages that could not be delivered or handled: counted, never silent.
-
-    Attributes:
-        count: how many there were since the system started.
-        recent: the latest ones (at most ``keep``), oldest first.
-    """
-
-    __slots__ = ("count", "recent")
-
-    def __init__(self, keep: int) -> None:
-        self.count = 0
-        self.recent: deque[DeadLetter] = deque(maxlen=keep)
-
-    def __repr__(self) -> str:
-        return f"<DeadLetters count={self.count}>"
-
-
 class _Guardian(Actor):
     """The parent of top-level actors (path ``/user``)."""
 
@@ -99,7 +73,8 @@ class ActorSystem:
             ``OneForOne()``: restart, at most 3 restarts within 5 seconds).
         drain: default for how many queued items an actor takes per wake.
         dead_letters_kept: how many recent dead letters ``dead_letters.recent``
-            keeps.
+            keeps (every one is counted and published to the subscribers of
+            ``dead_letters``, see :class:`~actors.DeadLetters`).
         shutdown_timeout: seconds a graceful stop may take when the block is
             left; then the actors' tasks are cancelled (their queued messages
             still become dead letters and pending asks fail, but ``on_stop``
@@ -115,8 +90,8 @@ class ActorSystem:
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
-            ``shutdown_timeout`` is not a number; ``telemetry`` is neither
-            None nor a Telemetry.
+            ``dead_letters_kept`` is not an integer; ``shutdown_timeout`` is
+            not a number; ``telemetry`` is neither None nor a Telemetry.
         ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
             ``shutdown_timeout`` < 0.
     """
@@ -135,8 +110,7 @@ class ActorSystem:
         if not isinstance(strategy, SupervisorStrategy):
             raise TypeError(f"strategy must be a SupervisorStrategy, not {strategy!r}")
         check_limit(drain, "drain")
-        if dead_letters_kept < 0:
-            raise ValueError("dead_letters_kept must be >= 0")
+        check_kept(dead_letters_kept, "dead_letters_kept")
         if shutdown_timeout is not None:
             if isinstance(shutdown_timeout, bool) or not isinstance(
                 shutdown_timeout, (int, float)
@@ -265,6 +239,8 @@ class ActorSystem:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:
                 raise self._surface(group) from None
+            finally:  # dead letter streams end after the teardown's letters
+                self.dead_letters._close()
         if self._failure is not None:
             raise self._failure
         return False
@@ -462,15 +438,13 @@ class ActorSystem:
     # -- bookkeeping ----------------------------------------------------------
 
     def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
-        """Count a message that could not be delivered or handled."""
-        letters = self.dead_letters
-        letters.count += 1
-        letter = DeadLetter(cell.ref, message, reason)
-        letters.recent.append(letter)
+        """Count a message that could not be delivered or handled, log it,
+        record it in telemetry, and hand it to the dead letters' subscribers."""
         logger.debug("dead letter to %s (%s): %r", cell.path, reason, message)
         telemetry = self.telemetry
         if telemetry is not None:
             telemetry.dead_letter(cell, message, reason)
+        self.dead_letters.publish(DeadLetter(cell.ref, message, reason))
 
     def _record_failure(self, exc: BaseException) -> None:
         if self._failure is None:

@@ -32,10 +32,21 @@ What is recorded:
   actor class). Attributes are bounded: the actor class, the pool name for pool
   workers, and a small fixed vocabulary (outcome, dead-letter reason, error
   type); never a message, never a path.
+
+Thread safety: metric readers (OpenTelemetry's ``PeriodicExportingMetricReader``
+among them) call the observable instruments' callbacks from their own thread,
+at any moment, even while the instruments are being made. The callbacks read
+only state that is complete before it is published: the counts and the
+watched mailboxes live in plain dicts changed and copied under one lock, an
+entry is made whole before it goes in, and a mailbox's statistics are read
+defensively. A handler's exception is user data: it is described for spans by
+:func:`describe` and :func:`record_error`, which never raise.
 """
 
 from __future__ import annotations
 
+import threading
+import traceback
 import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -48,7 +59,7 @@ if TYPE_CHECKING:
     from ._pool import PoolRef
     from ._ref import ActorRef
 
-__all__ = ["Telemetry"]
+__all__ = ["Telemetry", "describe", "record_error"]
 
 #: ``messaging.system`` of every span.
 SYSTEM = "anyio-actors"
@@ -82,6 +93,50 @@ def _version() -> str:
     except PackageNotFoundError:  # pragma: no cover - running from a checkout
         return ""
 
+
+#: Stands for the text of an exception whose ``str()`` raised (as Python's
+#: own tracebacks write it).
+UNPRINTABLE = "<exception str() failed>"
+
+
+def describe(exc: BaseException) -> str:
+    """``"TypeName: message"`` for a span status; never raises, even for an
+    exception whose ``__str__`` does (a handler's exception is user data)."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = UNPRINTABLE
+    return f"{type(exc).__name__}: {text}"
+
+
+def record_error(span: Span, exc: BaseException) -> None:
+    """Record ``exc`` on ``span`` (an ``exception`` event) and set its error
+    status, as ``span.record_exception`` and ``span.set_status`` do, without
+    ever raising: the SDK's ``record_exception`` calls ``str(exc)``."""
+    from opentelemetry.trace import Status, StatusCode
+
+    try:
+        span.record_exception(exc)
+    except Exception:
+        try:
+            stacktrace = "".join(traceback.format_exception(exc))
+        except Exception:
+            stacktrace = ""
+        kind = type(exc)
+        span.add_event(
+            "exception",
+            {
+                "exception.type": f"{kind.__module__}.{kind.__qualname__}",
+                "exception.message": UNPRINTABLE,
+                "exception.stacktrace": stacktrace,
+                "exception.escaped": "False",
+            },
+        )
+    span.set_status(Status(StatusCode.ERROR, describe(exc)))
+
+
+#: Metric attributes as a hashable key: sorted (name, value) pairs.
+_Key = tuple[tuple[str, str], ...]
 
 #: Indexes into ``Labels.counts``.
 SENT, OK, ERROR, ABANDONED = range(4)
@@ -187,10 +242,25 @@ class Telemetry:
         from . import _traced
 
         self._traced = _traced
+        # A reader's thread may call the callbacks as soon as they are
+        # registered below: everything they read exists first.
+        self._lock = threading.Lock()
+        #: Counts by metric attributes (see Labels.counts); changed and copied
+        #: under the lock.
+        self._counts: dict[tuple[tuple[str, str], ...], list[int]] = {}
+        #: The mailboxes the depth gauge reads, by id of their cell: the cell
+        #: (weakly: one that never ran is not kept alive) and its metric
+        #: attributes. Changed and copied under the lock.
+        self._watched: dict[int, tuple[weakref.ref[Cell], _Key]] = {}
+        #: The span of a failed message while its actor waits for its
+        #: supervisor's directive (restart and escalation events go there);
+        #: used in the event loop's thread only.
+        self._failing: dict[Cell, Span] = {}
         version = _version()
         self._tracer = trace.get_tracer(
             "actors", version, tracer_provider=tracer_provider
         )
+        self._get_current_span = trace.get_current_span
         meter = metrics.get_meter("actors", version, meter_provider=meter_provider)
         # Sent and handled are counted per message: observable counters over
         # plain ints (Labels.counts), so the hot path makes no SDK call for
@@ -240,12 +310,6 @@ class Telemetry:
             unit="{message}",
             description="Messages waiting in mailboxes, per actor class.",
         )
-        self._get_current_span = trace.get_current_span
-        self._cells: weakref.WeakSet[Cell] = weakref.WeakSet()
-        self._counts: dict[tuple[tuple[str, str], ...], list[int]] = {}
-        #: The span of a failed message while its actor waits for its
-        #: supervisor's directive (restart and escalation events go there).
-        self._failing: dict[Cell, Span] = {}
 
     def __repr__(self) -> str:
         return f"<Telemetry tracer={self._tracer!r}>"
@@ -253,16 +317,29 @@ class Telemetry:
     # -- called by the runtime when a cell is made or runs ---------------------
 
     def make_ref(self, cell: Cell) -> ActorRef[Any]:
-        """The ref of a new cell in a traced system (it carries contexts)."""
-        self._cells.add(cell)
-        labels = self._labels(cell.path, metric_attributes(cell))
+        """The ref of a new cell in a traced system (it carries contexts).
+
+        Called while the cell is being built: its mailbox, parent and factory
+        are set, not more.
+        """
+        from .mailbox import Mailbox
+
+        metric = metric_attributes(cell)
+        labels = self._labels(cell.path, metric)
+        if cell.parent is not None and isinstance(cell.mailbox, Mailbox):
+            # Not the guardian, nor a shared-queue pool worker's lane. The
+            # entry is whole before it is published.
+            entry = (weakref.ref(cell), tuple(sorted(metric.items())))
+            with self._lock:
+                self._watched[id(cell)] = entry
         return self._traced.TracedRef(cell, self, labels)
 
     def _labels(self, path: str, metric: dict[str, str]) -> Labels:
         key = tuple(sorted(metric.items()))
-        counts = self._counts.get(key)
-        if counts is None:
-            counts = self._counts[key] = [0, 0, 0, 0]
+        with self._lock:
+            counts = self._counts.get(key)
+            if counts is None:
+                counts = self._counts[key] = [0, 0, 0, 0]
         return Labels(path, metric, counts)
 
     @property
@@ -318,25 +395,34 @@ class Telemetry:
 
     def stopped(self, cell: Cell) -> None:
         """The actor terminated."""
-        self._cells.discard(cell)
+        with self._lock:
+            entry = self._watched.get(id(cell))
+            if entry is not None and entry[0]() is cell:
+                del self._watched[id(cell)]
 
     # -- observable instruments ---------------------------------------------
+
+    # In a metric reader's thread, any time: see the module docstring.
 
     def _observe_sent(self, options: CallbackOptions) -> Iterable[Observation]:
         from opentelemetry.metrics import Observation
 
+        with self._lock:
+            counted = list(self._counts.items())
         return [
             Observation(counts[SENT], dict(key))
-            for key, counts in list(self._counts.items())
+            for key, counts in counted
             if counts[SENT]
         ]
 
     def _observe_handled(self, options: CallbackOptions) -> Iterable[Observation]:
         from opentelemetry.metrics import Observation
 
+        with self._lock:
+            counted = list(self._counts.items())
         return [
             Observation(counts[index], {**dict(key), "actor.outcome": outcome})
-            for key, counts in list(self._counts.items())
+            for key, counts in counted
             for index, outcome in OUTCOMES.items()
             if counts[index]
         ]
@@ -344,15 +430,29 @@ class Telemetry:
     def _observe_depth(self, options: CallbackOptions) -> Iterable[Observation]:
         from opentelemetry.metrics import Observation
 
-        from .mailbox import Mailbox
-
-        depths: dict[tuple[tuple[str, str], ...], int] = {}
-        for cell in list(self._cells):
-            mailbox = cell.mailbox
-            if cell.parent is None or not isinstance(mailbox, Mailbox):
-                continue  # the guardian; a shared-queue pool worker's lane
-            key = tuple(sorted(_metric(cell).items()))
-            depths[key] = depths.get(key, 0) + mailbox.statistics().queued_messages
+        with self._lock:
+            watched = list(self._watched.items())
+        depths: dict[_Key, int] = {}
+        gone: list[int] = []
+        for ident, (cell_ref, key) in watched:
+            cell = cell_ref()
+            if cell is None:  # a cell that never ran, so never said stopped
+                gone.append(ident)
+                continue
+            try:
+                # The loop's thread may change the mailbox meanwhile: the
+                # figure is a snapshot that may be off by the messages in
+                # flight, never an error.
+                queued = max(cell.mailbox.statistics().queued_messages, 0)
+            except Exception:
+                queued = 0
+            depths[key] = depths.get(key, 0) + queued
+        if gone:
+            with self._lock:
+                for ident in gone:
+                    entry = self._watched.get(ident)
+                    if entry is not None and entry[0]() is None:
+                        del self._watched[ident]
         return [Observation(depth, dict(key)) for key, depth in depths.items()]
 
 

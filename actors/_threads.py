@@ -170,7 +170,8 @@ class FromThread:
 
         Raises:
             AskTimeout: no reply within ``timeout`` seconds (a TimeoutError).
-                The request may still be handled later.
+                The request may still be handled later; its reply then counts
+                as a dead letter (reason ``"ask abandoned"``).
             ActorStopped: the actor stopped before replying.
             SystemNotRunning: the system is not running (see the class).
             ValueError, TypeError: ``timeout`` is not a positive number.
@@ -337,9 +338,16 @@ class FromThread:
         try:
             value = await fn(call, *args)
         except Exception as exc:
+            # A failure nobody takes is a dead letter already (the handler's
+            # exception, a stopped actor) or nothing at all (a timeout).
             self._settle(call, exc, failed=True)
         else:
-            self._settle(call, value, failed=False)
+            if not self._settle(call, value, failed=False) and fn is _ask:
+                # The thread gave up (its timeout) before the reply came back:
+                # the reply is a dead letter, as AskTimeout promises.
+                ref, message = args[0], args[1]
+                cell = ref._cell
+                cell.system.dead_letter(cell, message, "ask abandoned")
         finally:  # cancelled: the system is being torn down
             if not call.settled:
                 self._settle(call, _exited(), failed=True)

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from opentelemetry.context import Context, attach, detach, get_current
-from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+from opentelemetry.trace import SpanKind, set_span_in_context
 
 from ._control import Restart, Stop
 from ._dispatch import handle_signal
-from ._envelope import EXPIRED, Ask
+from ._envelope import EXPIRED, Ask, abandon
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._faults import failed as report_failure
 from ._faults import handle_control
@@ -30,7 +30,15 @@ from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
 from ._ref import ActorRef, check_timeout, signal_error
-from ._telemetry import ABANDONED, ERROR, OK, OUTCOMES, SENT, metric_attributes
+from ._telemetry import (
+    ABANDONED,
+    ERROR,
+    OK,
+    OUTCOMES,
+    SENT,
+    metric_attributes,
+    record_error,
+)
 from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
@@ -126,6 +134,7 @@ class TracedRef(ActorRef[M]):
         return await _ask(
             self.telemetry,
             self.labels,
+            cell,
             message,
             backend,
             timeout,
@@ -206,13 +215,21 @@ class TracedPoolRef(PoolRef[M]):
         # PoolRef's tell and send, not ours: the envelope carries the client
         # span's context already.
         return await _ask(
-            telemetry, labels, message, backend, timeout, super().tell, super().send
+            telemetry,
+            labels,
+            self._cell,
+            message,
+            backend,
+            timeout,
+            super().tell,
+            super().send,
         )
 
 
 async def _ask(
     telemetry: Telemetry,
     labels: Labels,
+    cell: Cell,
     message: Any,
     backend: Backend,
     timeout: float,
@@ -232,7 +249,7 @@ async def _ask(
         kind=_CLIENT,
         attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
     )
-    envelope = Ask(message)
+    envelope = Ask(message, cell)
     traced = Traced(envelope, set_span_in_context(span), perf_counter())
     outcome = "error"
     try:
@@ -240,7 +257,11 @@ async def _ask(
             try_send(traced)
         except MailboxFull:
             with anyio.move_on_after(timeout):
-                await send(traced)
+                try:
+                    await send(traced)
+                except BaseException:
+                    abandon(envelope)  # see ActorRef.ask
+                    raise
                 labels.counts[SENT] += 1
                 reply = await envelope.wait(backend)
                 outcome = "ok"
@@ -260,8 +281,7 @@ async def _ask(
         outcome = "cancelled"
         raise
     except BaseException as exc:
-        span.record_exception(exc)
-        span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        record_error(span, exc)  # never raises, whatever the exception
         raise
     finally:
         span.set_attribute(_OUTCOME, outcome)
@@ -392,8 +412,7 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
             failed, span = span, None
             duration_record(perf_counter() - started, metric)
             counts[ERROR] += 1
-            failed.record_exception(exc)
-            failed.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+            record_error(failed, exc)  # never raises, whatever the exception
             failed.set_attribute(_OUTCOME, "error")
             failing[cell] = failed
             try:

@@ -25,6 +25,7 @@ from actors import (
     Request,
     SystemNotRunning,
 )
+from actors._deadlines import IDLE_KEPT
 
 pytestmark = pytest.mark.anyio
 
@@ -201,6 +202,48 @@ async def test_an_ask_times_out_in_the_thread_even_when_the_loop_is_blocked() ->
         # The abandoned request is dropped, never delivered late.
         assert await ref.ask("after") == 1
     assert log == ["after"]
+
+
+class Stalls(Actor):
+    """Blocks the event loop in its handler (``time.sleep``), then replies."""
+
+    def receive(self, message: Any) -> Any:
+        time.sleep(0.3)
+        return message
+
+
+async def test_a_reply_after_the_threads_ask_timed_out_is_a_dead_letter() -> None:
+    # The thread gives up after 0.1 s while the loop is still blocked in the
+    # handler; the reply that comes at 0.3 s has nobody to go to: a dead letter,
+    # as AskTimeout promises, not a silent drop.
+    async with ActorSystem() as system:
+        ref = system.spawn(Stalls)
+        async with system.dead_letters.stream() as letters:
+            exc = await anyio.to_thread.run_sync(
+                outcome, lambda: system.from_thread.ask(ref, "late", timeout=0.1)
+            )
+            assert isinstance(exc, AskTimeout)
+            with anyio.fail_after(5):
+                letter = await letters.receive()
+        assert tuple(letter) == (ref, "late", "ask abandoned")
+        assert system.dead_letters.count == 1
+
+
+async def test_asks_from_a_thread_leave_no_armed_deadline_timers_behind() -> None:
+    # Each from_thread.ask waits with its own remaining time, a new timeout
+    # value every time: on asyncio each completed ask releases its deadline
+    # list and timer (a few idle lists may stay, for reuse).
+    def work() -> None:
+        for i in range(100):
+            assert system.from_thread.ask(ref, i, timeout=30.0) == i
+
+    async with ActorSystem() as system:
+        ref = system.spawn(Echo)
+        await anyio.to_thread.run_sync(work)
+        deadlines = system._deadlines
+        if deadlines is not None:  # asyncio and uvloop; Trio has no lists
+            assert len(deadlines.queues) <= IDLE_KEPT
+            assert all(q.timer is not None for q in deadlines.queues.values())
 
 
 async def test_an_ask_from_a_thread_to_a_stopped_actor_raises_actor_stopped() -> None:
