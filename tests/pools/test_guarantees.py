@@ -7,9 +7,11 @@ idle workers share a burst."""
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from actors import (
@@ -458,3 +460,80 @@ async def test_a_worker_takes_only_its_share_of_the_backlog_while_others_are_bus
         release(holds)
         await wait_all_blocked()
     assert journal.messages().count("hold") == 16
+
+
+# -- a seeded randomized interleaving ------------------------------------------
+
+
+class Tracker(Actor):
+    """Journals ``(its name, id)``; ``("boom", id)`` makes it fail."""
+
+    def __init__(self, seen: list[tuple[str, Any]]) -> None:
+        self.seen = seen
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, tuple):
+            raise RuntimeError("fail on purpose")
+        self.seen.append((self.context.name, message))
+        return message
+
+
+@ROUTINGS
+@pytest.mark.parametrize("seed", range(12))
+async def test_every_message_is_handled_once_rejected_or_a_dead_letter_under_random_interleavings(  # noqa: E501
+    routing: Any, seed: int
+) -> None:
+    rng = random.Random(seed)
+    seen: list[tuple[str, Any]] = []
+    rejected: set[Any] = set()
+    broadcasts: list[int] = []
+    sent = 0
+    async with (
+        anyio.create_task_group() as asking,
+        ActorSystem(dead_letters_kept=100_000) as system,
+    ):
+        pool = system.spawn_pool(
+            Tracker, 3, seen, routing=routing, drain=rng.randint(1, 5)
+        )
+        for _ in range(150):
+            sent += 1
+            op = rng.random()
+            try:
+                if op < 0.4:
+                    pool.tell(sent)
+                elif op < 0.5:
+                    asking.start_soon(_ask_and_keep, pool, sent, [])
+                elif op < 0.65:
+                    rng.choice(pool.workers).tell(sent)
+                elif op < 0.72:
+                    pool.broadcast(sent)
+                    broadcasts.append(sent)
+                elif op < 0.77:
+                    pool.tell(("boom", sent))  # a failure: its own dead letter
+                elif op < 0.79:
+                    rng.choice(pool.workers).stop()
+                    rejected.add(sent)  # not a message
+                else:
+                    rejected.add(sent)
+                    for _ in range(rng.randint(1, 4)):
+                        await anyio.lowlevel.checkpoint()
+            except ActorStopped:
+                rejected.add(sent)
+        await wait_all_blocked()
+    handled: dict[Any, list[str]] = {}
+    for name, message in seen:
+        handled.setdefault(message, []).append(name)
+    dead: dict[Any, int] = {}
+    for letter in system.dead_letters.recent:
+        message = letter.message
+        key = message[1] if isinstance(message, tuple) else message
+        dead[key] = dead.get(key, 0) + 1
+    for n in range(1, sent + 1):
+        if n in rejected:
+            assert n not in handled and n not in dead
+        elif n in broadcasts:
+            names = handled.get(n, [])
+            assert len(names) == len(set(names))  # once per worker at most
+            assert len(names) + dead.get(n, 0) >= 1
+        else:  # exactly once, one way or the other
+            assert len(handled.get(n, [])) + dead.get(n, 0) == 1, n
