@@ -91,8 +91,9 @@ class _PoolMailbox(Mailbox[Any]):
         self._pool = pool
 
     def close(self) -> None:
-        super().close()
-        self._pool._stopping()
+        if not self.closed:
+            super().close()
+            self._pool._stopping()
 
 
 class _Broadcast:
@@ -107,7 +108,15 @@ class _Broadcast:
 class PoolRef(Generic[M]):
     """One ref in front of a pool of workers: tell, send, ask, broadcast, stop,
     join. Messages to the pool go to one worker each (see the routing); a
-    broadcast goes to every worker."""
+    broadcast goes to every worker.
+
+    A pool restarted by its parent (a one-for-all or rest-for-one restart, or
+    its own restart intensity exceeded) keeps this ref and its messages, as a
+    restarted actor does: while the workers are replaced it stays alive and
+    what it is told waits for the new workers. Messages already in a stopped
+    worker's own mailbox become dead letters (asks fail with ActorStopped).
+    Once the pool stops, however that happens, nothing is lost: every queued
+    ask fails with ActorStopped and every queued message is a dead letter."""
 
     def __init__(
         self,
@@ -173,8 +182,10 @@ class PoolRef(Generic[M]):
 
         Raises:
             MailboxFull: the shared queue is full (``shared_queue``), or every
-                worker's mailbox is (``round_robin``).
-            ActorStopped: the pool has stopped.
+                worker's mailbox is (``round_robin``; while the workers are
+                being replaced: the pool holds ``size * capacity`` at most).
+            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
+                subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         shared = self._shared
@@ -224,7 +235,8 @@ class PoolRef(Generic[M]):
         """Give a message to one worker, waiting for room (backpressure).
 
         Raises:
-            ActorStopped: the pool has stopped (or stopped while we waited).
+            ActorStopped: the pool has stopped (or stopped while we waited);
+                :exc:`SystemNotRunning` (a subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         await self._send(message)
@@ -275,7 +287,8 @@ class PoolRef(Generic[M]):
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Ask one worker; same reply, timeout (seconds) and errors as
-        :meth:`ActorRef.ask`."""
+        :meth:`ActorRef.ask` (:exc:`ActorStopped` when the pool stops before a
+        worker replied, :exc:`SystemNotRunning` once its system has exited)."""
         check_timeout(timeout)
         if isinstance(message, Signal):
             # The Ask envelope would smuggle it past the queue's signal check
@@ -320,9 +333,13 @@ class PoolRef(Generic[M]):
         quota; counted by each worker's own quota in ``round_robin``). While
         the pool is restarting its workers, the new workers get it.
 
+        A worker that has stopped (alone, or just before its pool's restart)
+        does not get it: it is counted as a dead letter for that worker.
+
         Raises:
             MailboxFull: a worker's mailbox is full (the others still got it).
-            ActorStopped: the pool has stopped.
+            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
+                subclass) once its system has exited.
         """
         if not self.is_alive:
             raise self._stopped()
