@@ -10,7 +10,7 @@ slow:
   workers than it feeds. With no worker parked it waits in the buffer.
 * A worker taking from the buffer (when it runs, woken or back from its last
   batch) takes up to ``drain`` items but no more than its fair share, the
-  buffered items divided by the open workers (rounded up). So one worker never
+  waiting items divided by the open workers (rounded up). So one worker never
   sits on a backlog that idle workers could share, while a large backlog is
   still taken ``drain`` at a time.
 
@@ -85,12 +85,12 @@ class SharedQueue:
         return False
 
     def take(self, room: int) -> list[Any]:
-        """Take up to ``room`` items but no more than a fair share: the
-        buffered items divided by the open workers, rounded up (at least one,
-        so a waiting sender's item can be taken from an empty buffer)."""
+        """Take up to ``room`` items but no more than a fair share: the waiting
+        items (buffered, and held by waiting senders) divided by the open
+        workers, rounded up."""
         state = self.state
-        share = -(-len(state.buffer) // (self.workers or 1))
-        return state.take(min(room, share or 1))
+        waiting = len(state.buffer) + len(state.senders)
+        return state.take(min(room, -(-waiting // (self.workers or 1))))
 
     def give_back(self, items: list[Any]) -> None:
         """Put items a worker was handed but will not handle back at the head
