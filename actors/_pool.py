@@ -5,18 +5,27 @@ Two routings:
 * ``"round_robin"``: each worker has its own mailbox; messages go to the workers
   in turn (a full or stopped worker is skipped).
 * ``"shared_queue"``: one queue, built on the channel core, that idle workers
-  pull from with batch receives: a woken worker takes up to ``drain`` items, and
-  a burst never wakes more workers than it feeds (coalesced wakeups). The queue
-  carries the pool's quota (``capacity``): ``tell`` raises ``MailboxFull`` and
-  ``send`` waits when it is full.
+  pull from: a burst is handed one message per idle worker (never waking more
+  workers than it feeds), and a worker takes from the queue up to ``drain``
+  items but no more than its fair share of them (see ``_shared_queue``). The
+  queue carries the pool's quota (``capacity``): ``tell`` raises
+  ``MailboxFull`` and ``send`` waits when it is full.
 
 The workers are children of a pool supervisor actor, which restarts a failed
 worker (one-for-one); a restarted worker keeps the items it had taken but not
 handled, so a failure never loses other queued work.
+
+A pool restarted by its parent keeps its ref and its queued messages, as an
+actor does: while its workers are replaced, messages wait (in the shared queue,
+or for ``round_robin`` in the pool's own hold, flushed to the new workers).
+Whatever way the pool supervisor ends, closing its own mailbox stops the pool:
+the queue is closed, queued asks fail with ``ActorStopped`` and queued
+messages become dead letters, with no lifecycle hook involved.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, overload
 
@@ -24,14 +33,20 @@ import anyio
 
 from ._actor import Actor
 from ._envelope import EXPIRED, Ask, abandon
-from ._errors import ActorStopped, AskSelfError, AskTimeout, MailboxFull
+from ._errors import (
+    ActorStopped,
+    AskSelfError,
+    AskTimeout,
+    MailboxFull,
+    SystemNotRunning,
+)
 from ._lifecycle import StopReason, current_cell
 from ._ref import ActorRef, check_timeout
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
 from ._supervision import OneForOne, SupervisorStrategy
 from .channel._state import check_limit
-from .mailbox import MailboxClosed, Signal
+from .mailbox import Mailbox, MailboxClosed, Signal
 from .mailbox._quota import check_capacity
 
 if TYPE_CHECKING:
@@ -60,18 +75,48 @@ class PoolSupervisor(Actor):
     def on_restart(self, exc: BaseException | None) -> None:
         self.pool._spawn_workers()
 
-    def on_stop(self) -> None:
-        # on_stop also runs before a restart of the pool (its restart
-        # intensity exceeded): the queue must stay open for the fresh workers
-        # then (it was closed, so the live pool refused every message).
-        if self.pool._cell.stop_requested:
-            self.pool._closed_by_stop()
+
+class _PoolMailbox(Mailbox[Any]):
+    """The pool supervisor's own mailbox. The runtime closes an actor's mailbox
+    when it is asked to stop and when it terminates, however that happens
+    (stopped, its parent stopping, the system's teardown, cancelled by a
+    shutdown timeout, or stopped while suspended by a one-for-all restart); a
+    restart never closes it. So closing it is where the pool stops taking
+    messages and settles what is queued, with no lifecycle hook involved."""
+
+    __slots__ = ("_pool",)
+
+    def __init__(self, pool: PoolRef[Any]) -> None:
+        super().__init__()
+        self._pool = pool
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._pool._stopping()
+
+
+class _Broadcast:
+    """A broadcast the pool holds while all its workers are being replaced."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: object) -> None:
+        self.message = message
 
 
 class PoolRef(Generic[M]):
     """One ref in front of a pool of workers: tell, send, ask, broadcast, stop,
     join. Messages to the pool go to one worker each (see the routing); a
-    broadcast goes to every worker."""
+    broadcast goes to every worker.
+
+    A pool restarted by its parent (a one-for-all or rest-for-one restart, or
+    its own restart intensity exceeded) keeps this ref and its messages, as a
+    restarted actor does: while the workers are replaced it stays alive and
+    what it is told waits for the new workers. Messages already in a stopped
+    worker's own mailbox become dead letters (asks fail with ActorStopped).
+    Once the pool stops, however that happens, nothing is lost: every queued
+    ask fails with ActorStopped and every queued message is a dead letter."""
 
     def __init__(
         self,
@@ -87,9 +132,14 @@ class PoolRef(Generic[M]):
         self._spawn_args = spawn_args  # (factory, args, kwargs, capacity, drain)
         self._workers: list[ActorRef[Any]] = []
         self._next = 0
+        # Messages (round_robin) and broadcasts kept while every worker is
+        # being replaced (a restart of the pool), for the new workers.
+        self._held: deque[Any] = deque()
+        self._respawned: anyio.Event | None = None  # senders waiting for room
 
     def _spawn_workers(self) -> None:
-        """Spawn (or, after a restart of the pool, re-spawn) every worker."""
+        """Spawn (or, after a restart of the pool, re-spawn) every worker, and
+        hand them what the pool held meanwhile."""
         factory, args, kwargs, capacity, drain = self._spawn_args
         shared = self._shared
         fresh = not self._workers
@@ -110,6 +160,20 @@ class PoolRef(Generic[M]):
                 self._workers.append(ref)
             else:
                 self._workers[index] = ref
+        held = list(self._held)
+        self._held.clear()
+        for item in held:
+            if type(item) is _Broadcast:
+                self._broadcast(item.message)
+            else:
+                try:
+                    self._route(item)
+                except (MailboxFull, ActorStopped):
+                    self._dead_letters([item], "pool restarting")
+        event = self._respawned
+        if event is not None:
+            self._respawned = None
+            event.set()
 
     # -- sending ------------------------------------------------------------
 
@@ -118,8 +182,10 @@ class PoolRef(Generic[M]):
 
         Raises:
             MailboxFull: the shared queue is full (``shared_queue``), or every
-                worker's mailbox is (``round_robin``).
-            ActorStopped: the pool has stopped.
+                worker's mailbox is (``round_robin``; while the workers are
+                being replaced: the pool holds ``size * capacity`` at most).
+            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
+                subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         shared = self._shared
@@ -156,13 +222,21 @@ class PoolRef(Generic[M]):
                 continue
         if full:
             raise MailboxFull(f"every worker of {self._cell.path} is full")
-        raise self._stopped()
+        # Every worker is stopped: the pool is restarting them (it keeps its
+        # messages, as a restarted actor does), or it has stopped.
+        if not self.is_alive:
+            raise self._stopped()
+        capacity = self._spawn_args[3]
+        if capacity is not None and len(self._held) >= capacity * count:
+            raise MailboxFull(f"{self._cell.path} is restarting and full")
+        self._held.append(message)
 
     async def send(self, message: M) -> None:
         """Give a message to one worker, waiting for room (backpressure).
 
         Raises:
-            ActorStopped: the pool has stopped (or stopped while we waited).
+            ActorStopped: the pool has stopped (or stopped while we waited);
+                :exc:`SystemNotRunning` (a subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         await self._send(message)
@@ -174,16 +248,36 @@ class PoolRef(Generic[M]):
                 await shared.send(message)
                 return
             workers = self._workers
-            if not workers:
-                raise self._stopped()
-            try:
-                self._route(message)
-            except MailboxFull:
-                worker = workers[self._next % len(workers)]
-                self._next += 1
-                await worker._cell.mailbox.send(message)
+            count = len(workers)
+            while True:
+                try:
+                    self._route(message)
+                    return
+                except MailboxFull:
+                    pass
+                # Wait for room in the next open worker, or for the new workers
+                # when every one is being replaced and the hold is full.
+                for _ in range(count):
+                    worker = workers[self._next % count]
+                    self._next += 1
+                    if not worker._cell.mailbox.closed:
+                        break
+                else:
+                    await self._wait_respawned()
+                    continue
+                try:
+                    await worker._cell.mailbox.send(message)
+                    return
+                except MailboxClosed:
+                    continue  # it stopped while we waited: route again
         except MailboxClosed:
             raise self._stopped() from None
+
+    async def _wait_respawned(self) -> None:
+        event = self._respawned
+        if event is None:
+            event = self._respawned = anyio.Event()
+        await event.wait()
 
     @overload
     async def ask(self, message: Request[R], timeout: float = 5.0) -> R: ...
@@ -193,7 +287,8 @@ class PoolRef(Generic[M]):
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Ask one worker; same reply, timeout (seconds) and errors as
-        :meth:`ActorRef.ask`."""
+        :meth:`ActorRef.ask` (:exc:`ActorStopped` when the pool stops before a
+        worker replied, :exc:`SystemNotRunning` once its system has exited)."""
         check_timeout(timeout)
         if isinstance(message, Signal):
             # The Ask envelope would smuggle it past the queue's signal check
@@ -239,22 +334,40 @@ class PoolRef(Generic[M]):
 
     def broadcast(self, message: M) -> None:
         """Tell every live worker the message (uncounted by the shared queue's
-        quota; counted by each worker's own quota in ``round_robin``).
+        quota; counted by each worker's own quota in ``round_robin``). While
+        the pool is restarting its workers, the new workers get it.
+
+        A worker that has stopped (alone, or just before its pool's restart)
+        does not get it: it is counted as a dead letter for that worker.
 
         Raises:
             MailboxFull: a worker's mailbox is full (the others still got it).
-            ActorStopped: the pool has stopped.
+            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
+                subclass) once its system has exited.
         """
         if not self.is_alive:
             raise self._stopped()
+        self._broadcast(message)
+
+    def _broadcast(self, message: object) -> None:
         full = None
+        skipped = []
         for worker in self._workers:
             try:
                 worker._cell.mailbox.try_send(message)
             except MailboxFull as exc:
                 full = exc
             except MailboxClosed:
-                pass
+                skipped.append(worker)
+        if len(skipped) == len(self._workers):
+            self._held.append(_Broadcast(message))  # all being replaced
+            return
+        # A worker that stopped alone (or just before its pool's restart) does
+        # not get it: counted, not silently skipped.
+        system = self._cell.system
+        for worker in skipped:
+            (item,) = self._unwrap([message])
+            system.dead_letter(worker._cell, item, "worker stopped")
         if full is not None:
             raise full
 
@@ -263,30 +376,54 @@ class PoolRef(Generic[M]):
     def stop(self) -> None:
         """Stop the pool: new messages are refused at once; the workers stop
         after their current message; what is queued becomes dead letters."""
-        self._closed_by_stop()
-        # Stop every worker now, not one by one as the pool's termination
-        # reaches them: meanwhile round-robin workers took new tells, and
-        # every worker went on handling its queue and batch, which a stop
-        # makes dead letters.
-        for worker in self._workers:
-            worker._cell.request_stop(StopReason.PARENT)
-        self._cell.request_stop(StopReason.NORMAL)
+        self._cell.request_stop(StopReason.NORMAL)  # see _stopping
 
-    def _closed_by_stop(self) -> None:
+    def _stopping(self) -> None:
+        """The pool stops, however it was asked to (see _PoolMailbox): refuse
+        new messages, fail queued asks, make queued messages dead letters, and
+        stop every worker now (idempotent)."""
+
         shared = self._shared
-        if shared is None or shared.closed:
-            return
+        items = []
+        if shared is not None and not shared.closed:
+            items = shared.close()
+        if self._held:
+            items.extend(self._held)
+            self._held.clear()
+        if items:
+            self._dead_letters(items, "pool stopped")
+        event = self._respawned
+        if event is not None:  # waiting senders: they see the pool stopped
+            self._respawned = None
+            event.set()
+        # Every worker now, not one by one as the pool's termination reaches
+        # them: meanwhile round-robin workers would take new tells, and every
+        # worker would go on handling its queue and batch, which a stop makes
+        # dead letters. A system shutdown reaches them as such.
+        cell = self._cell
+        system_stop = cell.stop_reason is StopReason.SYSTEM
+        reason = StopReason.SYSTEM if system_stop else StopReason.PARENT
+        for worker in self._workers:
+            worker._cell.request_stop(reason)
+
+    def _unwrap(self, items: list[Any]) -> list[Any]:
+        telemetry = self._cell.system.telemetry
+        if telemetry is not None:  # take off the trace envelopes
+            items = telemetry.unwrap(items)
+        return items
+
+    def _dead_letters(self, items: list[Any], reason: str) -> None:
+        """Settle items nobody will handle: fail asks, count dead letters."""
         system = self._cell.system
         stopped = ActorStopped(f"{self._cell.path} stopped before replying")
-        items = shared.close()
-        if system.telemetry is not None:  # take off the trace envelopes
-            items = system.telemetry.unwrap(items)
-        for item in items:
+        for item in self._unwrap(
+            [i.message if type(i) is _Broadcast else i for i in items]
+        ):
             if type(item) is Ask:
                 item.fail(stopped, system.backend)
-                system.dead_letter(self._cell, item.message, "pool stopped")
+                system.dead_letter(self._cell, item.message, reason)
             else:
-                system.dead_letter(self._cell, item, "pool stopped")
+                system.dead_letter(self._cell, item, reason)
 
     async def join(self) -> object:
         """Wait until the pool and all its workers have terminated; returns how
@@ -312,6 +449,9 @@ class PoolRef(Generic[M]):
         return self._cell.path
 
     def _stopped(self) -> ActorStopped:
+        if not self._cell.system.running:
+            path = self._cell.path
+            return SystemNotRunning(f"the system of the pool {path} has exited")
         return ActorStopped(f"the pool {self._cell.path} has stopped")
 
     def __repr__(self) -> str:
@@ -350,8 +490,8 @@ def spawn_pool(
     if drain is not None:
         check_limit(drain, "drain")
     backend = system.backend
-    if backend is None:
-        raise ActorStopped("the actor system is not running")
+    if backend is None or not system.running:
+        raise SystemNotRunning("the actor system is not running")
     shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
     # Chosen once: a traced system's pool ref carries trace contexts.
     pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
@@ -362,7 +502,15 @@ def spawn_pool(
         system._names += 1
         name = f"pool-{getattr(factory, '__name__', 'worker').lower()}-{system._names}"
     ref = system._spawn(
-        parent, PoolSupervisor, (pool,), {}, name, None, None, "transient"
+        parent,
+        PoolSupervisor,
+        (pool,),
+        {},
+        name,
+        None,
+        None,
+        "transient",
+        _PoolMailbox(pool),
     )
     pool._cell = ref._cell
     pool._spawn_workers()

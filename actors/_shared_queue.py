@@ -1,11 +1,27 @@
 """The shared queue of a ``shared_queue`` pool, and its workers' mailboxes.
 
-One queue on the channel core's state (``ChannelState``): idle workers park on
-it as batch receivers, so a woken worker is handed up to ``drain`` items and a
-burst never wakes more workers than it feeds (coalesced wakeups). The queue's
-buffer size is the pool's quota. Each worker's mailbox is a
-:class:`WorkerMailbox`: the shared queue plus the worker's own lane for signals,
-broadcasts and tells to the worker's own ref.
+One queue on the channel core's state (``ChannelState``: buffer, parked
+receivers, waiting senders); its buffer size is the pool's quota. The hand-off
+rules are the pool's own, for fair sharing among workers whose handlers may be
+slow:
+
+* A message goes to the oldest parked (idle) worker, waking it, one message per
+  parked worker: a burst spreads over every idle worker and never wakes more
+  workers than it feeds. With no worker parked it waits in the buffer.
+* A worker taking from the buffer (when it runs, woken or back from its last
+  batch) takes up to ``drain`` items but no more than its fair share, the
+  waiting items divided by the open workers (rounded up). So one worker never
+  sits on a backlog that idle workers could share, while a large backlog is
+  still taken ``drain`` at a time.
+
+Every item is handed out exactly once: a worker stopping alone (or with a
+restart of the pool) gives what it was handed but never ran back to the queue,
+and so does a worker cancelled natively (``Task.cancel()``) after the hand-off;
+once the pool has stopped (the queue closed and drained) such items stay with
+the worker and become its dead letters.
+
+Each worker's mailbox is a :class:`WorkerMailbox`: the shared queue plus the
+worker's own lane for signals, broadcasts and tells to the worker's own ref.
 """
 
 from __future__ import annotations
@@ -24,12 +40,13 @@ __all__ = ["SharedQueue", "WorkerMailbox"]
 class SharedQueue:
     """The pool's queue for ``shared_queue`` routing (a channel-core state)."""
 
-    __slots__ = ("closed", "state")
+    __slots__ = ("closed", "state", "workers")
 
     def __init__(self, capacity: int | None, backend: Backend) -> None:
         self.state: ChannelState[Any] = ChannelState(check_capacity(capacity))
         self.state.backend = backend
         self.closed = False
+        self.workers = 0  # open workers' mailboxes: the fair share's divisor
 
     def try_send(self, message: object) -> None:
         """Hand to an idle worker or queue; never waits."""
@@ -38,7 +55,7 @@ class SharedQueue:
         if self.closed:
             raise MailboxClosed("the pool is stopped")
         state = self.state
-        if state.receivers and state.offer(message):
+        if state.receivers and self._hand_off(message):
             return
         buffer = state.buffer
         if len(buffer) < state.max_buffer_size:
@@ -48,15 +65,55 @@ class SharedQueue:
             return
         raise MailboxFull(f"the pool's queue is full ({state.max_buffer_size})")
 
+    def _hand_off(self, item: object) -> bool:
+        """Hand ``item`` to the oldest parked worker and wake it; False if none
+        is parked. One item per parked worker: the woken worker takes its share
+        of the rest from the buffer when it runs (see the module docstring)."""
+        state = self.state
+        receivers = state.receivers
+        backend = state.backend
+        assert backend is not None
+        while receivers:
+            waiter = receivers.popleft()
+            waiter.queued = False
+            if backend.is_cancelled(waiter):
+                continue
+            waiter.items.append(item)
+            backend.wake(waiter)
+            state.receive_wakeups += 1
+            return True
+        return False
+
+    def take(self, room: int) -> list[Any]:
+        """Take up to ``room`` items but no more than a fair share: the waiting
+        items (buffered, and held by waiting senders) divided by the open
+        workers, rounded up."""
+        state = self.state
+        waiting = len(state.buffer) + len(state.senders)
+        return state.take(min(room, -(-waiting // (self.workers or 1))))
+
+    def give_back(self, items: list[Any]) -> None:
+        """Put items a worker was handed but will not handle back at the head
+        of the queue, oldest first, and hand them on to parked workers."""
+        state = self.state
+        buffer = state.buffer
+        buffer.extendleft(reversed(items))
+        # Given-back items may exceed the capacity; peak still counts them.
+        if len(buffer) > state.peak:
+            state.peak = len(buffer)
+        while buffer and state.receivers and self._hand_off(buffer[0]):
+            buffer.popleft()
+        if state.senders:
+            state.admit_senders()
+
     async def send(self, message: object) -> None:
         """Like try_send, but waits (first come, first served) while full."""
         state = self.state
-        if (
-            self.closed
-            or isinstance(message, Signal)
-            or state.receivers
-            or len(state.buffer) < state.max_buffer_size
-        ):
+        if self.closed or isinstance(message, Signal):
+            self.try_send(message)  # raises
+        if state.receivers and self._hand_off(message):
+            return
+        if len(state.buffer) < state.max_buffer_size and not state.senders:
             self.try_send(message)
             return
         waiter: SendWaiter[Any] = SendWaiter(message, self)
@@ -68,7 +125,8 @@ class SharedQueue:
             raise MailboxClosed("the pool stopped while the sender waited")
 
     def close(self) -> list[Any]:
-        """Refuse new messages, fail waiting senders, return what was queued."""
+        """Refuse new messages, fail waiting senders, return what was queued
+        (idempotent: later calls return nothing)."""
         self.closed = True
         state = self.state
         state.close_senders_of(None, last=False)  # owner None: every sender
@@ -89,6 +147,7 @@ class WorkerMailbox:
         self._own: deque[Any] = deque()
         self._parked: ReceiveWaiter[Any] | None = None
         self._closed = False
+        shared.workers += 1
 
     @property
     def closed(self) -> bool:
@@ -115,10 +174,10 @@ class WorkerMailbox:
 
     def _wake(self) -> None:
         waiter = self._parked
-        # Only a waiter still queued and not yet handed shared items needs a
-        # wake: one with items was woken by the queue, one unqueued was aborted
+        # Only a waiter still queued needs a wake: one handed a shared item was
+        # woken (and unqueued) by the queue, one unqueued otherwise was aborted
         # or already woken here.
-        if waiter is not None and waiter.queued and not waiter.items:
+        if waiter is not None and waiter.queued:
             state = self._shared.state
             state.unqueue_receiver(waiter)
             backend = state.backend
@@ -146,7 +205,7 @@ class WorkerMailbox:
                     and not self._closed
                     and (state.buffer or state.senders)
                 ):
-                    out.extend(state.take(limit - len(out)))
+                    out.extend(shared.take(limit - len(out)))
                 if out:
                     return out
                 continue
@@ -156,16 +215,47 @@ class WorkerMailbox:
             state.receivers.append(waiter)
             self._parked = waiter
             try:
-                await backend.park(waiter, state.abort_receive, state.restore_receive)
+                await backend.park(waiter, state.abort_receive, self._restore)
             finally:
                 self._parked = None
             state.unqueue_receiver(waiter)
-            if waiter.items:
-                return [*own, *waiter.items] if own else waiter.items
+            items = waiter.items
+            if not items:
+                continue  # woken for the own lane, or closed
+            waiter.items = []
+            if self._closed and not shared.closed:
+                # Stopped between the hand-off and now: the workers that go on
+                # (or the pool's next ones) handle it.
+                shared.give_back(items)
+                continue
+            # Own-lane items that came in the same step stay in ``own`` for the
+            # next batch: each item leaves its lane exactly once.
+            if (
+                len(items) < limit
+                and not self._closed
+                and (state.buffer or state.senders)
+            ):
+                items.extend(shared.take(limit - len(items)))
+            return items
+
+    def _restore(self, waiter: ReceiveWaiter[Any]) -> None:
+        """Cancelled natively after the hand-off: give the items back."""
+        shared = self._shared
+        shared.state.unqueue_receiver(waiter)
+        items = waiter.items
+        if items:
+            waiter.items = []
+            if shared.closed:
+                # The queue was drained already: the worker's own drain makes
+                # them dead letters.
+                self._own.extendleft(reversed(items))
+            else:
+                shared.give_back(items)
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self._shared.workers -= 1
             self._wake()
 
     def drain(self) -> list[Any]:

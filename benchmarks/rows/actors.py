@@ -14,6 +14,11 @@ user would pick instead.
   pair (our actors ``tell`` each other). Unit: one round trip.
 * ``ask``: one task asks one actor 20,000 times in turn (``await ref.ask``,
   default timeout). Unit: one round trip.
+* ``fan_out_slow/workers/4/{round_robin,shared_queue}``: 64 jobs of 10 ms
+  (``anyio.sleep``) told at once to a pool of 4 idle workers; the other is 4
+  tasks sharing one anyio memory stream. Its point is parallelism, not CPU:
+  it always times with ``time.perf_counter()``, whatever ``--clock`` says (the
+  ideal is 64 / 4 * 10 ms = 0.16 s). Unit: one job.
 
 The others, in the same process (see ``_actor_tasks`` and ``_actor_pykka``):
 asyncio.Queue tasks (asyncio, uvloop), anyio memory object streams (every
@@ -29,6 +34,8 @@ ActorSystem is not (the task-based versions have nothing like it).
 
 from __future__ import annotations
 
+import math
+from time import perf_counter
 from typing import Any
 
 import anyio
@@ -69,6 +76,9 @@ ROUND_TRIPS = 20_000  #: round trips per sample of ask, and per pair of ping_pon
 PRODUCERS = 4  #: producer tasks of the flood rows
 BOUNDED = 64  #: the capacity of flood/bounded
 QUICK = 1_000  #: messages per sample with --quick (round trips: QUICK // 5)
+SLOW_JOBS = 64  #: jobs per sample of fan_out_slow (16 with --quick)
+SLOW_WORKERS = 4  #: workers (consumer tasks) of fan_out_slow
+SLOW_SECONDS = 0.01  #: how long one job of fan_out_slow waits
 
 
 # -- our actors ----------------------------------------------------------------
@@ -212,6 +222,63 @@ async def ours_ask(count: int) -> Sample:
     return Sample(elapsed, tally.count)
 
 
+class Sleeper(Actor):
+    """A slow job: waits SLOW_SECONDS, then counts it on the sample's tally."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    async def receive(self, message: Any) -> None:
+        await anyio.sleep(SLOW_SECONDS)
+        tally = self.tally
+        tally.count += 1
+        if tally.count == tally.expected:
+            tally.done.set()
+
+
+def ours_fan_out_slow(routing: Routing) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        tally = Tally(count)
+        async with ActorSystem() as system:
+            pool = system.spawn_pool(Sleeper, SLOW_WORKERS, tally, routing=routing)
+            await anyio.sleep(0.05)  # every worker has started and is idle
+            start = perf_counter()
+            tell = pool.tell
+            for i in range(count):
+                tell(i)
+            await tally.done.wait()
+            elapsed = perf_counter() - start
+        return Sample(elapsed, tally.count)
+
+    return sample
+
+
+async def _sleep_consume(receive: Any, tally: Tally) -> None:
+    async with receive:
+        async for _ in receive:
+            await anyio.sleep(SLOW_SECONDS)
+            tally.count += 1
+            if tally.count == tally.expected:
+                tally.done.set()
+
+
+async def streams_fan_out_slow(count: int) -> Sample:
+    tally = Tally(count)
+    send, receive = anyio.create_memory_object_stream[int](math.inf)
+    async with anyio.create_task_group() as tg:
+        for _ in range(SLOW_WORKERS):
+            tg.start_soon(_sleep_consume, receive.clone(), tally)
+        receive.close()
+        await anyio.sleep(0.05)  # every consumer waits
+        start = perf_counter()
+        with send:
+            for i in range(count):
+                send.send_nowait(i)
+        await tally.done.wait()
+        elapsed = perf_counter() - start
+    return Sample(elapsed, tally.count)
+
+
 # -- the rows ---------------------------------------------------------------------
 
 
@@ -287,6 +354,21 @@ def _register() -> None:
                     unit="message",
                 )
             )
+    for routing in ("round_robin", "shared_queue"):
+        register(
+            Row(
+                f"fan_out_slow/workers/{SLOW_WORKERS}/{routing}",
+                f"{SLOW_JOBS} jobs of {SLOW_SECONDS * 1000:.0f} ms told at once to a "
+                f"{routing} pool of {SLOW_WORKERS} idle workers; wall time",
+                SLOW_JOBS,
+                SLOW_JOBS // 4,
+                (
+                    Impl("ours", ours_fan_out_slow(routing)),
+                    Impl("anyio", streams_fan_out_slow),
+                ),
+                unit="job",
+            )
+        )
     for pairs in (1, 4):
         register(
             Row(

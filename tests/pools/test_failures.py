@@ -13,6 +13,7 @@ from actors import ActorSystem, DeadLetter
 from ._support import (
     BOOM,
     ROUTINGS,
+    Hold,
     Journal,
     Worker,
     hold_every_worker,
@@ -53,18 +54,21 @@ async def test_a_failed_worker_keeps_the_rest_of_its_batch() -> None:
         pool = system.spawn_pool(Worker, 2, journal, routing="shared_queue", drain=4)
         await wait_all_blocked()
         assert pool._shared is not None
-        # One idle worker is handed [0, boom, 2, 3], the other [4, 5, 6, 7];
-        # 8 and 9 wait in the queue.
-        for message in (0, BOOM, 2, 3, 4, 5, 6, 7, 8, 9):
+        holds = [Hold()]
+        pool.workers[1].tell(holds[0])  # worker-1 busy: worker-0 alone is idle
+        await holds[0].entered.wait()
+        # worker-0 is handed 0 and, when it runs, takes its share of the
+        # queue (3 of 5, two workers): [0, boom, 2, 3]; 4 and 5 stay queued.
+        for message in (0, BOOM, 2, 3, 4, 5):
             pool.tell(message)
-        assert len(pool._shared.state.buffer) == 2
         await wait_all_blocked()
         assert system.restarts == 1
-    assert sorted(journal.messages()) == [0, 2, 3, 4, 5, 6, 7, 8, 9]
+        release(holds)
+        await wait_all_blocked()
+    assert sorted(m for m in journal.messages() if m != "hold") == [0, 2, 3, 4, 5]
     # The failed worker's 2 and 3 were handled by its next incarnation, in
     # order, not dropped and not handed to the other worker.
-    failed = next(ms for ms in journal.by_worker().values() if ms[0] == 0)
-    assert failed[:3] == [0, 2, 3]
+    assert journal.by_worker()["worker-0"][:3] == [0, 2, 3]
     assert system.dead_letters.count == 1
 
 

@@ -49,14 +49,14 @@ async def test_items_handed_to_idle_workers_do_not_count_against_the_quota() -> 
             Worker, 2, journal, routing="shared_queue", capacity=2, drain=3
         )
         await wait_all_blocked()
-        for n in range(6):  # 3 + 3 handed to the two idle workers
+        for n in range(2):  # one handed to each idle worker
             pool.tell(n)
-        pool.tell(6)
-        pool.tell(7)  # the queue's 2
+        pool.tell(2)
+        pool.tell(3)  # the queue's 2
         with pytest.raises(MailboxFull):
-            pool.tell(8)
+            pool.tell(4)
         await wait_all_blocked()
-    assert sorted(journal.messages()) == list(range(8))
+    assert sorted(journal.messages()) == list(range(4))
 
 
 async def test_tell_raises_mailbox_full_when_every_round_robin_worker_is_full() -> None:
