@@ -1,0 +1,278 @@
+"""Small deterministic reproductions of what the fault campaign found.
+
+Each is marked ``xfail(strict=True)`` until its fix lands: then it passes, the
+strict mark fails the suite, and the mark comes off (and the campaign switch
+named in the reason can be turned on in ``test_campaign.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from actors import Actor, ActorRef, ActorSystem, AskTimeout, OneForAll
+
+from ._support import on_asyncio, wait_all_blocked
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass(eq=False)
+class Hold:
+    """Keeps its actor inside the handler until released."""
+
+    entered: anyio.Event = field(default_factory=anyio.Event)
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(eq=False)
+class Block:
+    """Blocks the event loop (a sync handler that does blocking work)."""
+
+    seconds: float
+
+
+@dataclass(eq=False)
+class CancelTask:
+    """Cancels an asyncio task natively from inside the handler."""
+
+    task: asyncio.Task[Any]
+
+
+class Boom(Exception):
+    pass
+
+
+class Log(Actor):
+    """Logs every message it handles; replies with the message."""
+
+    def __init__(self, log: list[Any]) -> None:
+        self.log = log
+
+    async def receive(self, message: Any) -> Any:
+        if isinstance(message, Hold):
+            message.entered.set()
+            await message.release.wait()
+            return None
+        if isinstance(message, Block):
+            time.sleep(message.seconds)
+            return None
+        if isinstance(message, CancelTask):
+            message.task.cancel()
+            return None
+        if message == "boom":
+            raise Boom
+        self.log.append(message)
+        return message
+
+
+async def hold(ref: Any) -> anyio.Event:
+    message = Hold()
+    ref.tell(message)
+    await message.entered.wait()
+    return message.release
+
+
+def letters(system: ActorSystem) -> list[Any]:
+    return [letter.message for letter in system.dead_letters.recent]
+
+
+# -- shared_queue pools --------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="shared_queue: WorkerMailbox.receive_batch returns [*own, *waiter.items] "
+    "without clearing its own lane when a parked worker was handed shared items and "
+    "an own-lane item arrived in the same step (campaign switch: shared_queue)",
+)
+async def test_a_broadcast_landing_beside_a_handed_item_is_handled_once() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        pool = system.spawn_pool(Log, 1, log, routing="shared_queue")
+        await wait_all_blocked()  # the worker is parked on the shared queue
+        pool.tell("job")  # handed to the parked worker
+        pool.broadcast("cast")  # lands in its own lane in the same step
+        await wait_all_blocked()
+    assert sorted(log) == ["cast", "job"]
+
+
+# -- None messages -------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Cell._terminate skips a queued None (`if item is None`: None is its "
+    "'no current item') instead of counting it as a dead letter "
+    "(campaign switch: none_messages)",
+)
+async def test_a_queued_none_is_a_dead_letter_when_its_actor_stops() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(Log, log)
+        release = await hold(ref)
+        ref.tell(None)
+        ref.stop()
+        release.set()
+        await ref.join()
+    assert log == []
+    assert letters(system) == [None]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Cell._failed dead-letters a failed item only `if item is not None`, so a "
+    "None whose handler failed vanishes (campaign switch: none_messages)",
+)
+async def test_a_none_whose_handler_failed_is_a_dead_letter() -> None:
+    class FailOnNone(Actor):
+        def receive(self, message: Any) -> None:
+            if message is None:
+                raise Boom
+
+    async with ActorSystem() as system:
+        ref = system.spawn(FailOnNone)
+        ref.tell(None)
+        await wait_all_blocked()
+        assert letters(system) == [None]
+
+
+# -- asks ----------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="asyncio: a native Task.cancel() landing after Ask._wake resolved the "
+    "asker's future loses the reply (no dead letter, the asker gets CancelledError) "
+    "(campaign switch: native_cancel)",
+)
+async def test_a_reply_handed_to_a_cancelled_asker_is_returned_or_counted() -> None:
+    if not on_asyncio():
+        pytest.skip("native Task.cancel() is asyncio's")
+    log: list[Any] = []
+    outcome: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(Log, log)
+        release = await hold(ref)
+
+        async def asker() -> None:
+            try:
+                outcome.append(await ref.ask("question", timeout=5.0))
+            except asyncio.CancelledError:
+                outcome.append("cancelled")
+
+        task = asyncio.get_running_loop().create_task(asker())
+        await wait_all_blocked()  # the ask is queued, the asker parked
+        # Handled right after the ask, in the same batch: cancels the asker
+        # after its reply was handed over, before it resumes.
+        ref.tell(CancelTask(task))
+        release.set()
+        await asyncio.wait([task])
+    assert log == ["question"]
+    assert outcome == ["question"] or letters(system) == ["question"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="from_thread.ask: after the thread gave up (AskTimeout), the loop-side ask "
+    "still gets the reply and FromThread._settle drops it (already settled): no dead "
+    "letter, although AskTimeout promises one (campaign switch: threads)",
+)
+async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(Log, log)
+        release = await hold(ref)
+        ref.tell(Block(0.5))  # blocks the loop past the thread's timeout
+
+        def ask_from_thread() -> str:
+            try:
+                system.from_thread.ask(ref, "question", timeout=0.2)
+            except AskTimeout:
+                return "timed out"
+            return "replied"
+
+        async with anyio.create_task_group() as tg:
+            result: list[str] = []
+
+            async def call() -> None:
+                result.append(await anyio.to_thread.run_sync(ask_from_thread))
+
+            tg.start_soon(call)
+            while len(ref._cell.mailbox) < 2:  # [Block, the ask] queued
+                await anyio.lowlevel.checkpoint()
+            release.set()
+    assert result == ["timed out"]
+    assert log == ["question"]  # handled, so its reply ...
+    assert letters(system) == ["question"]  # ... is a dead letter
+
+
+# -- supervision ----------------------------------------------------------------
+
+
+class Child(Actor):
+    def receive(self, message: Any) -> None:
+        if message == "boom":
+            raise Boom
+
+
+class StopsSiblingOnRestart(Actor):
+    """On restart, schedules a stop of ``victim`` for the very next loop step:
+    after the supervisor is woken, before the supervisor sends the victim its
+    start command."""
+
+    def __init__(self, victims: list[ActorRef[Any]]) -> None:
+        self.victims = victims
+
+    def receive(self, message: Any) -> None:
+        if message == "boom":
+            raise Boom
+
+    def on_restart(self, exc: BaseException | None) -> None:
+        if self.victims:
+            asyncio.get_running_loop().call_soon(self.victims.pop().stop)
+
+
+class Group(Actor):
+    supervisor_strategy = OneForAll(max_restarts=10)
+
+    def __init__(self, refs: dict[str, ActorRef[Any]]) -> None:
+        self.refs = refs
+
+    def on_start(self) -> None:
+        victims: list[ActorRef[Any]] = []
+        self.refs["first"] = self.context.spawn(
+            StopsSiblingOnRestart, victims, name="first"
+        )
+        self.refs["second"] = second = self.context.spawn(Child, name="second")
+        victims.append(second)
+
+    def receive(self, message: Any) -> None:
+        return None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="one-for-all: a sibling whose stop is requested after the supervisor "
+    "queued its 'start' pops the start in Cell._wait_for_start, raises _Restart, "
+    "then the stop wins in Cell.run and _terminate never sets the start's done "
+    "event (it is no longer in control): handle_child_failure waits forever "
+    "(campaign switch: group_strategies)",
+)
+async def test_a_sibling_stopped_while_its_group_restarts_never_wedges_it() -> None:
+    if not on_asyncio():
+        pytest.skip("the window is made with loop.call_soon")
+    refs: dict[str, ActorRef[Any]] = {}
+    with anyio.fail_after(5):
+        async with ActorSystem() as system:
+            group = system.spawn(Group, refs)
+            await wait_all_blocked()
+            refs["first"].tell("boom")
+            await wait_all_blocked()
+            assert await group.ask("still there?", timeout=1.0) is None
