@@ -107,6 +107,8 @@ FEATURES: dict[str, bool] = {
     "shared_queue": True,
     "broadcast": True,
     "nested_pools": True,  # pools as children of supervisors
+    # A supervisor of a pool may resume the pool after it escalated.
+    "resume_escalated_pool": True,
     # Timers and teardown.
     "timers": True,
     "shutdown_timeout": True,  # some runs leave with a shutdown_timeout
@@ -337,7 +339,7 @@ class Builder:
             tick=rng.choice((0.0005, 0.001, 0.004)),
         )
 
-    def strategy(self) -> SupervisorStrategy:
+    def strategy(self, holds_pool: bool = False) -> SupervisorStrategy:
         rng = self.rng
         kinds: list[type[SupervisorStrategy]] = [OneForOne]
         if self.f["group_strategies"]:
@@ -349,6 +351,12 @@ class Builder:
         table = {kind: rng.choice(directives) for kind in FAULT_KINDS}
         table["resume"] = Directive.RESUME  # the usual reading of the names
         table["restart"] = Directive.RESTART
+        if holds_pool and not self.f["resume_escalated_pool"]:
+            # A pool escalates with its worker's fault: never resume it.
+            table = {
+                kind: Directive.RESTART if d is Directive.RESUME else d
+                for kind, d in table.items()
+            }
 
         def decider(
             exc: BaseException, table: dict[str, Directive] = table
@@ -383,14 +391,15 @@ class Builder:
     def supervisor(self) -> Spec:
         rng = self.rng
         spec = self.leaf("s")
-        spec.strategy = self.strategy()
         spec.restart = "transient"
         spec.children = [self.leaf("c") for _ in range(rng.randint(2, 4))]
         routings = self.routings()
-        if routings and self.f["nested_pools"] and rng.random() < 0.5:
+        holds_pool = bool(routings) and self.f["nested_pools"] and rng.random() < 0.5
+        if holds_pool:
             spec.children.insert(
                 rng.randrange(len(spec.children) + 1), self.pool(rng.choice(routings))
             )
+        spec.strategy = self.strategy(holds_pool)
         return spec
 
     def top(self) -> Spec:
