@@ -337,8 +337,8 @@ async def test_a_pool_resumed_after_escalating_still_has_workers() -> None:
 )
 async def test_a_pool_queue_cut_short_by_shutdown_timeout_leaves_dead_letters() -> None:
     if on_asyncio():
-        # There the pool's on_stop still runs before the cancellation lands in
-        # this construction; the campaign finds the asyncio cases.
+        # On asyncio this exact construction still drains the queue (the
+        # pool's on_stop runs before the cancellation lands).
         pytest.skip("this construction loses the items on Trio")
     log: list[Any] = []
     async with ActorSystem(shutdown_timeout=0.0) as system:
