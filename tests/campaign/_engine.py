@@ -113,6 +113,10 @@ FEATURES: dict[str, bool] = {
     "timers": True,
     "shutdown_timeout": True,  # some runs leave with a shutdown_timeout
     "abrupt_exit": True,  # some runs leave with clients still running
+    # Some runs leave with a shutdown_timeout while some on_stop never returns.
+    "stuck_on_stop": True,
+    # Some async handlers await a future another task cancelled (asyncio).
+    "stray_cancel": True,
 }
 
 BACKENDS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -188,6 +192,7 @@ class Spec:
     drain: int | None = None
     in_pool: bool = False  # a worker: never stops itself
     tick: float = 0.001  # seconds between periodic timer firings
+    stubborn: bool = False  # on_stop never returns once the system is exiting
 
 
 class World:
@@ -198,6 +203,7 @@ class World:
         self.rng = rng
         self.targets: dict[str, Any] = {}  # path -> ActorRef | PoolRef
         self.pools: dict[str, PoolRef[Any]] = {}
+        self.exiting = False  # the run is leaving the system
 
     def spawn_children(self, actor: Node) -> None:
         context = actor.context
@@ -281,7 +287,7 @@ class Node(Actor):
             if plan == "stop":
                 if not self.spec.in_pool:
                     self.context.stop()
-            else:
+            elif plan != "stray":  # (only async handlers can await one)
                 raise Fault(plan, key)
         ledger.handled[key] += 1
         return key
@@ -295,10 +301,19 @@ class AsyncNode(Node):
 
     async def receive(self, message: object) -> object:
         await anyio.lowlevel.checkpoint()
+        key = key_of(message)
+        if type(key) is int and self.world.ledger.plans.get(key) == "stray":
+            # A future some other task cancelled: its CancelledError is not a
+            # cancellation of this actor (asyncio only; see Run.message).
+            future = asyncio.get_running_loop().create_future()
+            future.cancel()
+            await future
         return self.handle(message)
 
     async def on_stop(self) -> None:
         await anyio.lowlevel.checkpoint()
+        if self.spec.stubborn and self.world.exiting:
+            await anyio.sleep_forever()
 
 
 def node_class(spec: Spec) -> type[Node]:
@@ -324,9 +339,10 @@ class Builder:
     def leaf(self, base: str = "a", in_pool: bool = False) -> Spec:
         rng = self.rng
         restart = rng.choice(("transient", "transient", "permanent", "temporary"))
+        is_async = rng.random() < 0.5
         return Spec(
             name=self.name(base),
-            is_async=rng.random() < 0.5,
+            is_async=is_async,
             capacity=self.capacity(),
             restart=restart,
             timers=self.f["timers"] and rng.random() < 0.3,
@@ -337,6 +353,7 @@ class Builder:
             ),
             in_pool=in_pool,
             tick=rng.choice((0.0005, 0.001, 0.004)),
+            stubborn=is_async and self.f["stuck_on_stop"] and rng.random() < 0.3,
         )
 
     def strategy(self, holds_pool: bool = False) -> SupervisorStrategy:
@@ -481,6 +498,7 @@ class Run:
         self.world = World(self.ledger, self.rng)
         self.builder = Builder(self.rng, self.f)
         self.native_ok = backend != "trio" and self.f["native_cancel"]
+        self.stray_ok = backend != "trio" and self.f["stray_cancel"]
         self.done_ops = 0
         self.errors: list[str] = []
         self.system: ActorSystem | None = None
@@ -519,6 +537,8 @@ class Run:
                 )
             elif roll < 0.075 and self.f["stops"]:
                 ledger.plans[i] = "stop"
+            elif roll < 0.08 and kind == "tell" and self.stray_ok:
+                ledger.plans[i] = "stray"
         shape = rng.randrange(3)
         if shape == 0:
             return Msg(i, rng.choice((None, 0, "x"))), i
@@ -801,6 +821,9 @@ class Run:
         shutdown_timeout = None
         if f["shutdown_timeout"] and rng.random() < 0.25:
             shutdown_timeout = rng.choice((0.0, 0.001, 0.01))
+        stubborn_exit = f["stuck_on_stop"] and rng.random() < 0.5
+        if stubborn_exit:  # the documented bound must end the exit
+            shutdown_timeout = rng.choice((0.01, 0.05))
         system = ActorSystem(
             strategy=OneForOne(max_restarts=10**9, within=1.0),
             dead_letters_kept=10**8,
@@ -826,6 +849,7 @@ class Run:
                         for _ in range(rng.randrange(per * 2)):
                             await anyio.lowlevel.checkpoint()
                         tg.cancel_scope.cancel()
+                self.world.exiting = stubborn_exit
         except Fault as exc:
             self.errors.append(f"a planned fault surfaced from the system: {exc!r}")
         if letters is not None:

@@ -45,6 +45,14 @@ KNOWN: dict[str, str] = {
         "(supervisor._escalate stopped them): a send to its full shared queue "
         "waits forever"
     ),
+    "stuck_on_stop": (
+        "shutdown_timeout does not bound an on_stop that never returns (the "
+        "terminate step runs shielded): the exit hangs"
+    ),
+    "stray_cancel": (
+        "asyncio: a handler awaiting a future another task cancelled is taken "
+        "for teardown: the system ends with a bare CancelledError"
+    ),
 }
 
 BACKEND_IDS = list(BACKENDS)
@@ -91,7 +99,7 @@ def test_a_known_bug_class_still_breaks_the_invariant(
     backend: str, feature: str, long_mode: bool
 ) -> None:
     # Only the one known feature on, so a failure here is that class.
-    if feature == "native_ask" and backend == "trio":
+    if feature in ("native_ask", "stray_cancel") and backend == "trio":
         pytest.skip("native Task.cancel() is asyncio's")
     seeds, ops = _seeds(long_mode)
     if not long_mode:
