@@ -484,7 +484,12 @@ class _CrashLog(logging.Handler):
 
 class Run:
     def __init__(
-        self, seed: int, backend: str, ops: int, features: Mapping[str, bool]
+        self,
+        seed: int,
+        backend: str,
+        ops: int,
+        features: Mapping[str, bool],
+        boost: Mapping[str, int] | None = None,
     ) -> None:
         self.seed = seed
         self.backend = backend
@@ -517,6 +522,10 @@ class Run:
             "thread": 1 * (self.f["threads"] or self.f["thread_asks"]),
             "yield": 10,
         }
+        for name, factor in (boost or {}).items():
+            if name not in op_weights:
+                raise ValueError(f"unknown campaign operation: {name!r}")
+            op_weights[name] *= factor
         self.op_names = [k for k, w in op_weights.items() if w]
         self.op_weights = [op_weights[k] for k in self.op_names]
 
@@ -949,6 +958,7 @@ def run_seed(
     ops: int = 1000,
     features: Mapping[str, bool] | None = None,
     hard_timeout: float = 30.0,
+    boost: Mapping[str, int] | None = None,
 ) -> RunResult:
     """One seeded run; see the module docstring.
 
@@ -958,8 +968,9 @@ def run_seed(
         ops: operations, spread over the client tasks.
         features: switches to change from :data:`FEATURES`.
         hard_timeout: seconds after which the run counts as hung.
+        boost: operation name -> factor on its weight (to aim at one class).
     """
-    run = Run(seed, backend, ops, features or {})
+    run = Run(seed, backend, ops, features or {}, boost)
     result = RunResult(seed, backend)
     logger = logging.getLogger("actors")
     crash_log = _CrashLog()
