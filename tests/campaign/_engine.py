@@ -537,7 +537,10 @@ class Run:
         ledger = self.ledger
         if self.f["none_messages"] and rng.random() < 0.08:
             return None, None
-        i = ledger.new_id(kind, target.path)
+        label = target.path
+        if isinstance(target, PoolRef):
+            label += f" ({target.routing} pool)"
+        i = ledger.new_id(kind, label)
         if self.f["failures"]:
             roll = rng.random()
             if roll < 0.06:
