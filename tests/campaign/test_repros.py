@@ -330,27 +330,6 @@ async def test_a_pool_resumed_after_escalating_still_has_workers() -> None:
         assert await pool.ask("question", timeout=1.0) == "question"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared_queue: the queue is closed and drained only by PoolSupervisor."
-    "on_stop, which a teardown cancelled by shutdown_timeout skips "
-    "(Cell._terminate(cancelled=True)): the queued items are neither handled nor "
-    "dead letters (campaign switch: shared_queue)",
-)
-async def test_a_pool_queue_cut_short_by_shutdown_timeout_leaves_dead_letters() -> None:
-    if on_asyncio():
-        # On asyncio this exact construction still drains the queue (the
-        # pool's on_stop runs before the cancellation lands).
-        pytest.skip("this construction loses the items on Trio")
-    log: list[Any] = []
-    async with ActorSystem(shutdown_timeout=0.0) as system:
-        pool = system.spawn_pool(Log, 1, log, routing="shared_queue")
-        await hold(pool)  # never released: the graceful stop times out
-        pool.tell("queued")
-    assert log == []
-    assert "queued" in letters(system)
-
-
 class Stray(Actor):
     """Awaits a future some other party cancelled: a CancelledError that is no
     cancellation of this actor."""
