@@ -1,0 +1,330 @@
+"""The campaign's books: what each operation did, what the actors handled, what
+became a dead letter, and the invariant that ties them together.
+
+Every message carries a unique id (a bare ``None`` message cannot: those are
+counted in aggregate). Each sending call records one outcome for its id; each
+successful handler run records the id once; each dead letter is counted by the
+id of its message. At the end of a run, after the system has exited,
+:func:`check` compares the three per id:
+
+====================  ================================================
+outcome of the call   what must have happened to the message
+====================  ================================================
+accepted              handled once or dead-lettered once (``h + d == 1``)
+rejected              nothing (``MailboxFull``/``ActorStopped`` at the call)
+cancelled             nothing: an anyio cancel scope interrupted a waiting
+                      ``send`` (documented: "a send cancelled while waiting
+                      enqueues nothing")
+uncertain             at most once (``h + d <= 1``): a native
+                      ``Task.cancel()`` of a waiting send (documented: the
+                      message may have moved in), a call interrupted by the
+                      system's teardown
+ask ok                handled once, the reply is the id
+ask failed            the handler's exception: dead-lettered once
+ask stopped           not handled; dead-lettered iff the ask was queued
+                      ("stopped before replying")
+ask abandoned         timed out or cancelled: at most once, and a handled
+                      abandoned ask's reply is a dead letter
+                      ("ask abandoned", ``r == h``)
+====================  ================================================
+
+and, always: no id is handled twice, nothing is handled or dead-lettered that
+was never sent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ABANDONED",
+    "ACCEPTED",
+    "ASK_FAILED",
+    "ASK_OK",
+    "ASK_STOPPED",
+    "ASK_STOPPED_QUEUED",
+    "CANCELLED",
+    "INFLIGHT",
+    "REJECTED",
+    "UNCERTAIN",
+    "Cast",
+    "Ledger",
+    "Msg",
+    "Tick",
+    "check",
+    "key_of",
+]
+
+# Outcomes of a sending call.
+INFLIGHT = "inflight"  # recorded before the call; left when the call never ended
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+CANCELLED = "cancelled"
+UNCERTAIN = "uncertain"
+ASK_OK = "ask ok"
+ASK_FAILED = "ask failed"
+ASK_STOPPED = "ask stopped"  # ActorStopped at the call: never queued
+ASK_STOPPED_QUEUED = "ask stopped queued"  # "stopped before replying"
+ABANDONED = "ask abandoned"
+
+#: The dead-letter reason of a reply nobody waited for any more.
+REPLY_REASON = "ask abandoned"
+
+
+class Msg:
+    """A message object holding its id (``payload`` may be None)."""
+
+    __slots__ = ("id", "payload")
+
+    def __init__(self, id: int, payload: object = None) -> None:
+        self.id = id
+        self.payload = payload
+
+    def __repr__(self) -> str:
+        return f"Msg({self.id})"
+
+
+class Cast:
+    """A broadcast message: one per worker, booked per (id, worker path)."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, id: int) -> None:
+        self.id = id
+
+    def __repr__(self) -> str:
+        return f"Cast({self.id})"
+
+
+class Tick:
+    """A timer's message; ``token`` is unique for single timers, None for
+    periodic ones."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, token: int | None) -> None:
+        self.token = token
+
+    def __repr__(self) -> str:
+        return f"Tick({self.token})"
+
+
+#: Key of a bare None message (no id: counted in aggregate).
+NONE_KEY = "none"
+
+
+def key_of(message: object) -> Any:
+    """The id of a message: ``Msg``, ``("m", id)`` or a bare int; ``NONE_KEY``
+    for None; ``("cast", id)`` for a broadcast (per worker); None otherwise."""
+    t = type(message)
+    if t is Msg:
+        return message.id  # type: ignore[attr-defined]
+    if t is int:
+        return message
+    if t is tuple and len(message) == 2 and message[0] == "m":  # type: ignore[arg-type]
+        return message[1]  # type: ignore[index]
+    if message is None:
+        return NONE_KEY
+    if t is Cast:
+        return ("cast", message.id)  # type: ignore[attr-defined]
+    return None
+
+
+@dataclass
+class Ledger:
+    """Everything a run booked (see the module docstring)."""
+
+    next_id: int = 0
+    outcome: dict[int, str] = field(default_factory=dict)
+    kind: dict[int, str] = field(default_factory=dict)  # which operation sent it
+    target: dict[int, str] = field(default_factory=dict)  # path it was sent to
+    handled: Counter[Any] = field(default_factory=Counter)
+    replies: dict[int, object] = field(default_factory=dict)  # ask ok: the reply
+    plans: dict[int, str] = field(default_factory=dict)  # id -> fault kind / "stop"
+    # Bare None messages: booked in aggregate.
+    none_outcomes: Counter[str] = field(default_factory=Counter)
+    none_handled: int = 0
+    # Broadcasts: id -> pool size.
+    casts: dict[int, int] = field(default_factory=dict)
+    # Single timers: token -> times handled.
+    timer_tokens: int = 0
+    timers_handled: Counter[int] = field(default_factory=Counter)
+    # Op counts by kind, for the report.
+    ops: Counter[str] = field(default_factory=Counter)
+
+    def new_id(self, kind: str, target: str) -> int:
+        self.next_id += 1
+        i = self.next_id
+        self.outcome[i] = INFLIGHT
+        self.kind[i] = kind
+        self.target[i] = target
+        return i
+
+    def new_timer_token(self) -> int:
+        self.timer_tokens += 1
+        return self.timer_tokens
+
+
+def check(
+    ledger: Ledger, dead_letters: list[Any], *, limit: int = 20
+) -> tuple[list[str], Counter[str]]:
+    """Compare the books with the dead letters.
+
+    Args:
+        ledger: the run's ledger.
+        dead_letters: every ``DeadLetter(recipient, message, reason)`` of the run.
+        limit: at most this many violations are described.
+
+    Returns:
+        ``(violations, totals)``: descriptions of what broke the invariant
+        (empty: it held) and counts for the report.
+    """
+    dead: Counter[Any] = Counter()
+    dead_replies: Counter[Any] = Counter()
+    dead_reasons: dict[Any, list[str]] = {}
+    none_dead = 0
+    none_dead_replies = 0
+    unknown: list[str] = []
+    for letter in dead_letters:
+        message, reason = letter.message, letter.reason
+        key = key_of(message)
+        if key == NONE_KEY:
+            if reason == REPLY_REASON:
+                none_dead_replies += 1
+            else:
+                none_dead += 1
+            continue
+        if type(key) is tuple:  # a broadcast: per worker
+            key = (key[0], key[1], letter.recipient.path)
+        if key is None:
+            unknown.append(f"{reason}: {message!r} to {letter.recipient.path}")
+            continue
+        if reason == REPLY_REASON:
+            dead_replies[key] += 1
+        else:
+            dead[key] += 1
+        dead_reasons.setdefault(key, []).append(reason)
+
+    out: list[str] = []
+
+    def bad(cls: str, text: str) -> None:
+        if len(out) < limit:
+            out.append(f"[{cls}] {text}")
+        elif len(out) == limit:
+            out.append("[more] ...")
+        classes[cls] += 1
+
+    classes: Counter[str] = Counter()
+    for text in unknown:
+        bad("phantom", f"dead letter of a message nobody sent: {text}")
+
+    handled = ledger.handled
+    outcome = ledger.outcome
+    totals: Counter[str] = Counter()
+    for i, got in outcome.items():
+        totals[got] += 1
+        h = handled.get(i, 0)
+        d = dead.get(i, 0)
+        r = dead_replies.get(i, 0)
+        ok = True
+        if h > 1:
+            ok = False
+        elif got == ACCEPTED:
+            ok = h + d == 1 and r == 0
+        elif got in (REJECTED, CANCELLED, ASK_STOPPED):
+            ok = h == 0 and d == 0 and r == 0
+        elif got == ASK_OK:
+            ok = h == 1 and d == 0 and r == 0 and ledger.replies.get(i) == i
+        elif got in (ASK_FAILED, ASK_STOPPED_QUEUED):
+            ok = h == 0 and d == 1 and r == 0
+        elif got == ABANDONED:
+            ok = h + d <= 1 and r == h
+        elif got in (UNCERTAIN, INFLIGHT):
+            ok = h + d <= 1 and r <= h
+        else:
+            ok = False
+        if not ok:
+            totals["violations"] += 1
+            bad(
+                _classify(got, h, d, r),
+                f"id {i} ({ledger.kind[i]} to {ledger.target[i]}, "
+                f"plan {ledger.plans.get(i)}): outcome {got!r} but handled {h}x, "
+                f"dead-lettered {d}x {dead_reasons.get(i, [])}, "
+                f"reply dead-lettered {r}x"
+                + (
+                    f", reply {ledger.replies.get(i)!r}"
+                    if got == ASK_OK and ledger.replies.get(i) != i
+                    else ""
+                ),
+            )
+
+    # Ids handled or dead-lettered that no call sent.
+    for key in set(handled) | set(dead) | set(dead_replies):
+        if type(key) is int and key not in outcome:
+            bad("phantom", f"id {key} handled/dead-lettered but never sent")
+
+    # Broadcasts: per worker at most once; no worker more than the pool size.
+    per_cast: Counter[int] = Counter()
+    for key, n in list(handled.items()) + list(dead.items()):
+        if type(key) is tuple:
+            if n > 1:
+                bad("duplicate", f"broadcast {key[1]} reached {key[2]} {n}x")
+            per_cast[key[1]] += n
+    for key in dead_replies:
+        if type(key) is tuple:
+            bad("phantom", f"broadcast {key} has a dead reply")
+    for cast, n in per_cast.items():
+        size = ledger.casts.get(cast)
+        if size is None:
+            bad("phantom", f"broadcast {cast} handled but never sent")
+        elif n > size:
+            bad("duplicate", f"broadcast {cast}: {n} deliveries to a pool of {size}")
+
+    # Bare None messages, in aggregate.
+    no = ledger.none_outcomes
+    must = no[ACCEPTED] + no[ASK_OK] + no[ASK_FAILED] + no[ASK_STOPPED_QUEUED]
+    may = no[ABANDONED] + no[UNCERTAIN] + no[INFLIGHT]
+    seen = ledger.none_handled + none_dead
+    if not must <= seen <= must + may:
+        bad(
+            "none lost" if seen < must else "none extra",
+            f"None messages: {dict(no)} but handled {ledger.none_handled}, "
+            f"dead-lettered {none_dead} (expected between {must} and {must + may})",
+        )
+    if none_dead_replies > ledger.none_handled:
+        bad(
+            "phantom",
+            f"None asks: {none_dead_replies} dead replies, "
+            f"{ledger.none_handled} handled",
+        )
+
+    # Single timers fire at most once.
+    for token, n in ledger.timers_handled.items():
+        if n > 1:
+            bad("duplicate", f"single timer {token} delivered {n}x")
+
+    totals.update({f"violation {k}": v for k, v in classes.items()})
+    totals["handled"] = sum(handled.values()) + ledger.none_handled
+    totals["dead letters"] = len(dead_letters)
+    totals["none messages"] = sum(no.values())
+    totals["broadcasts"] = len(ledger.casts)
+    return out, totals
+
+
+def _classify(outcome: str, h: int, d: int, r: int) -> str:
+    """A short name for the way one id broke the invariant."""
+    if h > 1 or d > 1 or r > 1:
+        return "duplicate"
+    if h + d > 1:
+        return "handled and dead"
+    if outcome in (REJECTED, CANCELLED, ASK_STOPPED) and h + d:
+        return "rejected yet delivered"
+    if outcome == ABANDONED and h == 1 and r == 0:
+        return "reply lost"
+    if outcome == ASK_OK and h == 1:
+        return "wrong reply"
+    if h + d == 0:
+        return "lost"
+    return "other"
