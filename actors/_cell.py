@@ -43,6 +43,7 @@ class CellExtras:
 
     __slots__ = (
         "backoff_attempt",
+        "escalated",
         "intensity",
         "last_restart",
         "timers",
@@ -63,6 +64,9 @@ class CellExtras:
         #: Its own consecutive restarts with backoff, and when the last was.
         self.backoff_attempt = 0
         self.last_restart = 0.0
+        #: Its failure being reported is an escalation: it stopped its
+        #: children first, so there is nothing left to resume.
+        self.escalated = False
 
 
 class Cell:

@@ -74,11 +74,14 @@ class Exit:
 @dataclass(frozen=True, slots=True)
 class ChildFailed:
     """Child -> parent: ``child`` failed with ``cause`` (None: a permanent
-    child exited) in incarnation ``incarnation``; the parent decides."""
+    child exited) in incarnation ``incarnation``; the parent decides.
+    ``escalated``: the failure is the child's escalation (it stopped its own
+    children), so it cannot be resumed."""
 
     child: Cell
     cause: BaseException | None
     incarnation: int
+    escalated: bool = False
 
 
 Command = RestartNow | Resume | Suspend | Start | Exit | ChildFailed

@@ -70,7 +70,9 @@ async def run_command(cell: Cell, command: Command) -> bool:
         case Exit():  # a permanent child stopped itself: supervised
             await failed(cell, None, NOTHING)
         case ChildFailed(child=child, cause=cause, incarnation=incarnation):
-            await handle_child_failure(cell, child, cause, incarnation)
+            await handle_child_failure(
+                cell, child, cause, incarnation, command.escalated
+            )
         case Start():  # not suspended (any more): nothing to start
             command.done.set()
     return False
@@ -135,7 +137,11 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
             system._record_failure(exc)
         raise Stop
     cell.state = SUSPENDED
-    parent.command(ChildFailed(cell, exc, cell.incarnation))
+    extras = cell.extras
+    escalated = False
+    if extras is not None and extras.escalated:
+        escalated, extras.escalated = True, False
+    parent.command(ChildFailed(cell, exc, cell.incarnation, escalated))
     # Our own children's failures (and a pending permanent exit) wait until we
     # are resumed: handled now, while SUSPENDED, they would be dropped as stale
     # and the child left suspended forever. A restart or a stop ends those

@@ -36,7 +36,8 @@ class Directive(enum.Enum):
 
     #: Keep the instance and its state; go on with the next message. (An
     #: instance that failed in ``on_start`` / ``on_restart`` has nothing to
-    #: resume: it is restarted instead, counted against the intensity.)
+    #: resume, nor has a supervisor that escalated, having stopped its
+    #: children: each is restarted instead, counted against the intensity.)
     RESUME = "resume"
     #: Replace the instance with a fresh one from the factory (same ref, same
     #: mailbox: queued messages survive).

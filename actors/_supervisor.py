@@ -46,10 +46,15 @@ def strategy_of(cell: Cell) -> SupervisorStrategy:
 
 
 async def handle_child_failure(
-    parent: Cell, child: Cell, exc: BaseException | None, incarnation: int
+    parent: Cell,
+    child: Cell,
+    exc: BaseException | None,
+    incarnation: int,
+    escalated: bool = False,
 ) -> None:
     """Apply the parent's strategy to a failed child (``exc`` None: a permanent
-    child exited normally). Raises the child's exception to escalate."""
+    child exited normally; ``escalated``: the child escalated, its own children
+    are stopped). Raises the child's exception to escalate."""
     if (
         parent.state != RUNNING
         or child.state != SUSPENDED
@@ -59,10 +64,11 @@ async def handle_child_failure(
         return  # stale: the child was restarted or stopped meanwhile
     strategy = strategy_of(parent)
     directive = Directive.RESTART if exc is None else strategy.decide(exc)
-    if directive is Directive.RESUME and not child.started_ok:
-        # Nothing to resume: the instance failed in on_start / on_restart. A
-        # restart, so it counts against the intensity (a resume would retry the
-        # start forever).
+    if directive is Directive.RESUME and (escalated or not child.started_ok):
+        # Nothing to resume: the instance failed in on_start / on_restart, or
+        # it escalated and stopped its children (a supervisor, a pool, would
+        # go on without them). A restart, so it counts against the intensity
+        # (a resume would retry the start forever).
         directive = Directive.RESTART
     if directive is Directive.RESTART and child.restart_type == "temporary":
         directive = Directive.STOP
@@ -155,6 +161,7 @@ async def _escalate(
         failed = cell is child and exc is not None
         cell.request_stop(exc if failed else StopReason.PARENT)
         await cell.terminated.wait()
+    parent.ensure_extras().escalated = True  # see handle_child_failure
     if exc is None:
         raise RuntimeError(f"{parent.path} {why}")
     raise exc

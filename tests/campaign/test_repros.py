@@ -1,8 +1,8 @@
-"""Small deterministic reproductions of what the fault campaign found.
-
-Each is marked ``xfail(strict=True)`` until its fix lands: then it passes, the
-strict mark fails the suite, and the mark comes off (and the campaign switch
-named in the reason can be turned on in ``test_campaign.py``).
+"""Small deterministic reproductions of what the fault campaign found, kept as
+regression tests now that each is fixed. A new find goes here first, marked
+``xfail(strict=True)`` until its fix lands (the strict mark then fails the
+suite, and the mark comes off), with its campaign switch in ``KNOWN`` of
+``test_campaign.py`` meanwhile.
 """
 
 from __future__ import annotations
@@ -96,12 +96,6 @@ def letters(system: ActorSystem) -> list[Any]:
 # -- shared_queue pools --------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared_queue: WorkerMailbox.receive_batch returns [*own, *waiter.items] "
-    "without clearing its own lane when a parked worker was handed shared items and "
-    "an own-lane item arrived in the same step (campaign switch: shared_queue)",
-)
 async def test_a_broadcast_landing_beside_a_handed_item_is_handled_once() -> None:
     log: list[Any] = []
     async with ActorSystem() as system:
@@ -116,12 +110,6 @@ async def test_a_broadcast_landing_beside_a_handed_item_is_handled_once() -> Non
 # -- None messages -------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Cell._terminate skips a queued None (`if item is None`: None is its "
-    "'no current item') instead of counting it as a dead letter "
-    "(campaign switch: none_messages)",
-)
 async def test_a_queued_none_is_a_dead_letter_when_its_actor_stops() -> None:
     log: list[Any] = []
     async with ActorSystem() as system:
@@ -135,11 +123,6 @@ async def test_a_queued_none_is_a_dead_letter_when_its_actor_stops() -> None:
     assert letters(system) == [None]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Cell._failed dead-letters a failed item only `if item is not None`, so a "
-    "None whose handler failed vanishes (campaign switch: none_messages)",
-)
 async def test_a_none_whose_handler_failed_is_a_dead_letter() -> None:
     class FailOnNone(Actor):
         def receive(self, message: Any) -> None:
@@ -156,12 +139,6 @@ async def test_a_none_whose_handler_failed_is_a_dead_letter() -> None:
 # -- asks ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="asyncio: a native Task.cancel() landing after Ask._wake resolved the "
-    "asker's future loses the reply (no dead letter, the asker gets CancelledError) "
-    "(campaign switch: native_cancel)",
-)
 async def test_a_reply_handed_to_a_cancelled_asker_is_returned_or_counted() -> None:
     if not on_asyncio():
         pytest.skip("native Task.cancel() is asyncio's")
@@ -188,12 +165,6 @@ async def test_a_reply_handed_to_a_cancelled_asker_is_returned_or_counted() -> N
     assert outcome == ["question"] or letters(system) == ["question"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="from_thread.ask: after the thread gave up (AskTimeout), the loop-side ask "
-    "still gets the reply and FromThread._settle drops it (already settled): no dead "
-    "letter, although AskTimeout promises one (campaign switch: threads)",
-)
 async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter() -> None:
     log: list[Any] = []
     async with ActorSystem() as system:
@@ -267,14 +238,6 @@ class Group(Actor):
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one-for-all: a sibling whose stop is requested after the supervisor "
-    "queued its 'start' pops the start in Cell._wait_for_start, raises _Restart, "
-    "then the stop wins in Cell.run and _terminate never sets the start's done "
-    "event (it is no longer in control): handle_child_failure waits forever "
-    "(campaign switch: group_strategies)",
-)
 async def test_a_sibling_stopped_while_its_group_restarts_never_wedges_it() -> None:
     if not on_asyncio():
         pytest.skip("the window is made with loop.call_soon")
@@ -307,14 +270,6 @@ class ResumesItsPool(Actor):
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a pool that exceeded its restart intensity escalates: supervisor._escalate "
-    "stops every worker, and when its parent decides RESUME the pool goes on with "
-    "no worker (PoolSupervisor has nothing to respawn them on resume): it accepts "
-    "tells and asks that nobody handles, and a send to its full queue waits forever "
-    "(campaign: a send stuck behind a pool under a resuming supervisor)",
-)
 async def test_a_pool_resumed_after_escalating_still_has_workers() -> None:
     pools: list[Any] = []
     log: list[Any] = []
@@ -340,13 +295,6 @@ class Stray(Actor):
         await future
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a CancelledError leaking from a handler is taken for teardown "
-    "(Cell._loop's `except BaseException` / Cell.run's cancelled branch): the "
-    "actor stops silently and the system ends with a bare CancelledError "
-    "(campaign switch: stray_cancel)",
-)
 async def test_a_stray_cancelled_error_in_a_handler_is_a_handler_failure() -> None:
     if not on_asyncio():
         pytest.skip("made with an asyncio future")
@@ -366,12 +314,6 @@ class Stubborn(Actor):
         await anyio.sleep_forever()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the terminate step (and its on_stop) runs under a shield in Cell.run, "
-    "so shutdown_timeout cancels the task group but never the hook: the exit "
-    "hangs (campaign switch: stuck_on_stop)",
-)
 @pytest.mark.parametrize("backend", ["asyncio", "uvloop", "trio"])
 def test_shutdown_timeout_bounds_an_on_stop_that_never_returns(backend: str) -> None:
     async def main() -> None:
@@ -419,13 +361,6 @@ class PoolGroup(Actor):
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shared_queue: a pool suspended by a one-for-all restart (started_ok "
-    "False) and then stopped (here: the system exits during the backoff) never "
-    "runs PoolSupervisor.on_stop, the only place that closes and drains the "
-    "shared queue: its items vanish (campaign switch: shared_queue)",
-)
 async def test_a_pool_stopped_while_suspended_by_its_group_leaves_dead_letters() -> (
     None
 ):
