@@ -41,7 +41,7 @@ from ._errors import (
     SystemNotRunning,
 )
 from ._lifecycle import StopReason, current_cell
-from ._ref import ActorRef, check_timeout
+from ._ref import ActorRef, ReplyTypeMismatch, check_timeout
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
 from ._supervision import OneForOne, SupervisorStrategy
@@ -281,6 +281,11 @@ class PoolRef(Generic[M]):
 
     @overload
     async def ask(self, message: Request[R], timeout: float = 5.0) -> R: ...
+
+    @overload  # a Request asked where another reply type is expected
+    async def ask(
+        self, message: Request[Any], timeout: float = 5.0
+    ) -> ReplyTypeMismatch: ...
 
     @overload
     async def ask(self, message: M, timeout: float = 5.0) -> Any: ...

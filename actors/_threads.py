@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import anyio
 
 from ._errors import AskTimeout, SystemNotRunning
-from ._ref import check_timeout
+from ._ref import ReplyTypeMismatch, check_timeout
 from ._request import Request
 
 if TYPE_CHECKING:
@@ -149,6 +149,11 @@ class FromThread:
     def ask(
         self, ref: ActorRef[Any], message: Request[R], timeout: float = 5.0
     ) -> R: ...
+
+    @overload  # a Request asked where another reply type is expected
+    def ask(
+        self, ref: ActorRef[Any], message: Request[Any], timeout: float = 5.0
+    ) -> ReplyTypeMismatch: ...
 
     @overload
     def ask(self, ref: ActorRef[Any], message: object, timeout: float = 5.0) -> Any: ...

@@ -14,7 +14,7 @@ GOOD = '''
 from dataclasses import dataclass
 from typing import Any, assert_type
 
-from actors import ActorRef, Request
+from actors import ActorRef, ActorSystem, PoolRef, Request
 
 
 @dataclass
@@ -22,8 +22,13 @@ class Get(Request[int]):
     key: str
 
 
-async def uses(ref: ActorRef[Any]) -> None:
+async def uses(ref: ActorRef[Any], pool: PoolRef[Any], s: ActorSystem) -> None:
     assert_type(await ref.ask(Get("k")), int)
+    assert_type(await pool.ask(Get("k")), int)
+    assert_type(s.from_thread.ask(ref, Get("k")), int)
+    pooled: int = await pool.ask(Get("k"))
+    threaded: int = s.from_thread.ask(ref, Get("k"))
+    print(pooled, threaded)
     as_int: int = await ref.ask(Get("k"))
     as_float: float = await ref.ask(Get("k"))  # int is a float for mypy
     as_object: object = await ref.ask(Get("k"))
@@ -35,7 +40,7 @@ BAD = '''
 from dataclasses import dataclass
 from typing import Any
 
-from actors import ActorRef, Request
+from actors import ActorRef, ActorSystem, PoolRef, Request
 
 
 @dataclass
@@ -43,10 +48,12 @@ class Get(Request[int]):
     key: str
 
 
-async def misuses(ref: ActorRef[Any]) -> None:
+async def misuses(ref: ActorRef[Any], pool: PoolRef[Any], s: ActorSystem) -> None:
     wrong: str = await ref.ask(Get("k"))  # line 14
     also_wrong: list[int] = await ref.ask(Get("k"))  # line 15
-    print(wrong, also_wrong)
+    from_pool: str = await pool.ask(Get("k"))  # line 16
+    from_thread: bytes = s.from_thread.ask(ref, Get("k"))  # line 17
+    print(wrong, also_wrong, from_pool, from_thread)
 '''
 
 
@@ -70,5 +77,7 @@ def test_mypy_accepts_typed_asks_and_rejects_a_mismatched_reply(
     bad_lines = sorted(
         int(m.group(1)) for e in errors if (m := re.search(r"bad\.py:(\d+):", e))
     )
-    assert bad_lines == [14, 15], out
-    assert all("ReplyTypeMismatch" in e for e in errors), out
+    assert bad_lines == [14, 15, 16, 17], out
+    assert all("Incompatible types in assignment" in e for e in errors), out
+    # The async asks name the mismatch (a sync call is checked as int already).
+    assert sum("ReplyTypeMismatch" in e for e in errors) == 3, out
