@@ -20,7 +20,7 @@ from ._envelope import Ask
 from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
-from ._signals import Terminated, Wake
+from ._system_signals import Terminated, Wake
 from .mailbox import EndOfMailbox, Signal
 
 if TYPE_CHECKING:

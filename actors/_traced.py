@@ -28,7 +28,7 @@ from ._errors import AskSelfError, AskTimeout, SystemNotRunning
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
-from ._ref import ActorRef, check_timeout, signal_error
+from ._ref import ActorRef, signal_error
 from ._telemetry import (
     ABANDONED,
     ERROR,
@@ -38,6 +38,7 @@ from ._telemetry import (
     metric_attributes,
     record_error,
 )
+from ._validation import check_timeout
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
