@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -66,10 +66,8 @@ async def fake_server(
 
         async def serve(stream: SocketStream) -> None:
             async with stream:
-                try:
+                with suppress(anyio.BrokenResourceError, anyio.EndOfStream, OSError):
                     await handler(stream)
-                except (anyio.BrokenResourceError, anyio.EndOfStream, OSError):
-                    pass
 
         tg.start_soon(listener.serve, serve)
         try:

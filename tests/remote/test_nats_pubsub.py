@@ -61,7 +61,9 @@ async def test_headers_and_reply_subject_travel_with_the_message(
         assert msg.status is None
 
 
-async def test_an_empty_payload_is_delivered(nats_server: NatsServer, subject: str) -> None:
+async def test_an_empty_payload_is_delivered(
+    nats_server: NatsServer, subject: str
+) -> None:
     async with connect(nats_server.url) as nc:
         sub = await nc.subscribe(subject)
         await nc.flush()
@@ -69,7 +71,9 @@ async def test_an_empty_payload_is_delivered(nats_server: NatsServer, subject: s
         assert (await sub.next_msg(timeout=5)).data == b""
 
 
-async def test_wildcards_and_queue_groups(nats_server: NatsServer, subject: str) -> None:
+async def test_wildcards_and_queue_groups(
+    nats_server: NatsServer, subject: str
+) -> None:
     async with connect(nats_server.url) as nc:
         star = await nc.subscribe(f"{subject}.*")
         full = await nc.subscribe(f"{subject}.>")

@@ -236,6 +236,7 @@ class Client:
         self._bytes_written = 0
         self._writes = 0
         self._reconnects = 0
+        self._attempts = 0  #: reconnection rounds used since the last good one
         self._dropped = 0
         self._late_replies = 0
 
@@ -772,14 +773,18 @@ class Client:
 
     async def _reconnect(self, error: BaseException) -> Connection | None:
         last = error
-        attempt = 0
+        if not isinstance(error, ProtocolError):
+            # The connection worked until the network failed: a fresh budget. A
+            # server that speaks garbage keeps using up the same budget instead.
+            self._attempts = 0
         limit = self._max_reconnect_attempts
-        while limit < 0 or attempt < limit:
+        while limit < 0 or self._attempts < limit:
+            attempt = self._attempts
             delay = min(
                 self._reconnect_wait * 2 ** min(attempt, 20), self._max_reconnect_wait
             )
             await anyio.sleep(delay + random.uniform(0, self._reconnect_jitter))
-            attempt += 1
+            self._attempts += 1
             for server in list(self._servers):
                 try:
                     conn = await self._open(server)
@@ -915,13 +920,16 @@ async def connect(
         AuthorizationError: the server refused the credentials.
     """
     client = Client(servers, **options)
-    async with anyio.create_task_group() as tg:
-        client._tg = tg
-        conn = await client._connect_first()
-        tg.start_soon(client._run, conn)
-        try:
-            yield client
-        except BaseException:
-            client._shutdown(None)
-            raise
-        await client.close()
+    conn = await client._connect_first()  # outside the task group: errors unwrapped
+    try:
+        async with anyio.create_task_group() as tg:
+            client._tg = tg
+            tg.start_soon(client._run, conn)
+            try:
+                yield client
+            except BaseException:
+                client._shutdown(None)
+                raise
+            await client.close()
+    finally:
+        await anyio.aclose_forcefully(conn.stream)
