@@ -227,7 +227,8 @@ class Client:
         self._closed = False
         self._failure: BaseException | None = None
         self._closed_event = anyio.Event()
-        self._tg: TaskGroup | None = None
+        #: the manager task's scope: closing cancels it (never the owner's body)
+        self._run_scope: anyio.CancelScope | None = None
         self._inbox_prefix = f"_INBOX.{new_nuid()}."
         self._inbox_sub: Subscription | None = None
         self._replies: dict[str, _Reply] = {}
@@ -803,6 +804,11 @@ class Client:
         return None
 
     async def _run(self, conn: Connection) -> None:
+        with anyio.CancelScope() as self._run_scope:
+            if not self._closed:
+                await self._run_connections(conn)
+
+    async def _run_connections(self, conn: Connection) -> None:
         while True:
             error = await self._serve(conn)
             self._lost(conn, error)
@@ -860,8 +866,8 @@ class Client:
         self._out_rx.close()
         self._conn = None
         self._closed_event.set()
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        if self._run_scope is not None:
+            self._run_scope.cancel()
 
     async def close(self) -> None:
         """Write what is queued (within ``close_timeout``), then close.
@@ -923,7 +929,6 @@ async def connect(
     conn = await client._connect_first()  # outside the task group: errors unwrapped
     try:
         async with anyio.create_task_group() as tg:
-            client._tg = tg
             tg.start_soon(client._run, conn)
             try:
                 yield client
