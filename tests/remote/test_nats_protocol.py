@@ -270,3 +270,19 @@ async def test_a_permissions_violation_is_reported_and_not_fatal(
         assert (await sub.next_msg(timeout=5)).data == b"yes"
         assert nc.is_connected
         assert [type(e) for e in errors] == [PermissionsViolation]
+
+
+@pytest.mark.anyio
+async def test_servers_from_info_connect_urls_join_the_server_list() -> None:
+    async def handler(stream: SocketStream) -> None:
+        await stream.send(
+            b'INFO {"server_id":"FAKE","max_payload":1024,'
+            b'"connect_urls":["127.0.0.1:4999","[::1]:5000"]}\r\n'
+        )
+        await read_until(stream, b"PING\r\n", bytearray())
+        await stream.send(b"PONG\r\n")
+        await _wait_for_close(stream)
+
+    async with fake_server(handler) as url, connect(url, close_timeout=0) as nc:
+        assert nc.servers == [url, "nats://127.0.0.1:4999", "nats://[::1]:5000"]
+        assert nc.max_payload == 1024

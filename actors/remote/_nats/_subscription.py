@@ -154,7 +154,11 @@ class Subscription:
                 raise ValueError(f"max_msgs must be at least 1, not {max_msgs}")
             if max_msgs > self.delivered:
                 self.max_msgs = max_msgs
-                self._client._send_control(f"UNSUB {self.sid} {max_msgs}\r\n".encode())
+                if self._client.is_connected:
+                    # Disconnected: the reconnection's replay sends the rest.
+                    self._client._send_control(
+                        f"UNSUB {self.sid} {max_msgs}\r\n".encode()
+                    )
                 return
         self._client._remove(self, send_unsub=True)
 
