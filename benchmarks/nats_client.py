@@ -5,7 +5,8 @@ run it by hand::
 
     .venv/bin/python -m benchmarks.nats_client [--rounds 5] [--messages 100000]
 
-Workloads (wall clock; the server is another process):
+Workloads (wall clock, and the CPU time of this process: both clients of a
+workload run in it; the server is another process):
 
 * ``pubsub``: one client publishes N small messages (16 bytes), another
   receives them through a callback subscription; from the first publish to the
@@ -141,11 +142,18 @@ IMPLS: dict[str, list[Impl]] = {
 }
 
 
-def _run(backend: str, fn: Callable[[str, int], Awaitable[float]], *args: Any) -> float:
+def _run(
+    backend: str, fn: Callable[[str, int], Awaitable[float]], *args: Any
+) -> tuple[float, float]:
+    """Run one sample: (wall seconds, CPU seconds of this process)."""
+    cpu = time.process_time()
     if backend == "trio":
-        return anyio.run(fn, *args, backend="trio")
-    options = {"use_uvloop": backend == "uvloop"}
-    return anyio.run(fn, *args, backend="asyncio", backend_options=options)
+        wall = anyio.run(fn, *args, backend="trio")
+    else:
+        options = {"use_uvloop": backend == "uvloop"}
+        wall = anyio.run(fn, *args, backend="asyncio", backend_options=options)
+    # Setup and teardown are in the CPU time too: small beside the workload.
+    return wall, time.process_time() - cpu
 
 
 def main() -> None:
@@ -157,31 +165,39 @@ def main() -> None:
     counts = {"pubsub": args.messages, "request": args.requests}
     units = {"pubsub": ("ns/msg", 1e9), "request": ("us/req", 1e6)}
     with NatsServer() as server:
-        samples: dict[tuple[str, str, str], list[float]] = {}
+        samples: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
         for workload, impls in IMPLS.items():
             count = counts[workload]
             for _impl, backend, fn in impls:  # warm-up
                 _run(backend, fn, server.url, max(count // 10, 1))
             for _ in range(args.rounds):
                 for impl, backend, fn in impls:
-                    seconds = _run(backend, fn, server.url, count)
+                    wall, cpu = _run(backend, fn, server.url, count)
                     samples.setdefault((workload, impl, backend), []).append(
-                        seconds / count
+                        (wall / count, cpu / count)
                     )
         print(
             f"NATS client: {args.rounds} rounds, {args.messages} messages, "
             f"{args.requests} requests, medians (wall clock)\n"
         )
-        print("| workload | implementation | backend | per item | vs nats-py asyncio |")
-        print("| --- | --- | --- | --- | --- |")
+        print(
+            "| workload | implementation | backend | wall per item | vs nats-py "
+            "asyncio | client CPU per item | vs nats-py asyncio |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- |")
         for workload, impls in IMPLS.items():
             unit, scale = units[workload]
-            base = statistics.median(samples[(workload, "nats-py", "asyncio")])
+            base = samples[(workload, "nats-py", "asyncio")]
+            base_wall = statistics.median(s[0] for s in base)
+            base_cpu = statistics.median(s[1] for s in base)
             for impl, backend, _ in impls:
-                median = statistics.median(samples[(workload, impl, backend)])
+                mine = samples[(workload, impl, backend)]
+                wall = statistics.median(s[0] for s in mine)
+                cpu = statistics.median(s[1] for s in mine)
                 print(
-                    f"| {workload} | {impl} | {backend} | {median * scale:.1f} {unit} "
-                    f"| {median / base:.2f}x |"
+                    f"| {workload} | {impl} | {backend} | {wall * scale:.1f} {unit} "
+                    f"| {wall / base_wall:.2f}x | {cpu * scale:.1f} {unit} "
+                    f"| {cpu / base_cpu:.2f}x |"
                 )
 
 
