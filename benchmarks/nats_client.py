@@ -103,6 +103,7 @@ async def request_ours(url: str, count: int) -> float:
 
 async def request_nats_py(url: str, count: int) -> float:
     import nats
+    import nats.errors
 
     requester = await nats.connect(url)
     responder = await nats.connect(url)
@@ -113,6 +114,12 @@ async def request_nats_py(url: str, count: int) -> float:
 
         await responder.subscribe("bench.request", cb=respond)
         await responder.flush()
+        for _ in range(100):  # nats-py's flush does not always cover the SUB
+            try:
+                await requester.request("bench.request", PAYLOAD, timeout=5)
+                break
+            except nats.errors.NoRespondersError:
+                await anyio.sleep(0.01)
         start = time.perf_counter()
         for _ in range(count):
             await requester.request("bench.request", PAYLOAD, timeout=5)

@@ -23,6 +23,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ...channel import WouldBlock, create_memory_object_stream
+from ...channel._waiters import Backend, Waiter, current_backend
 from ._auth import Credentials, read_creds_file
 from ._connection import Connection, Server, error_for, open_connection, parse_server
 from ._errors import (
@@ -100,11 +101,16 @@ class _Ping:
             self.event.set()
 
 
-class _Reply:
-    __slots__ = ("error", "event", "msg")
+class _Reply(Waiter):
+    """A request parked until its reply: the channel core's waiting primitive
+    (an asyncio future with a loop timer, or Trio's own parking), cheaper than
+    an Event inside a cancel scope."""
 
-    def __init__(self) -> None:
-        self.event = anyio.Event()
+    __slots__ = ("error", "msg", "token")
+
+    def __init__(self, token: str) -> None:
+        self.handle = None
+        self.token = token
         self.msg: Msg | None = None
         self.error: BaseException | None = None
 
@@ -232,6 +238,7 @@ class Client:
         self._inbox_prefix = f"_INBOX.{new_nuid()}."
         self._inbox_sub: Subscription | None = None
         self._replies: dict[str, _Reply] = {}
+        self._backend: Backend | None = None
         self._tokens = itertools.count(1)
         self._received = 0
         self._bytes_written = 0
@@ -526,7 +533,26 @@ class Client:
             self._late_replies += 1
             return
         waiter.msg = msg
-        waiter.event.set()
+        self._wake(waiter)
+
+    def _wake(self, waiter: _Reply) -> None:
+        # Only a parked request is woken (a reply can be in before it parks);
+        # on asyncio, not one whose future a native cancel already ended.
+        if waiter.handle is not None:
+            backend = self._backend
+            assert backend is not None
+            if backend.is_cancelled(waiter):
+                self._late_replies += 1
+            else:
+                backend.wake(waiter)
+
+    def _abort_reply(self, waiter: _Reply) -> None:
+        self._replies.pop(waiter.token, None)
+
+    def _restore_reply(self, waiter: _Reply) -> None:
+        # Woken, then cancelled natively (asyncio) before it ran: the reply
+        # came too late for its asker.
+        self._late_replies += 1
 
     async def request(
         self,
@@ -539,7 +565,7 @@ class Client:
         """Publish a request and wait for its first reply.
 
         Replies come through one wildcard subscription (``_INBOX.<nuid>.*``)
-        made at the first request; each request waits on its own event.
+        made at the first request; each request parks on its own waiter.
 
         Args:
             subject, payload, headers: as :meth:`publish`.
@@ -560,24 +586,33 @@ class Client:
             self._inbox_sub = self._add_subscription(
                 self._inbox_prefix + "*", None, 0, self._on_reply
             )
+        backend = self._backend
+        if backend is None:
+            backend = self._backend = current_backend()
         token = str(next(self._tokens))
-        waiter = _Reply()
+        waiter = _Reply(token)
         self._replies[token] = waiter
         try:
             await self.publish(
                 subject, payload, reply=self._inbox_prefix + token, headers=headers
             )
-            with anyio.move_on_after(timeout):
-                await waiter.event.wait()
-        finally:
+        except BaseException:
             self._replies.pop(token, None)
-        msg = waiter.msg
-        if msg is None:
-            if waiter.error is not None:
-                raise waiter.error
+            raise
+        if (
+            waiter.msg is None
+            and waiter.error is None
+            and not await backend.park_for(
+                waiter, timeout, self._abort_reply, self._restore_reply
+            )
+        ):
             raise RequestTimeoutError(
                 f"no reply to a request on {subject!r} within {timeout} s"
             )
+        if waiter.error is not None:
+            raise waiter.error
+        msg = waiter.msg
+        assert msg is not None
         if msg.status == 503:
             raise NoRespondersError(f"no responders on {subject!r}")
         return msg
@@ -666,8 +701,14 @@ class Client:
         if conn.replay:
             await send(conn.replay)
         receive_many = self._out_rx.receive_many
+        receive_nowait_many = self._out_rx.receive_nowait_many
         while True:
-            items = await receive_many(_WRITE_BATCH)
+            # The send before made a checkpoint already: take what came in
+            # meanwhile without another one; wait only when there is nothing.
+            try:
+                items = receive_nowait_many(_WRITE_BATCH)
+            except WouldBlock:
+                items = await receive_many(_WRITE_BATCH)
             try:
                 data = b"".join(items)  # type: ignore[arg-type]
             except TypeError:  # a flush or keep-alive PING among them
@@ -839,9 +880,11 @@ class Client:
         for sub in list(self._subs.values()):
             sub.close()
         self._subs.clear()
-        for waiter in self._replies.values():
+        replies = list(self._replies.values())
+        self._replies.clear()
+        for waiter in replies:
             waiter.error = closed
-            waiter.event.set()
+            self._wake(waiter)
         conn = self._conn
         if conn is not None:
             while conn.pongs:
