@@ -176,7 +176,7 @@ class NatsServer:
         try:
             self._wait_ready(workdir, process)
         except BaseException:
-            self.stop()
+            self.close()  # the log is in the error already
             raise
 
     def _log(self, workdir: Path) -> str:

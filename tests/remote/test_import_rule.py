@@ -13,4 +13,3 @@ def test_importing_the_runtime_does_not_import_the_remote_layer() -> None:
         "sorted(m for m in sys.modules if m.startswith('actors.remote'))"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-

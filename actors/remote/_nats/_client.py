@@ -969,7 +969,11 @@ async def connect(
         AuthorizationError: the server refused the credentials.
     """
     client = Client(servers, **options)
-    conn = await client._connect_first()  # outside the task group: errors unwrapped
+    try:
+        conn = await client._connect_first()  # outside the task group: unwrapped
+    except BaseException:
+        client._shutdown(None)
+        raise
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(client._run, conn)

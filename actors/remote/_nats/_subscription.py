@@ -193,6 +193,12 @@ class Subscription:
                 raise ConnectionClosedError(str(failure)) from failure
             raise StopAsyncIteration from None
 
+    def __del__(self) -> None:
+        # Its reader side is ours to close: nobody else holds it.
+        receive = getattr(self, "_receive", None)
+        if receive is not None:
+            receive.close()
+
     def __repr__(self) -> str:
         return (
             f"<Subscription sid={self.sid} subject={self.subject!r} "
