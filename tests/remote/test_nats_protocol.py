@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from actors.remote._nats import (
     ConnectionClosedError,
+    DisconnectedError,
     NoServersError,
     PermissionsViolation,
     ProtocolError,
@@ -286,3 +287,19 @@ async def test_servers_from_info_connect_urls_join_the_server_list() -> None:
     async with fake_server(handler) as url, connect(url, close_timeout=0) as nc:
         assert nc.servers == [url, "nats://127.0.0.1:4999", "nats://[::1]:5000"]
         assert nc.max_payload == 1024
+
+
+@pytest.mark.anyio
+async def test_a_flush_whose_connection_breaks_fails_with_disconnected() -> None:
+    async def handler(stream: SocketStream) -> None:
+        await _handshake(stream)
+        await read_until(stream, b"PING\r\n", bytearray())
+        # The flush's PING is in; drop the connection without answering.
+
+    async with (
+        fake_server(handler) as url,
+        connect(url, allow_reconnect=False) as nc,
+    ):
+        with anyio.fail_after(5), pytest.raises(DisconnectedError):
+            await nc.flush()
+        await nc.wait_closed()
