@@ -3,16 +3,23 @@ real nats-server started with those options."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
 import os
 import ssl
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
+from anyio.abc import SocketStream
 
 from actors.remote._nats import AuthorizationError, NoServersError, connect
 from actors.remote._nats._auth import read_creds_file
 from actors.remote._server import NatsServer
+
+from .conftest import fake_server, read_until
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +135,40 @@ async def test_tls_upgrades_after_info_when_the_server_requires_it(
         async with connect(server.url):
             pass
     assert isinstance(caught.value.__cause__, ssl.SSLError)
+
+
+async def test_a_creds_file_sends_its_jwt_and_signs_the_nonce_with_its_seed(
+    tmp_path: Path,
+) -> None:
+    nkeys = pytest.importorskip("nkeys")
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    creds = tmp_path / "user.creds"
+    creds.write_text(
+        "-----BEGIN NATS USER JWT-----\neyJhbGciOiJlZDI1NTE5In0.e30.c2ln\n"
+        "------END NATS USER JWT------\n\n"
+        f"-----BEGIN USER NKEY SEED-----\n{seed.decode()}\n"
+        "------END USER NKEY SEED------\n"
+    )
+    seen: list[dict[str, str]] = []
+
+    async def handler(stream: SocketStream) -> None:
+        await stream.send(b'INFO {"server_id":"FAKE","nonce":"n0nce-123"}\r\n')
+        buffer = bytearray()
+        await read_until(stream, b"PING\r\n", buffer)
+        seen.append(json.loads(bytes(buffer).split(b"\r\n", 1)[0][8:]))
+        await stream.send(b"PONG\r\n")
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                await stream.receive()
+
+    async with (
+        fake_server(handler) as url,
+        connect(url, creds_file=creds, close_timeout=0),
+    ):
+        pass
+    (options,) = seen
+    assert options["jwt"] == "eyJhbGciOiJlZDI1NTE5In0.e30.c2ln"
+    assert "nkey" not in options
+    signature = base64.urlsafe_b64decode(options["sig"] + "==")
+    keys = nkeys.from_seed(bytearray(seed))
+    assert keys.verify(b"n0nce-123", signature)
