@@ -26,7 +26,7 @@ from ._errors import (
 from ._protocol import OK, PING, PONG, ErrLine, Op, Parser, ServerInfo
 
 if TYPE_CHECKING:
-    from ._client import _Ping
+    from ._session import _Ping
 
 __all__ = ["Connection", "Server", "error_for", "open_connection", "parse_server"]
 
