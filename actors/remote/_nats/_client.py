@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -32,6 +33,8 @@ from ._session import PING_LINE, Session, _Ping, _Reply
 from ._subscription import Subscription
 
 __all__ = ["Client", "ClientStatistics", "connect"]
+
+_whitespace = re.compile(r"\s").search
 
 LANG = "python-anyio-actors"
 VERSION = "0.1.0"
@@ -273,7 +276,8 @@ class Client(Session):
     ) -> bytes:
         if self._closed:
             raise ConnectionClosedError("the client is closed") from self._failure
-        check_subject(subject)
+        if type(subject) is not str or not subject or _whitespace(subject):
+            check_subject(subject)  # raises, naming the argument
         if type(payload) is not bytes:
             if isinstance(payload, str) or not isinstance(
                 payload, bytearray | memoryview

@@ -220,47 +220,67 @@ class Parser:
         n = len(buf)
         pending = self._pending
         find = buf.find
-        while pos < n:
-            if pending is not None:
-                subject, sid, reply, hsize, size = pending
-                end = pos + size
-                if end + 2 > n:
-                    break
-                if buf[end : end + 2] != _CRLF:
-                    raise ProtocolError("message payload not followed by CRLF")
-                if hsize < 0:
-                    ops.append(Msg(subject, sid, reply, bytes(buf[pos:end])))
-                else:
-                    headers, status, description = parse_headers(
-                        bytes(buf[pos : pos + hsize])
-                    )
-                    ops.append(
-                        Msg(
-                            subject,
-                            sid,
-                            reply,
-                            bytes(buf[pos + hsize : end]),
-                            headers,
-                            status,
-                            description,
+        # Payloads are copied once, out of a view (a bytearray slice would be
+        # copied twice on its way to bytes); the view is released before the
+        # consumed bytes are deleted.
+        view = memoryview(buf)
+        try:
+            while pos < n:
+                if pending is not None:
+                    subject, sid, reply, hsize, size = pending
+                    end = pos + size
+                    if end + 2 > n:
+                        break
+                    if buf[end] != 13 or buf[end + 1] != 10:  # CR LF
+                        raise ProtocolError("message payload not followed by CRLF")
+                    if hsize < 0:
+                        ops.append(Msg(subject, sid, reply, view[pos:end].tobytes()))
+                    else:
+                        headers, status, description = parse_headers(
+                            view[pos : pos + hsize].tobytes()
                         )
-                    )
-                pos = end + 2
-                pending = None
-                continue
-            i = find(_CRLF, pos)
-            if i < 0:
-                if n - pos > MAX_CONTROL_LINE:
-                    raise ProtocolError("control line too long")
-                break
-            line = bytes(buf[pos:i])
-            pos = i + 2
-            if line[:4] == b"MSG ":
-                pending = _msg_line(line)
-            elif line[:5] == b"HMSG ":
-                pending = _hmsg_line(line)
-            else:
-                ops.append(_control_line(line))
+                        ops.append(
+                            Msg(
+                                subject,
+                                sid,
+                                reply,
+                                view[pos + hsize : end].tobytes(),
+                                headers,
+                                status,
+                                description,
+                            )
+                        )
+                    pos = end + 2
+                    pending = None
+                    continue
+                i = find(_CRLF, pos)
+                if i < 0:
+                    if n - pos > MAX_CONTROL_LINE:
+                        raise ProtocolError("control line too long")
+                    break
+                line = buf[pos:i]
+                pos = i + 2
+                if line[:4] == b"MSG ":
+                    parts = line.split(b" ")
+                    # The common form inline: MSG <subject> <sid> <size>.
+                    if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
+                        pending = (
+                            parts[1].decode(),
+                            int(parts[2]),
+                            None,
+                            -1,
+                            int(parts[3]),
+                        )
+                    else:
+                        pending = _msg_line(bytes(line))
+                elif line[:5] == b"HMSG ":
+                    pending = _hmsg_line(bytes(line))
+                else:
+                    ops.append(_control_line(bytes(line)))
+        except UnicodeDecodeError:
+            raise ProtocolError("a subject is not UTF-8") from None
+        finally:
+            view.release()
         self._pending = pending
         del buf[:pos]
         return ops
@@ -270,11 +290,11 @@ def _msg_line(line: bytes) -> tuple[str, int, str | None, int, int]:
     parts = line.split()
     try:
         if len(parts) == 4:
-            return parts[1].decode(), int(parts[2]), None, -1, _size(parts[3])
+            return parts[1].decode(), _size(parts[2]), None, -1, _size(parts[3])
         if len(parts) == 5:
             return (
                 parts[1].decode(),
-                int(parts[2]),
+                _size(parts[2]),
                 parts[3].decode(),
                 -1,
                 _size(parts[4]),
@@ -288,10 +308,11 @@ def _hmsg_line(line: bytes) -> tuple[str, int, str | None, int, int]:
     parts = line.split()
     try:
         if len(parts) == 5:
-            subject, sid, reply = parts[1].decode(), int(parts[2]), None
+            subject, sid, reply = parts[1].decode(), _size(parts[2]), None
             hsize, size = _size(parts[3]), _size(parts[4])
         elif len(parts) == 6:
-            subject, sid, reply = parts[1].decode(), int(parts[2]), parts[3].decode()
+            subject, sid = parts[1].decode(), _size(parts[2])
+            reply = parts[3].decode()
             hsize, size = _size(parts[4]), _size(parts[5])
         else:
             raise ValueError
@@ -303,10 +324,9 @@ def _hmsg_line(line: bytes) -> tuple[str, int, str | None, int, int]:
 
 
 def _size(raw: bytes) -> int:
-    size = int(raw)
-    if size < 0:
+    if not raw.isdigit():  # no sign, no underscores, no spaces
         raise ValueError
-    return size
+    return int(raw)
 
 
 def _control_line(line: bytes) -> Op:
