@@ -288,3 +288,21 @@ async def test_a_publish_waits_while_the_buffer_is_full_and_connected(
             await sub.next_msg()
             count += 1
         assert count >= 50
+
+
+async def test_next_msgs_takes_a_burst_in_one_call(
+    nats_server: NatsServer, subject: str
+) -> None:
+    async with connect(nats_server.url) as nc:
+        sub = await nc.subscribe(subject)
+        await nc.flush()
+        for i in range(10):
+            nc.publish_nowait(subject, bytes([i]))
+        await nc.flush()
+        batch = await sub.next_msgs(100)
+        assert [msg.data for msg in batch] == [bytes([i]) for i in range(10)]
+        await sub.unsubscribe()
+        with pytest.raises(anyio.EndOfStream):
+            await sub.next_msgs(100)
+        with pytest.raises(ValueError):
+            await sub.next_msgs(0)

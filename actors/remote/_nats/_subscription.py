@@ -181,6 +181,23 @@ class Subscription:
                     raise ConnectionClosedError(str(failure)) from failure
                 raise
 
+    async def next_msgs(self, limit: int) -> list[Msg]:
+        """Between 1 and ``limit`` buffered messages, waiting for the first
+        (drain-many: a consumer takes a burst in one wake).
+
+        Raises:
+            TypeError / ValueError: ``limit`` is not an integer of at least 1.
+            EndOfStream: the subscription ended and its buffer is empty.
+            ConnectionClosedError: the client failed and the buffer is empty.
+        """
+        try:
+            return await self._receive.receive_many(limit)
+        except EndOfStream:
+            failure = self._client._failure
+            if failure is not None:
+                raise ConnectionClosedError(str(failure)) from failure
+            raise
+
     def __aiter__(self) -> Subscription:
         return self
 
