@@ -11,6 +11,8 @@ workload run in it; the server is another process):
 * ``pubsub``: one client publishes N small messages (16 bytes), another
   receives them through a callback subscription; from the first publish to the
   last message received. Unit: ns per message.
+* ``stream``: the same, received by a task iterating the subscription
+  (ours: ``next_msgs(1024)``, drain-many; nats-py: ``sub.messages``).
 * ``request``: sequential request/reply round trips to a responder on another
   connection of the same implementation. Unit: microseconds per round trip.
 
@@ -86,6 +88,55 @@ async def pubsub_nats_py(url: str, count: int) -> float:
         await sub.close()
 
 
+async def stream_ours(url: str, count: int) -> float:
+    async with connect(url) as pub, connect(url) as sub:
+        subscription = await sub.subscribe("bench.stream", max_pending=count + 1)
+        await sub.flush()
+        start = time.perf_counter()
+        publish = pub.publish
+        received = 0
+        async with anyio.create_task_group() as tg:
+
+            async def consume() -> None:
+                nonlocal received
+                while received < count:
+                    received += len(await subscription.next_msgs(1024))
+
+            tg.start_soon(consume)
+            for _ in range(count):
+                await publish("bench.stream", PAYLOAD)
+        return time.perf_counter() - start
+
+
+async def stream_nats_py(url: str, count: int) -> float:
+    import nats
+
+    pub = await nats.connect(url, pending_size=8 * 1024 * 1024)
+    sub = await nats.connect(url)
+    try:
+        subscription = await sub.subscribe("bench.stream", pending_msgs_limit=count + 1)
+        await sub.flush()
+        start = time.perf_counter()
+        received = 0
+        async with anyio.create_task_group() as tg:
+
+            async def consume() -> None:
+                nonlocal received
+                async for _ in subscription.messages:
+                    received += 1
+                    if received == count:
+                        break
+
+            tg.start_soon(consume)
+            publish = pub.publish
+            for _ in range(count):
+                await publish("bench.stream", PAYLOAD)
+        return time.perf_counter() - start
+    finally:
+        await pub.close()
+        await sub.close()
+
+
 async def request_ours(url: str, count: int) -> float:
     async with connect(url) as requester, connect(url) as responder:
 
@@ -139,6 +190,13 @@ IMPLS: dict[str, list[Impl]] = {
         ("ours", "uvloop", pubsub_ours),
         ("ours", "trio", pubsub_ours),
     ],
+    "stream": [
+        ("nats-py", "asyncio", stream_nats_py),
+        ("ours", "asyncio", stream_ours),
+        ("nats-py", "uvloop", stream_nats_py),
+        ("ours", "uvloop", stream_ours),
+        ("ours", "trio", stream_ours),
+    ],
     "request": [
         ("nats-py", "asyncio", request_nats_py),
         ("ours", "asyncio", request_ours),
@@ -169,8 +227,16 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=5_000)
     args = parser.parse_args()
-    counts = {"pubsub": args.messages, "request": args.requests}
-    units = {"pubsub": ("ns/msg", 1e9), "request": ("us/req", 1e6)}
+    counts = {
+        "pubsub": args.messages,
+        "stream": args.messages,
+        "request": args.requests,
+    }
+    units = {
+        "pubsub": ("ns/msg", 1e9),
+        "stream": ("ns/msg", 1e9),
+        "request": ("us/req", 1e6),
+    }
     with NatsServer() as server:
         samples: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
         for workload, impls in IMPLS.items():
