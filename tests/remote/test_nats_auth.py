@@ -42,6 +42,11 @@ async def test_user_and_password_are_accepted_and_wrong_ones_refused(
     )
     url_with_credentials = server.url.replace("nats://", "nats://alice:s3cret@")
     assert await _roundtrip(url_with_credentials, subject) == b"authorized"
+    # A URL's own credentials win over the options for that server.
+    assert (
+        await _roundtrip(url_with_credentials, subject, user="alice", password="no")
+        == b"authorized"
+    )
     with pytest.raises(AuthorizationError):
         async with connect(server.url, user="alice", password="wrong"):
             pass

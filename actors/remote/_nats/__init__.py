@@ -1,7 +1,18 @@
 """An anyio-native client of NATS's core protocol (asyncio, uvloop and Trio).
 
 Private to the remote layer: ``connect`` gives a :class:`Client` inside an
-``async with``; the errors are in :mod:`._errors`.
+``async with`` that owns its tasks; the errors are in :mod:`._errors`::
+
+    async with connect("nats://127.0.0.1:4222") as nc:
+        sub = await nc.subscribe("greet.*")
+        await nc.publish("greet.joe", b"hello", headers={"Trace": "1"})
+        msg = await sub.next_msg(timeout=1)
+        reply = await nc.request("service", b"ping", timeout=2)
+
+Modules: ``_protocol`` (the wire: parser, encoders, ``Msg``), ``_connection``
+(one connection's handshake: INFO, TLS, CONNECT), ``_auth`` (credentials),
+``_session`` (the reader, writer and pinger tasks, reconnection),
+``_subscription`` and ``_client`` (the API).
 """
 
 from ._client import Client as Client

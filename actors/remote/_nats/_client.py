@@ -93,7 +93,8 @@ class Client(Session):
         name: the connection name the server shows, or ``None``.
         echo: whether the server delivers this client's own messages to its
             own subscriptions.
-        user, password, token: credentials (the URL's, if any, come first).
+        user, password, token: credentials (a server URL's own
+            ``user:password@`` or ``token@`` wins for that server).
         nkey_seed: an NKey user seed (``SU...``); signs the server's nonce
             (needs the ``nkeys`` package).
         creds_file: a ``.creds`` file: its user JWT is sent and its seed signs

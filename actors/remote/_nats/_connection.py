@@ -185,11 +185,12 @@ async def open_connection(
                 )
             fields = dict(options)
             fields["tls_required"] = isinstance(stream, TLSStream)
+            fields.update(credentials.connect_fields(info.get("nonce")))
+            # A server URL's own user:password@ or token@ wins for that server.
             own = Credentials(
                 user=server.user, password=server.password, token=server.token
             )
             fields.update(own.connect_fields(None))
-            fields.update(credentials.connect_fields(info.get("nonce")))
             await stream.send(
                 b"CONNECT " + json.dumps(fields).encode() + b"\r\nPING\r\n"
             )
