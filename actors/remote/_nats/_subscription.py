@@ -137,7 +137,9 @@ class Subscription:
 
         With ``max_msgs``, the server is told to stop after that many messages
         in all (counting those already delivered); if that many arrived
-        already, it stops now. Messages already buffered stay readable.
+        already, it stops now. Messages already buffered stay readable; without
+        ``max_msgs``, those the server sent before it got the UNSUB and that
+        arrive after this call are dropped (:meth:`Client.drain` ends cleanly).
         A checkpoint.
 
         Raises:
