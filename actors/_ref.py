@@ -153,7 +153,7 @@ class ActorRef(Generic[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        backend = cell.system.backend
+        backend = cell.runtime.backend
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         envelope = Ask(message, cell)
@@ -178,7 +178,7 @@ class ActorRef(Generic[M]):
             raise self._stopped() from None
         # The usual case: queued at once. The backend's timed park is much
         # cheaper than a cancel scope per ask.
-        deadlines = cell.system._deadlines
+        deadlines = cell.runtime.deadlines
         if deadlines is not None:  # asyncio: one timer per timeout, not per ask
             reply = await deadlines.wait(envelope, timeout)
         else:
@@ -223,7 +223,7 @@ class ActorRef(Generic[M]):
 
     def _stopped(self) -> ActorStopped:
         cell = self._cell
-        if not cell.system.running:
+        if not cell.runtime.running:
             return SystemNotRunning(f"the system of {cell.path} has exited")
         return ActorStopped(f"{cell.path} has stopped")
 

@@ -29,7 +29,7 @@ from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
-from ._telemetry import (
+from ._telemetry_labels import (
     ABANDONED,
     ERROR,
     OK,
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from ._cell import Cell
-    from ._telemetry import Labels, Telemetry
+    from ._telemetry import Telemetry
+    from ._telemetry_labels import Labels
     from .channel._waiters import Backend
 
 __all__ = ["Traced", "TracedPoolRef", "TracedRef", "instrument"]
@@ -128,7 +129,7 @@ class TracedRef(ActorRef[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        backend = cell.system.backend
+        backend = cell.runtime.backend
         if backend is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         return await _ask(
@@ -162,7 +163,7 @@ class TracedPoolRef(PoolRef[M]):
     _labels: Labels | None = None
 
     def _telemetry(self) -> tuple[Telemetry, Labels]:
-        telemetry = self._cell.system.telemetry
+        telemetry = self._cell.runtime.telemetry
         assert telemetry is not None
         labels = self._labels
         if labels is None:
@@ -208,7 +209,7 @@ class TracedPoolRef(PoolRef[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        backend = self._cell.system.backend
+        backend = self._cell.runtime.backend
         if backend is None:
             raise self._stopped()
         telemetry, labels = self._telemetry()

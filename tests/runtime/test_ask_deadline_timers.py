@@ -32,7 +32,7 @@ def deadlines_of(system: ActorSystem) -> Deadlines:
         pytest.skip("Trio keeps its own cancel scopes: no deadline lists there")
     if system.telemetry is not None:
         pytest.skip("a traced ask parks with a timer of its own, cancelled at once")
-    deadlines = system._deadlines
+    deadlines = system._runtime.deadlines
     assert deadlines is not None
     return deadlines
 
