@@ -65,7 +65,7 @@ class _Imports(ast.NodeVisitor):
             target = ".".join(base + ([node.module] if node.module else []))
         else:
             target = node.module or ""
-        if node.module is None or node.level and not node.module:
+        if node.module is None or (node.level and not node.module):
             # "from . import x": x may be a module of the package
             for alias in node.names:
                 self.found.append((f"{target}.{alias.name}", node.lineno, self.depth > 0))
