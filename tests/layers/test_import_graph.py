@@ -65,14 +65,12 @@ class _Imports(ast.NodeVisitor):
             target = ".".join(base + ([node.module] if node.module else []))
         else:
             target = node.module or ""
-        if node.module is None or (node.level and not node.module):
-            # "from . import x": x may be a module of the package
-            for alias in node.names:
-                self.found.append((f"{target}.{alias.name}", node.lineno, self.depth > 0))
-        else:
-            self.found.append((target, node.lineno, self.depth > 0))
-            for alias in node.names:  # "from .pkg import module"
-                self.found.append((f"{target}.{alias.name}", node.lineno, self.depth > 0))
+        local = self.depth > 0
+        if node.module is not None:
+            self.found.append((target, node.lineno, local))
+        # "from . import x", "from .pkg import module": a name may be a module
+        for alias in node.names:
+            self.found.append((f"{target}.{alias.name}", node.lineno, local))
 
 
 def _graph() -> tuple[dict[str, set[str]], list[str]]:
