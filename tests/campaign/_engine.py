@@ -897,8 +897,6 @@ def dump_tree(system: ActorSystem | None) -> str:
     if loop is not None:  # asyncio: where each actor task waits
         for task in list(asyncio.all_tasks(loop)):
             name = task.get_name()
-            if not name.startswith("/user"):
-                continue
             where = []
             coro: Any = task.get_coro()
             while coro is not None:
