@@ -41,7 +41,7 @@ from ._errors import (
     SystemNotRunning,
 )
 from ._lifecycle import StopReason, current_cell
-from ._ref import ActorRef, ReplyTypeMismatch
+from ._ref import ActorRef, ReplyTypeMismatch, signal_error
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
 from ._strategies import OneForOne, SupervisorStrategy
@@ -193,6 +193,8 @@ class PoolRef(Generic[M]):
                 shared.try_send(message)
             except MailboxClosed:
                 raise self._stopped() from None
+            except TypeError:  # the queue refuses signals
+                raise signal_error(message) from None
             return
         # Round-robin fast path, inlined (one Python call less per message):
         # the next worker takes it unless its mailbox is full or closed; then
@@ -204,6 +206,8 @@ class PoolRef(Generic[M]):
             workers[index % len(workers)]._cell.mailbox.try_send(message)
         except (MailboxFull, MailboxClosed):
             self._route(message)
+        except TypeError:  # the mailbox refuses signals
+            raise signal_error(message) from None
 
     def _route(self, message: object) -> None:
         workers = self._workers
@@ -233,11 +237,21 @@ class PoolRef(Generic[M]):
     async def send(self, message: M) -> None:
         """Give a message to one worker, waiting for room (backpressure).
 
+        ``shared_queue``: waits for room in the pool's queue, which any worker
+        makes. ``round_robin``: a worker with room takes it at once; when every
+        worker is full, the send waits for room in the worker whose turn it is
+        (each has its own mailbox), even if another one frees room first; use
+        ``shared_queue`` when handlers can get stuck. A native
+        ``Task.cancel()`` after the message moved in leaves it queued, as
+        :meth:`ActorRef.send` says.
+
         Raises:
             ActorStopped: the pool has stopped (or stopped while we waited);
                 :exc:`SystemNotRunning` (a subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
+        if isinstance(message, Signal):
+            raise signal_error(message)
         await self._send(message)
 
     async def _send(self, message: object) -> None:
@@ -297,7 +311,7 @@ class PoolRef(Generic[M]):
         if isinstance(message, Signal):
             # The Ask envelope would smuggle it past the queue's signal check
             # (as ActorRef.ask refuses it).
-            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+            raise signal_error(message)
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
@@ -349,6 +363,8 @@ class PoolRef(Generic[M]):
             ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
                 subclass) once its system has exited.
         """
+        if isinstance(message, Signal):
+            raise signal_error(message)
         if not self.is_alive:
             raise self._stopped()
         self._broadcast(message)
@@ -503,8 +519,8 @@ def spawn_pool(
         routing, size, shared, (factory, args, kwargs, capacity, drain)
     )
     if name is None:
-        system.names += 1
-        name = f"pool-{getattr(factory, '__name__', 'worker').lower()}-{system.names}"
+        base = f"pool-{getattr(factory, '__name__', 'worker').lower()}"
+        name = system.default_name(parent, base)
     ref = system.spawn(
         parent,
         PoolSupervisor,

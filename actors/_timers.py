@@ -234,8 +234,13 @@ class TimerScheduler:
         if cell.stop_requested or cell.state >= STOPPING:
             return  # it could never be delivered
         service = TimerService.of(cell.runtime)
+        try:
+            old = self._timers.get(key)
+        except TypeError:
+            raise TypeError(
+                f"key must be hashable, not {type(key).__name__}"
+            ) from None
         timer = _Timer(self, key, message, anyio.current_time() + delay, interval)
-        old = self._timers.get(key)  # raises TypeError for an unhashable key
         if old is not None:
             _cancel(old)
         self._timers[key] = timer
