@@ -70,6 +70,8 @@ class OutboundStatistics(NamedTuple):
     queued: int
     #: the buffer's capacity in envelopes
     capacity: int
+    #: senders waiting in ``put`` for room
+    waiting_senders: int
     #: NATS messages published
     frames: int
     #: envelopes published
@@ -110,6 +112,7 @@ class Outbound:
         "_bytes",
         "_capacity",
         "_client",
+        "_closing",
         "_dropped",
         "_envelopes",
         "_error",
@@ -152,7 +155,8 @@ class Outbound:
         self._on_dropped = on_dropped or _log_dropped
         self._tx, self._rx = create_memory_object_stream[bytes](capacity)
         self._send_nowait = self._tx.send_nowait
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  #: why it was aborted
+        self._closing = False
         self._frames = 0
         self._envelopes = 0
         self._bytes = 0
@@ -171,7 +175,8 @@ class Outbound:
 
     def _unreachable(self) -> NodeUnreachable:
         error = NodeUnreachable(f"the outbound buffer to {self.peer} is closed")
-        error.__cause__ = self._error
+        error.__cause__ = self._error  # why it was aborted, if it was
+        error.__suppress_context__ = True
         return error
 
     def try_put(self, envelope: bytes) -> None:
@@ -191,12 +196,15 @@ class Outbound:
                 f"({self._capacity} envelopes)"
             ) from None
         except (ClosedResourceError, BrokenResourceError):
-            raise self._unreachable() from None
+            raise self._unreachable()  # noqa: B904 - its cause is set
 
     async def put(self, envelope: bytes) -> None:
         """Buffer ``envelope``, waiting for room (FIFO among waiting senders).
 
-        A checkpoint. Cancelled while waiting, it buffers nothing.
+        Not a checkpoint when the buffer has room, as the NATS client's
+        ``publish``: a burst of puts then goes out in few frames (a checkpoint
+        per put would wake the writer for each envelope). Cancelled while
+        waiting, it buffers nothing.
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
@@ -205,20 +213,23 @@ class Outbound:
         """
         self._check_size(envelope)
         try:
-            await self._tx.send(envelope)
+            try:
+                self._send_nowait(envelope)
+            except WouldBlock:
+                await self._tx.send(envelope)
         except (ClosedResourceError, BrokenResourceError):
-            raise self._unreachable() from None
+            raise self._unreachable()  # noqa: B904 - its cause is set
 
     def close(self) -> None:
         """Take no more envelopes; the writer publishes what is buffered and
         returns. Senders waiting for room get ``NodeUnreachable``. Idempotent."""
-        if self._error is None:
-            self._error = NodeUnreachable(f"the outbound buffer to {self.peer} closed")
+        self._closing = True
         self._tx.close()
 
     def abort(self, error: BaseException) -> None:
         """Close and drop what is buffered (handed to ``on_dropped`` with
         ``error``): the peer is gone. Idempotent."""
+        self._closing = True
         self._error = error
         self._tx.close()
         self._drop_buffered(error)
@@ -310,13 +321,15 @@ class Outbound:
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` or :meth:`abort` was called."""
-        return self._error is not None
+        return self._closing
 
     def statistics(self) -> OutboundStatistics:
         """The counters now."""
+        channel = self._rx.statistics()
         return OutboundStatistics(
-            self._rx.statistics().current_buffer_used,
+            channel.current_buffer_used,
             self._capacity,
+            channel.tasks_waiting_send,
             self._frames,
             self._envelopes,
             self._bytes,
