@@ -1,13 +1,20 @@
 """Outbound buffers: envelopes to one peer node, batched into frames.
 
-Senders put encoded envelopes into the peer's bounded buffer (an
-``actors.channel`` stream): ``try_put`` never waits and raises ``MailboxFull``
-when the buffer is full (``tell``), ``put`` waits for room (``send``, ``ask``:
-backpressure across the wire). One writer task per peer drains the buffer with
-``receive_many`` and publishes one NATS message per frame, so a burst of small
-tells costs one NATS message; a frame never exceeds the server's
-``max_payload`` (a batch that would is split). One writer per peer and one
-NATS connection keep envelopes FIFO per sender-receiver pair.
+Senders put encoded envelopes into the peer's bounded buffer, a
+:class:`~actors.mailbox.Mailbox`: ``try_put`` never waits and raises
+``MailboxFull`` when the buffer is full (``tell``), ``put`` waits for room
+(``send``, ``ask``: backpressure across the wire). System envelopes (replies,
+watch, unwatch, death notices, heartbeats, lookups) go in with
+``put_system``: never counted against the capacity nor refused for it (a
+burst of tells must not cost a reply or a heartbeat, which would make a busy
+peer look dead), yet in their FIFO place among the messages, so a death
+notice never overtakes the messages sent before it.
+
+One writer task per peer drains the buffer with drain-many and publishes one
+NATS message per frame, so a burst of small tells costs one NATS message; a
+frame never exceeds the server's ``max_payload`` (a batch that would is
+split). One writer per peer and one NATS connection keep envelopes FIFO per
+sender-receiver pair.
 
 Delivery is at-most-once: envelopes that cannot be published (the client
 failed, the peer's buffer was aborted) are handed to ``on_dropped`` with the
@@ -20,14 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import NamedTuple, Protocol
 
-from ..channel import (
-    BrokenResourceError,
-    ClosedResourceError,
-    EndOfStream,
-    WouldBlock,
-    create_memory_object_stream,
-)
-from ..mailbox import MailboxFull
+from ..mailbox import EndOfMailbox, Mailbox, MailboxClosed, MailboxFull, Signal
 from ._errors import FrameTooLarge, NodeUnreachable
 from ._node import NodeAddress
 from ._wire import Wire
@@ -42,10 +42,23 @@ __all__ = [
 
 logger = logging.getLogger("actors.remote")
 
-#: Envelopes an outbound buffer holds by default.
+#: Envelopes an outbound buffer holds by default (system envelopes aside).
 DEFAULT_CAPACITY = 4096
 #: The most envelopes the writer takes per wake (one or more frames).
 DEFAULT_BATCH = 1024
+
+
+class _System(Signal):
+    """A system envelope in the buffer: uncounted, in FIFO place."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+def _data(item: bytes | Signal) -> bytes:
+    return item.data if type(item) is _System else item  # type: ignore[return-value]
 
 
 class Publisher(Protocol):
@@ -66,8 +79,10 @@ class Publisher(Protocol):
 class OutboundStatistics(NamedTuple):
     """Counters of one :class:`Outbound`."""
 
-    #: envelopes in the buffer now
+    #: envelopes counted against the capacity in the buffer now
     queued: int
+    #: system envelopes in the buffer now (never counted)
+    queued_system: int
     #: the buffer's capacity in envelopes
     capacity: int
     #: senders waiting in ``put`` for room
@@ -99,30 +114,29 @@ class Outbound:
         subject: the peer's inbox subject.
         reply: the reply subject of each frame (the no-responders return
             subject for this peer), or ``None``.
-        capacity: the most envelopes buffered (at least 1).
+        capacity: the most envelopes buffered by ``try_put`` / ``put`` (at
+            least 1).
         batch: the most envelopes the writer takes per wake (at least 1).
         on_dropped: called with envelopes that were not published and why (a
-            sync function; it must not raise). Default: a warning is logged.
+            sync function; an exception it raises is logged). Default: a
+            warning is logged.
 
     Raises:
         TypeError / ValueError: a bad ``capacity`` or ``batch``, naming it.
     """
 
     __slots__ = (
+        "_buffer",
         "_bytes",
-        "_capacity",
         "_client",
-        "_closing",
         "_dropped",
         "_envelopes",
         "_error",
         "_frames",
         "_on_dropped",
         "_reply",
-        "_rx",
-        "_send_nowait",
         "_subject",
-        "_tx",
+        "_try_send",
         "_wire",
         "batch",
         "peer",
@@ -151,12 +165,10 @@ class Outbound:
         self._client = client
         self._subject = subject
         self._reply = reply
-        self._capacity = capacity
         self._on_dropped = on_dropped or _log_dropped
-        self._tx, self._rx = create_memory_object_stream[bytes](capacity)
-        self._send_nowait = self._tx.send_nowait
+        self._buffer: Mailbox[bytes] = Mailbox(capacity)
+        self._try_send = self._buffer.try_send
         self._error: BaseException | None = None  #: why it was aborted
-        self._closing = False
         self._frames = 0
         self._envelopes = 0
         self._bytes = 0
@@ -180,7 +192,7 @@ class Outbound:
         return error
 
     def try_put(self, envelope: bytes) -> None:
-        """Buffer ``envelope`` without waiting.
+        """Buffer ``envelope`` without waiting. Never a checkpoint.
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
@@ -189,22 +201,22 @@ class Outbound:
         """
         self._check_size(envelope)
         try:
-            self._send_nowait(envelope)
-        except WouldBlock:
+            self._try_send(envelope)
+        except MailboxFull:
             raise MailboxFull(
                 f"the outbound buffer to {self.peer} is full "
-                f"({self._capacity} envelopes)"
+                f"({self._buffer.capacity} envelopes)"
             ) from None
-        except (ClosedResourceError, BrokenResourceError):
+        except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
     async def put(self, envelope: bytes) -> None:
         """Buffer ``envelope``, waiting for room (FIFO among waiting senders).
 
-        Not a checkpoint when the buffer has room, as the NATS client's
-        ``publish``: a burst of puts then goes out in few frames (a checkpoint
-        per put would wake the writer for each envelope). Cancelled while
-        waiting, it buffers nothing.
+        Not a checkpoint when the buffer has room (as ``Mailbox.send`` and the
+        NATS client's ``publish``): a burst of puts goes out in few frames,
+        where a checkpoint per put would wake the writer for each envelope.
+        Cancelled while waiting, it buffers nothing.
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
@@ -213,34 +225,38 @@ class Outbound:
         """
         self._check_size(envelope)
         try:
-            try:
-                self._send_nowait(envelope)
-            except WouldBlock:
-                await self._tx.send(envelope)
-        except (ClosedResourceError, BrokenResourceError):
+            await self._buffer.send(envelope)
+        except MailboxClosed:
+            raise self._unreachable()  # noqa: B904 - its cause is set
+
+    def put_system(self, envelope: bytes) -> None:
+        """Buffer a system envelope: never refused for capacity, never waits,
+        in its FIFO place among the others.
+
+        Raises:
+            FrameTooLarge: it does not fit one NATS message.
+            NodeUnreachable: the buffer was closed or aborted.
+        """
+        self._check_size(envelope)
+        try:
+            self._buffer.send_signal(_System(envelope))
+        except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
     def close(self) -> None:
         """Take no more envelopes; the writer publishes what is buffered and
         returns. Senders waiting for room get ``NodeUnreachable``. Idempotent."""
-        self._closing = True
-        self._tx.close()
+        self._buffer.close()
 
     def abort(self, error: BaseException) -> None:
         """Close and drop what is buffered (handed to ``on_dropped`` with
-        ``error``): the peer is gone. Idempotent."""
-        self._closing = True
+        ``error``): the peer is gone. Waiting senders get ``NodeUnreachable``
+        with ``error`` as its cause. Idempotent."""
         self._error = error
-        self._tx.close()
-        self._drop_buffered(error)
-        self._rx.close()
-
-    def _drop_buffered(self, error: BaseException) -> None:
-        try:
-            while True:
-                self._drop(self._rx.receive_nowait_many(self.batch), error)
-        except (WouldBlock, EndOfStream, ClosedResourceError):
-            pass
+        self._buffer.close()
+        items = self._buffer.drain()
+        if items:
+            self._drop([_data(item) for item in items], error)
 
     def _drop(self, envelopes: list[bytes], error: BaseException) -> None:
         self._dropped += len(envelopes)
@@ -259,13 +275,18 @@ class Outbound:
         ``on_dropped`` and the writer goes on. If the writer is cancelled, the
         envelopes it had taken and not yet published go to ``on_dropped``.
         """
-        receive_many = self._rx.receive_many
+        receive = self._buffer.receive_batch  # the limit is checked once, here
         batch = self.batch
         while True:
             try:
-                envelopes = await receive_many(batch)
-            except (EndOfStream, ClosedResourceError):
+                items = await receive(batch)
+            except EndOfMailbox:
                 return
+            # Usually all bytes: one scan, no copy.
+            if any(type(item) is _System for item in items):
+                envelopes = [_data(item) for item in items]
+            else:
+                envelopes = items  # type: ignore[assignment]
             await self._publish(envelopes)
 
     async def _publish(self, envelopes: list[bytes]) -> None:
@@ -321,15 +342,16 @@ class Outbound:
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` or :meth:`abort` was called."""
-        return self._closing
+        return self._buffer.closed
 
     def statistics(self) -> OutboundStatistics:
         """The counters now."""
-        channel = self._rx.statistics()
+        buffer = self._buffer.statistics()
         return OutboundStatistics(
-            channel.current_buffer_used,
-            self._capacity,
-            channel.tasks_waiting_send,
+            buffer.queued_messages,
+            buffer.queued_signals,
+            self._buffer.capacity or 0,
+            buffer.waiting_senders,
             self._frames,
             self._envelopes,
             self._bytes,

@@ -137,6 +137,26 @@ async def test_try_put_on_a_full_buffer_raises_mailbox_full_and_queues_nothing()
     assert out.statistics().queued == 3
 
 
+async def test_system_envelopes_pass_a_full_buffer_in_their_fifo_place() -> None:
+    # A reply, a heartbeat or a death notice is never refused for capacity,
+    # and a death notice never overtakes the messages sent before it.
+    client = FakeClient()
+    out = outbound(client, capacity=2)
+    out.try_put(envelope(0))
+    out.put_system(envelope(1))
+    out.try_put(envelope(2))
+    with pytest.raises(MailboxFull):
+        out.try_put(envelope(3))
+    out.put_system(envelope(4))
+    stats = out.statistics()
+    assert (stats.queued, stats.queued_system) == (2, 2)
+    out.close()
+    with pytest.raises(NodeUnreachable):
+        out.put_system(envelope(5))
+    await out.run()
+    assert client.envelopes() == [0, 1, 2, 4]
+
+
 async def test_put_waits_for_room_and_keeps_fifo() -> None:
     client = FakeClient()
     out = outbound(client, capacity=2)
@@ -197,13 +217,14 @@ async def test_abort_hands_what_is_buffered_to_on_dropped_with_the_reason() -> N
     dropped: list[tuple[list[bytes], BaseException]] = []
     client = FakeClient()
     out = outbound(client, on_dropped=lambda e, why: dropped.append((e, why)))
-    for n in range(5):
+    for n in range(4):
         out.try_put(envelope(n))
+    out.put_system(envelope(4))
     reason = NodeUnreachable("beta is down")
     out.abort(reason)
     await out.run()  # returns at once: nothing left
     assert client.published == []
-    assert [len(e) for e, _ in dropped] == [5] and dropped[0][1] is reason
+    assert dropped == [([envelope(n) for n in range(5)], reason)]
     assert out.statistics().dropped == 5
     with pytest.raises(NodeUnreachable) as info:
         out.try_put(envelope(9))
