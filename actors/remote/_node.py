@@ -26,9 +26,10 @@ __all__ = [
 
 #: A node or system name: one NATS subject token, safe in every position (no
 #: dots, wildcards or whitespace), at most 64 characters.
-TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-#: An incarnation id: 16 lowercase hex digits (64 random bits).
-INCARNATION_PATTERN = r"^[0-9a-f]{16}$"
+TOKEN_PATTERN = r"\A[A-Za-z0-9_-]{1,64}\Z"
+#: An incarnation id: 16 lowercase hex digits (64 random bits). (``\Z``, not
+#: ``$``, which would let a trailing newline into a subject.)
+INCARNATION_PATTERN = r"\A[0-9a-f]{16}\Z"
 
 _token = re.compile(TOKEN_PATTERN).match
 

@@ -19,7 +19,7 @@ import msgspec
 
 from ._codec import Codec
 from ._errors import DecodeError
-from ._node import TOKEN_PATTERN, NodeAddress, Path, check_token
+from ._node import NodeAddress, Path, check_token
 
 __all__ = [
     "ASK",
@@ -80,7 +80,7 @@ Id = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 # -- subjects ------------------------------------------------------------------
 
-_prefix = re.compile(TOKEN_PATTERN[:-1] + r"(\.[A-Za-z0-9_-]{1,64})*$").match
+_prefix = re.compile(r"[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64})*").fullmatch
 
 
 class Subjects:

@@ -70,6 +70,7 @@ def test_the_return_subject_for_a_peer_names_that_peer() -> None:
     assert subjects.peer_of_return(reply) == BETA
     assert subjects.peer_of_return(subjects.inbox) is None
     assert subjects.peer_of_return(subjects.return_prefix + "beta.nothex") is None
+    assert subjects.peer_of_return(reply + "\n") is None
 
 
 @pytest.mark.parametrize("system", ["", "a.b", "a b", "*", ">", "x" * 65])
@@ -80,7 +81,7 @@ def test_a_system_name_that_is_not_one_subject_token_is_a_value_error(
         Subjects(system, ALPHA)
 
 
-@pytest.mark.parametrize("prefix", ["", ".a", "a.", "a..b", "a.*", "a b"])
+@pytest.mark.parametrize("prefix", ["", ".a", "a.", "a..b", "a.*", "a b", "a\n"])
 def test_a_bad_prefix_is_a_value_error(prefix: str) -> None:
     with pytest.raises(ValueError, match="prefix"):
         Subjects("s", ALPHA, prefix=prefix)
@@ -228,6 +229,8 @@ def test_an_oversize_frame_is_a_decode_error_before_it_is_parsed() -> None:
         msgspec.msgpack.encode([1, None, [[0, "/a"]]]),  # too short
         msgspec.msgpack.encode([1, ["a.b", "0123456789abcdef"], []]),  # bad node
         msgspec.msgpack.encode([1, ["a", "XYZ"], []]),  # bad incarnation
+        msgspec.msgpack.encode([1, ["a\n", "0123456789abcdef"], []]),  # newline
+        msgspec.msgpack.encode([1, ["a", "0123456789abcdef\n"], []]),
         msgspec.msgpack.encode([1, None, [[0, "", "str", "x"]]]),  # empty path
         msgspec.msgpack.encode([1, None, [[4, "x" * 2000]]]),  # path too long
         msgspec.msgpack.encode([1, None, [[7, -1]]]),  # negative id
