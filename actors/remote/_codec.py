@@ -267,18 +267,6 @@ class Codec:
             return entry.tag, self._error_body(value)  # type: ignore[arg-type]
         return entry.tag, value
 
-    def tagged_error(self, exc: BaseException) -> tuple[str, object]:
-        """``exc`` as a tagged value, whatever its type: as itself when its
-        type is registered, otherwise as a :class:`RemoteActorError`.
-
-        Never raises. Whether the body can be encoded is checked by
-        :meth:`encode_error`, which falls back the same way.
-        """
-        entry = self._by_type.get(type(exc))
-        if entry is None:
-            return self._fallback(exc)
-        return entry.tag, self._error_body(exc)
-
     def _error_body(self, exc: BaseException) -> tuple[tuple[Any, ...], str]:
         if type(exc) is RemoteActorError:
             return exc.args, ""  # its traceback is one of its args already
@@ -318,17 +306,20 @@ class Codec:
             ) from exc
 
     def encode_error(self, exc: BaseException) -> tuple[str, bytes]:
-        """``exc`` as its tag and encoded body; never raises.
+        """``exc`` as its tag and encoded body, whatever it is; never raises.
 
-        A registered exception whose args cannot be encoded travels as a
-        :class:`RemoteActorError` instead.
+        As itself when its type is registered; otherwise, or when its args
+        cannot be encoded (or reading them fails), as a
+        :class:`RemoteActorError` with its type name, message and traceback.
         """
-        tag, body = self.tagged_error(exc)
-        try:
-            return tag, self.encoder.encode(body)
-        except Exception:
-            tag, body = self._fallback(exc)
-            return tag, self.encoder.encode(body)
+        entry = self._by_type.get(type(exc))
+        if entry is not None:
+            try:
+                return entry.tag, self.encoder.encode(self._error_body(exc))
+            except Exception:
+                pass  # unencodable args, or an exception class that misbehaves
+        tag, body = self._fallback(exc)
+        return tag, self.encoder.encode(body)
 
     # -- decoding ------------------------------------------------------------
 

@@ -52,6 +52,7 @@ __all__ = [
     "Watch",
     "Wire",
     "array_header",
+    "decode_envelope",
     "decode_frame",
 ]
 
@@ -298,6 +299,22 @@ def decode_frame(payload: bytes | memoryview, max_size: int) -> Frame:
         return _frame_decoder.decode(payload)
     except Exception as exc:  # msgspec's errors; RecursionError
         raise DecodeError(f"malformed frame: {exc}") from exc
+
+
+_envelope_decoder = msgspec.msgpack.Decoder(Envelope)
+
+
+def decode_envelope(data: bytes) -> Envelope:
+    """Decode one envelope as a sender encoded it (for example to find the
+    asks among envelopes handed to an outbound buffer's ``on_dropped``).
+
+    Raises:
+        DecodeError: ``data`` is not one valid envelope.
+    """
+    try:
+        return _envelope_decoder.decode(data)
+    except Exception as exc:
+        raise DecodeError(f"malformed envelope: {exc}") from exc
 
 
 # -- encoding ------------------------------------------------------------------

@@ -371,6 +371,10 @@ def test_encode_error_never_raises_for_any_exception() -> None:
 
     tag, body = codec.encode_error(Weird())
     assert isinstance(codec.decode(tag, body), RemoteActorError)
+    codec.register(Weird)  # registered, its args still cannot be read
+    tag, body = codec.encode_error(Weird())
+    result = codec.decode(tag, body)
+    assert isinstance(result, RemoteActorError) and result.type_name.endswith("Weird")
 
 
 # -- bytes from the network ------------------------------------------------------

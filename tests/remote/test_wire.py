@@ -30,6 +30,7 @@ from actors.remote._wire import (
     Watch,
     Wire,
     array_header,
+    decode_envelope,
     decode_frame,
 )
 
@@ -294,3 +295,68 @@ def test_mutated_frames_never_raise_anything_but_decode_error(
         if isinstance(envelope, Tell | Ask | Reply | Failure | Death):
             with contextlib.suppress(DecodeError):
                 c.decode(envelope.tag, envelope.body)
+
+
+paths = st.text(min_size=1, max_size=40).map(lambda s: "/user/" + s)
+ids = st.integers(0, 2**63 - 1)
+values = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text()
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> tuple[str, tuple[object, ...]]:
+    kind = draw(
+        st.sampled_from(
+            ["tell", "ask", "reply", "watch", "unwatch", "heartbeat", "lookup"]
+        )
+    )
+    if kind == "tell":
+        return kind, (draw(paths), draw(values), draw(st.none() | st.text(max_size=50)))
+    if kind == "ask":
+        return kind, (draw(paths), draw(ids), draw(values))
+    if kind == "reply":
+        return kind, (draw(ids), draw(values))
+    if kind in ("watch", "unwatch"):
+        return kind, (draw(paths),)
+    if kind == "heartbeat":
+        return kind, (draw(ids),)
+    return kind, (draw(ids), draw(paths))
+
+
+@given(st.lists(envelopes(), max_size=40), st.booleans())
+def test_frames_of_random_envelopes_decode_to_what_was_sent(
+    sent: list[tuple[str, tuple[object, ...]]], from_a_node: bool
+) -> None:
+    c = codec()
+    wire = Wire(c, ALPHA if from_a_node else None)
+    encoded = [getattr(wire, kind)(*args) for kind, args in sent]
+    frame = decode_frame(wire.frame(encoded), 10 * MAX)
+    assert frame.sender == (ALPHA if from_a_node else None)
+    assert len(frame.envelopes) == len(sent)
+    for (kind, args), envelope, data in zip(
+        sent, frame.envelopes, encoded, strict=True
+    ):
+        assert decode_envelope(data) == envelope
+        if kind == "tell":
+            assert isinstance(envelope, Tell)
+            assert (envelope.path, envelope.trace) == (args[0], args[2])
+            assert c.decode(envelope.tag, envelope.body) == args[1]
+        elif kind == "ask":
+            assert isinstance(envelope, Ask)
+            assert (envelope.path, envelope.ask_id) == args[:2]
+            assert c.decode(envelope.tag, envelope.body) == args[2]
+        elif kind == "reply":
+            assert isinstance(envelope, Reply) and envelope.ask_id == args[0]
+            assert c.decode(envelope.tag, envelope.body) == args[1]
+        elif kind == "watch":
+            assert envelope == Watch(*args)  # type: ignore[arg-type]
+        elif kind == "unwatch":
+            assert envelope == Unwatch(*args)  # type: ignore[arg-type]
+        elif kind == "heartbeat":
+            assert envelope == Heartbeat(*args)  # type: ignore[arg-type]
+        else:
+            assert envelope == Lookup(*args)  # type: ignore[arg-type]
+
+
+def test_a_malformed_envelope_alone_is_a_decode_error() -> None:
+    with pytest.raises(DecodeError, match="malformed envelope"):
+        decode_envelope(b"\x92\x63\x00")
