@@ -4,9 +4,11 @@ being handed to on_dropped."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 import anyio
+import msgspec
 import pytest
 
 from actors.mailbox import MailboxFull
@@ -363,3 +365,88 @@ async def test_frames_respect_a_small_server_max_payload(
             assert len(msg.data) <= 1024
             seen += len(decode_frame(msg.data, 1024).envelopes)
         assert seen == 20
+
+
+class FlakyClient:
+    """Publishes after a random checkpoint, or fails a frame at random."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.max_payload = 400
+        self.published: list[bytes] = []
+
+    async def publish(
+        self, subject: str, payload: bytes = b"", *, reply: str | None = None
+    ) -> None:
+        if self.rng.random() < 0.3:
+            await anyio.lowlevel.checkpoint()
+        if self.rng.random() < 0.1:
+            raise ConnectionError("the frame was refused")
+        for env in decode_frame(payload, 1 << 20).envelopes:
+            assert isinstance(env, Tell)
+            self.published.append(bytes(env.body))
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_random_interleavings_lose_nothing_and_keep_fifo_per_sender(
+    seed: int,
+) -> None:
+    # Every envelope is published, handed to on_dropped, or refused at its
+    # call, exactly once; what is published keeps each sender's order.
+    rng = random.Random(seed)
+    client = FlakyClient(rng)
+    dropped: list[bytes] = []
+    out = Outbound(
+        BETA,
+        WIRE,
+        client,
+        subject="s",
+        capacity=rng.randint(1, 8),
+        batch=rng.randint(1, 16),
+        on_dropped=lambda envs, why: dropped.extend(envs),
+    )
+    refused: list[bytes] = []
+    sent: list[bytes] = []
+    abort_at = rng.choice([None, rng.randint(50, 500)])
+
+    async def producer(p: int) -> None:
+        for i in range(150):
+            data = WIRE.tell("/user/x", [p, i])
+            sent.append(data)
+            if abort_at is not None and len(sent) == abort_at:
+                out.abort(NodeUnreachable("gone"))
+            op = rng.random()
+            try:
+                if op < 0.4:
+                    out.try_put(data)
+                elif op < 0.5:
+                    out.put_system(data)
+                else:
+                    with anyio.move_on_after(0 if rng.random() < 0.3 else 30) as scope:
+                        await out.put(data)
+                    if scope.cancelled_caught:
+                        refused.append(data)
+            except (MailboxFull, NodeUnreachable):
+                refused.append(data)
+            if rng.random() < 0.3:
+                await anyio.lowlevel.checkpoint()
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as writer:
+            writer.start_soon(out.run)
+            async with anyio.create_task_group() as producers:
+                for p in range(4):
+                    producers.start_soon(producer, p)
+            out.close()
+
+    def body(data: bytes) -> bytes:
+        envelope = decode_frame(WIRE.frame([data]), 1 << 20).envelopes[0]
+        assert isinstance(envelope, Tell)
+        return bytes(envelope.body)
+
+    published = client.published
+    accounted = published + [body(d) for d in dropped + refused]
+    assert sorted(accounted) == sorted(body(d) for d in sent)
+    for p in range(4):
+        order = [i for q, i in (msgspec.msgpack.decode(b) for b in published) if q == p]
+        assert order == sorted(order)
