@@ -133,6 +133,7 @@ class Outbound:
         "_envelopes",
         "_error",
         "_frames",
+        "_limit",
         "_on_dropped",
         "_reply",
         "_subject",
@@ -169,6 +170,9 @@ class Outbound:
         self._buffer: Mailbox[bytes] = Mailbox(capacity)
         self._try_send = self._buffer.try_send
         self._error: BaseException | None = None  #: why it was aborted
+        #: The largest envelope that fits a frame, as of the last look at the
+        #: server's max_payload (on a miss, and by the writer per batch).
+        self._limit = wire.max_envelope(client.max_payload)
         self._frames = 0
         self._envelopes = 0
         self._bytes = 0
@@ -177,7 +181,9 @@ class Outbound:
     # -- the senders' side ---------------------------------------------------
 
     def _check_size(self, envelope: bytes) -> None:
-        limit = self._wire.max_envelope(self._client.max_payload)
+        # Called only when the envelope is over the cached limit: re-read the
+        # server's max_payload (a reconnection may have raised it).
+        self._limit = limit = self._wire.max_envelope(self._client.max_payload)
         if len(envelope) > limit:
             raise FrameTooLarge(
                 f"an envelope of {len(envelope)} bytes to {self.peer} does not fit "
@@ -199,7 +205,8 @@ class Outbound:
             MailboxFull: the buffer is full (or senders are waiting for room).
             NodeUnreachable: the buffer was closed or aborted.
         """
-        self._check_size(envelope)
+        if len(envelope) > self._limit:  # cached: the hot path reads no property
+            self._check_size(envelope)
         try:
             self._try_send(envelope)
         except MailboxFull:
@@ -223,7 +230,8 @@ class Outbound:
             NodeUnreachable: the buffer was (or, while waiting, became) closed
                 or aborted.
         """
-        self._check_size(envelope)
+        if len(envelope) > self._limit:  # cached: the hot path reads no property
+            self._check_size(envelope)
         try:
             await self._buffer.send(envelope)
         except MailboxClosed:
@@ -237,7 +245,8 @@ class Outbound:
             FrameTooLarge: it does not fit one NATS message.
             NodeUnreachable: the buffer was closed or aborted.
         """
-        self._check_size(envelope)
+        if len(envelope) > self._limit:  # cached: the hot path reads no property
+            self._check_size(envelope)
         try:
             self._buffer.send_signal(_System(envelope))
         except MailboxClosed:
@@ -295,7 +304,7 @@ class Outbound:
         publish = client.publish
         subject = self._subject
         reply = self._reply
-        limit = wire.max_envelope(client.max_payload)
+        self._limit = limit = wire.max_envelope(client.max_payload)
         start = 0
         total = len(envelopes)
         try:
