@@ -162,6 +162,10 @@ class Codec:
         self._max_traceback = max_traceback
         self._by_type: dict[type, _Entry] = {}
         self._by_tag: dict[str, _Entry] = {}
+        self.value_tags: dict[type, str] = {}
+        """The tags of registered classes that are not exceptions, by class:
+        the one dict lookup the wire's hot path makes per message (read only;
+        exceptions and misses go through :meth:`tagged`)."""
         self.encoder = msgspec.msgpack.Encoder(enc_hook=self._enc_hook)
         """The msgspec encoder (with the ref hook) the wire format uses."""
         for cls, tag in _PRIMITIVES:
@@ -215,6 +219,8 @@ class Codec:
         entry = _Entry(cls, tag)
         self._by_type[cls] = entry
         self._by_tag[tag] = entry
+        if not entry.is_error:
+            self.value_tags[cls] = tag
         return cls
 
     def tag_of(self, cls: type) -> str:
@@ -301,9 +307,15 @@ class Codec:
         try:
             return self.encoder.encode(body)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise TypeError(
-                f"cannot encode a message of type {_type_name(type(value))}: {exc}"
-            ) from exc
+            raise self.encode_failure(value, exc) from exc
+
+    @staticmethod
+    def encode_failure(value: object, error: Exception) -> TypeError:
+        """The ``TypeError`` for a ``value`` msgspec failed to encode with
+        ``error`` (raise it ``from error``)."""
+        return TypeError(
+            f"cannot encode a message of type {_type_name(type(value))}: {error}"
+        )
 
     def encode_error(self, exc: BaseException) -> tuple[str, bytes]:
         """``exc`` as its tag and encoded body, whatever it is; never raises.
