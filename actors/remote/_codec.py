@@ -125,8 +125,9 @@ class Codec:
         address_of: called with an object msgspec cannot encode by itself;
             returns its :class:`RefAddress` when it is an actor ref, or
             ``None`` when it is not (the encoding then fails with
-            ``TypeError``). Without it, only :class:`RefAddress` values
-            themselves travel as refs.
+            ``TypeError``). Without it no ref can be sent (a
+            :class:`RefAddress` value is an ordinary Struct: it travels as an
+            array and decodes as one where its field is typed so).
         resolve: called with each :class:`RefAddress` decoded from the wire;
             its result takes the ref's place in the decoded message (default:
             the address itself). It must not raise; if it does, decoding fails
