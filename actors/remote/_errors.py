@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._node import NodeAddress
+
 __all__ = [
     "DecodeError",
     "FrameTooLarge",
@@ -66,14 +68,14 @@ class NodeDown(Exception):
     ``Terminated`` a watcher gets for each actor it watched on that node.
 
     Args:
-        node: the node incarnation (a ``NodeAddress``).
+        node: the node incarnation.
         phi: the failure detector's suspicion level when it was declared down.
 
     Attributes:
         node, phi: as given.
     """
 
-    def __init__(self, node: object, phi: float) -> None:
+    def __init__(self, node: NodeAddress, phi: float) -> None:
         super().__init__(node, phi)
         self.node = node
         self.phi = phi
