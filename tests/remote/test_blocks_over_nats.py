@@ -32,10 +32,10 @@ pytestmark = pytest.mark.anyio
 
 
 def fast_detector() -> PhiAccrualFailureDetector:
-    # The defaults scaled down 50 times: heartbeats every 20 ms.
+    # Heartbeats every 20 ms; a pause of up to 1 s (a loaded machine) is fine.
     return PhiAccrualFailureDetector(
         first_heartbeat_estimate=0.02,
-        acceptable_heartbeat_pause=0.2,
+        acceptable_heartbeat_pause=1.0,
         min_std_deviation=0.02,
     )
 
