@@ -223,7 +223,9 @@ class Outbound:
         Not a checkpoint when the buffer has room (as ``Mailbox.send`` and the
         NATS client's ``publish``): a burst of puts goes out in few frames,
         where a checkpoint per put would wake the writer for each envelope.
-        Cancelled while waiting, it buffers nothing.
+        Cancelled while waiting, it buffers nothing (as ``Mailbox.send``: on
+        asyncio, a native ``Task.cancel()`` landing after the envelope moved
+        in leaves it buffered and still raises ``CancelledError``).
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
