@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .channel._waiters import Backend, Waiter
+from .channel._waiters import Backend, Waiter, ki_protected
 from .channel._waiters import _asyncio_backend as _ASYNCIO
 
 __all__ = ["EXPIRED", "Ask"]
@@ -56,6 +56,7 @@ class Ask(Waiter):
     def done(self) -> bool:
         return self.state != _PENDING
 
+    @ki_protected
     def reply(self, value: object, backend: Backend | None) -> bool:
         """Deliver the reply; False if nobody waits for it any more."""
         if self.state != _PENDING:
@@ -64,6 +65,7 @@ class Ask(Waiter):
         self.outcome = value
         return self._wake(backend)
 
+    @ki_protected
     def fail(self, exc: BaseException, backend: Backend | None) -> bool:
         """Deliver an exception to the asker; False if nobody waits any more."""
         if self.state != _PENDING:
@@ -72,6 +74,7 @@ class Ask(Waiter):
         self.outcome = exc
         return self._wake(backend)
 
+    @ki_protected
     def _wake(self, backend: Backend | None) -> bool:
         if self.waiting:
             self.waiting = False
@@ -89,6 +92,7 @@ class Ask(Waiter):
             return False
         return not self.abandoned
 
+    @ki_protected
     async def wait(self, backend: Backend, timeout: float | None = None) -> Any:
         """Wait for the outcome, at most ``timeout`` seconds (None: no limit).
 
