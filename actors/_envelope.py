@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .channel._waiters import Backend, Waiter
+from .channel._waiters import Backend, Waiter, ki_protected
 from .channel._waiters import _asyncio_backend as _ASYNCIO
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ class Ask(Waiter):
     def done(self) -> bool:
         return self.state != _PENDING
 
+    @ki_protected
     def reply(self, value: object, backend: Backend | None) -> bool:
         """Deliver the reply.
 
@@ -98,6 +99,7 @@ class Ask(Waiter):
         self.outcome = value
         return self._wake(backend)
 
+    @ki_protected
     def fail(self, exc: BaseException, backend: Backend | None) -> bool:
         """Deliver an exception to the asker; False if nobody waits any more."""
         if self.state != _PENDING:
@@ -106,6 +108,7 @@ class Ask(Waiter):
         self.outcome = exc
         return self._wake(backend)
 
+    @ki_protected
     def _wake(self, backend: Backend | None) -> bool:
         # Every False goes with abandoned = True: the replier counts what
         # nobody takes, so the asker's abandon() must not count it again.
@@ -130,6 +133,7 @@ class Ask(Waiter):
         # gone already.
         return not self.abandoned
 
+    @ki_protected
     async def wait(self, backend: Backend, timeout: float | None = None) -> Any:
         """Wait for the outcome, at most ``timeout`` seconds (None: no limit).
 

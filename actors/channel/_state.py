@@ -51,6 +51,7 @@ from ._waiters import (
     ReceiveWaiter,
     SendWaiter,
     current_backend,
+    ki_protected,
 )
 
 __all__ = ["ChannelState", "check_buffer_size", "check_limit"]
@@ -136,6 +137,7 @@ class ChannelState(Generic[T]):
 
     # -- hand-off ---------------------------------------------------------
 
+    @ki_protected
     def offer(self, item: T) -> bool:
         """Hand ``item`` to the oldest waiting receiver; False if there is none."""
         receivers = self.receivers
@@ -166,6 +168,7 @@ class ChannelState(Generic[T]):
             return True
         return False
 
+    @ki_protected
     def admit_senders(self) -> None:
         """Move waiting senders' items into the buffer while it has room."""
         senders = self.senders
@@ -185,6 +188,7 @@ class ChannelState(Generic[T]):
         if len(buffer) > self.peak:
             self.peak = len(buffer)
 
+    @ki_protected
     def take_from_senders(self, out: list[T], limit: int) -> None:
         """Take items straight from waiting senders (empty buffer) into ``out``."""
         senders = self.senders
@@ -200,6 +204,7 @@ class ChannelState(Generic[T]):
             backend.wake(waiter)
             self.send_wakeups += 1
 
+    @ki_protected
     def take(self, limit: int) -> list[T]:
         """Take up to ``limit`` items (buffer first, then waiting senders)."""
         buffer = self.buffer
@@ -218,6 +223,7 @@ class ChannelState(Generic[T]):
 
     # -- waiter bookkeeping -----------------------------------------------
 
+    @ki_protected
     def unqueue_receiver(self, waiter: ReceiveWaiter[T]) -> None:
         """Remove a receiver from the waiting queue if it is still there."""
         if waiter.queued:
@@ -228,10 +234,12 @@ class ChannelState(Generic[T]):
             else:
                 receivers.remove(waiter)
 
+    @ki_protected
     def abort_receive(self, waiter: ReceiveWaiter[T]) -> None:
         """A parked receiver was cancelled before it was handed anything."""
         self.unqueue_receiver(waiter)
 
+    @ki_protected
     def restore_receive(self, waiter: ReceiveWaiter[T]) -> None:
         """A woken receiver was cancelled natively: give its items back.
 
@@ -301,6 +309,7 @@ class ChannelState(Generic[T]):
             self.back_end = self.taken
         self.pump()
 
+    @ki_protected
     def pump(self) -> None:
         """Feed buffered items to waiting receivers (after a give-back)."""
         buffer = self.buffer
@@ -312,6 +321,7 @@ class ChannelState(Generic[T]):
         if self.senders:
             self.admit_senders()
 
+    @ki_protected
     def abort_send(self, waiter: SendWaiter[T]) -> None:
         """A parked sender was cancelled before its item was placed."""
         if waiter.queued:
@@ -323,6 +333,7 @@ class ChannelState(Generic[T]):
 
     # -- closing ----------------------------------------------------------
 
+    @ki_protected
     def close_receivers_of(self, owner: object, last: bool) -> None:
         """One receive endpoint closed: wake its own waiters; if it was the last,
         fail every waiting sender with BrokenResourceError."""
@@ -342,6 +353,7 @@ class ChannelState(Generic[T]):
         if last:
             self._fail_senders(BROKEN, None)
 
+    @ki_protected
     def close_senders_of(self, owner: object, last: bool) -> None:
         """One send endpoint closed: withdraw its waiting senders' items; if it
         was the last, wake every waiting receiver to see the end of stream."""
@@ -371,6 +383,7 @@ class ChannelState(Generic[T]):
                 backend.wake(waiter)
         self.senders = keep
 
+    @ki_protected
     def clear(self) -> list[T]:
         """Take every buffered item, in FIFO order (closing a queue for good)."""
         items = list(self.buffer)
