@@ -16,7 +16,7 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import Deadlines
 from ._errors import SystemNotRunning
 from ._lifecycle import StopReason
-from ._pool import spawn_pool
+from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry

@@ -11,6 +11,9 @@ was entered), then blocks on a lock until the loop has settled it.
 No call can hang on a dead system: a call first registers itself, and when the
 system exits every registered call still waiting fails with
 :exc:`~actors.SystemNotRunning`; later calls raise it at once.
+
+Its size: one class, ``FromThread``, whose public methods are documented
+in full (most of the lines).
 """
 
 from __future__ import annotations

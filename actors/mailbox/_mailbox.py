@@ -1,4 +1,8 @@
-"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals."""
+"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals.
+
+Its size: one class, ``Mailbox``, whose receive paths are written out
+rather than shared (no extra coroutine frame per message).
+"""
 
 from __future__ import annotations
 
