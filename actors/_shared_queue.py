@@ -30,7 +30,13 @@ from collections import deque
 from typing import Any
 
 from .channel._state import ChannelState
-from .channel._waiters import DELIVERED, Backend, ReceiveWaiter, SendWaiter
+from .channel._waiters import (
+    DELIVERED,
+    Backend,
+    ReceiveWaiter,
+    SendWaiter,
+    ki_protected,
+)
 from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 from .mailbox._quota import check_capacity
 
@@ -48,6 +54,7 @@ class SharedQueue:
         self.closed = False
         self.workers = 0  # open workers' mailboxes: the fair share's divisor
 
+    @ki_protected
     def try_send(self, message: object) -> None:
         """Hand to an idle worker or queue; never waits."""
         if isinstance(message, Signal):
@@ -65,6 +72,7 @@ class SharedQueue:
             return
         raise MailboxFull(f"the pool's queue is full ({state.max_buffer_size})")
 
+    @ki_protected
     def _hand_off(self, item: object) -> bool:
         """Hand ``item`` to the oldest parked worker and wake it; False if none
         is parked. One item per parked worker: the woken worker takes its share
@@ -84,6 +92,7 @@ class SharedQueue:
             return True
         return False
 
+    @ki_protected
     def take(self, room: int) -> list[Any]:
         """Take up to ``room`` items but no more than a fair share: the waiting
         items (buffered, and held by waiting senders) divided by the open
@@ -92,6 +101,7 @@ class SharedQueue:
         waiting = len(state.buffer) + len(state.senders)
         return state.take(min(room, -(-waiting // (self.workers or 1))))
 
+    @ki_protected
     def give_back(self, items: list[Any]) -> None:
         """Put items a worker was handed but will not handle back at the head
         of the queue, oldest first, and hand them on to parked workers."""
@@ -106,6 +116,7 @@ class SharedQueue:
         if state.senders:
             state.admit_senders()
 
+    @ki_protected
     async def send(self, message: object) -> None:
         """Like try_send, but waits (first come, first served) while full."""
         state = self.state
@@ -125,15 +136,14 @@ class SharedQueue:
         if waiter.status != DELIVERED:
             raise MailboxClosed("the pool stopped while the sender waited")
 
+    @ki_protected
     def close(self) -> list[Any]:
         """Refuse new messages, fail waiting senders, return what was queued
         (idempotent: later calls return nothing)."""
         self.closed = True
         state = self.state
         state.close_senders_of(None, last=False)  # owner None: every sender
-        items = list(state.buffer)
-        state.buffer.clear()
-        return items
+        return state.clear()
 
 
 class WorkerMailbox:
@@ -154,11 +164,13 @@ class WorkerMailbox:
     def closed(self) -> bool:
         return self._closed
 
+    @ki_protected
     def try_send(self, message: object) -> None:
         if isinstance(message, Signal):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
         self._push(message)
 
+    @ki_protected
     async def send(self, message: object) -> None:
         self.try_send(message)
 
@@ -167,12 +179,14 @@ class WorkerMailbox:
             raise TypeError(f"send_signal() takes a Signal, not {signal!r}")
         self._push(signal)
 
+    @ki_protected
     def _push(self, item: object) -> None:
         if self._closed:
             raise MailboxClosed("the worker is stopped")
         self._own.append(item)
         self._wake()
 
+    @ki_protected
     def _wake(self) -> None:
         waiter = self._parked
         # Only a waiter still queued needs a wake: one handed a shared item was
@@ -186,6 +200,7 @@ class WorkerMailbox:
             if not backend.is_cancelled(waiter):
                 backend.wake(waiter)
 
+    @ki_protected
     async def receive_batch(self, limit: int) -> list[Any]:
         shared = self._shared
         state = shared.state
@@ -239,6 +254,7 @@ class WorkerMailbox:
                 items.extend(shared.take(limit - len(items)))
             return items
 
+    @ki_protected
     def _restore(self, waiter: ReceiveWaiter[Any]) -> None:
         """Cancelled natively after the hand-off: give the items back."""
         shared = self._shared
@@ -253,12 +269,14 @@ class WorkerMailbox:
             else:
                 shared.give_back(items)
 
+    @ki_protected
     def close(self) -> None:
         if not self._closed:
             self._closed = True
             self._shared.workers -= 1
             self._wake()
 
+    @ki_protected
     def drain(self) -> list[Any]:
         items = list(self._own)
         self._own.clear()
