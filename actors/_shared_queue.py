@@ -62,7 +62,7 @@ class SharedQueue:
         if self.closed:
             raise MailboxClosed("the pool is stopped")
         state = self.state
-        if state.receivers and self._hand_off(message):
+        if state.receivers and state.offer(message):
             return
         buffer = state.buffer
         if len(buffer) < state.max_buffer_size:
@@ -71,26 +71,6 @@ class SharedQueue:
                 state.peak = len(buffer)
             return
         raise MailboxFull(f"the pool's queue is full ({state.max_buffer_size})")
-
-    @ki_protected
-    def _hand_off(self, item: object) -> bool:
-        """Hand ``item`` to the oldest parked worker and wake it; False if none
-        is parked. One item per parked worker: the woken worker takes its share
-        of the rest from the buffer when it runs (see the module docstring)."""
-        state = self.state
-        receivers = state.receivers
-        backend = state.backend
-        assert backend is not None
-        while receivers:
-            waiter = receivers.popleft()
-            waiter.queued = False
-            if backend.is_cancelled(waiter):
-                continue
-            waiter.items.append(item)
-            backend.wake(waiter)
-            state.receive_wakeups += 1
-            return True
-        return False
 
     @ki_protected
     def take(self, room: int) -> list[Any]:
@@ -102,28 +82,13 @@ class SharedQueue:
         return state.take(min(room, -(-waiting // (self.workers or 1))))
 
     @ki_protected
-    def give_back(self, items: list[Any]) -> None:
-        """Put items a worker was handed but will not handle back at the head
-        of the queue, oldest first, and hand them on to parked workers."""
-        state = self.state
-        buffer = state.buffer
-        buffer.extendleft(reversed(items))
-        # Given-back items may exceed the capacity; peak still counts them.
-        if len(buffer) > state.peak:
-            state.peak = len(buffer)
-        while buffer and state.receivers and self._hand_off(buffer[0]):
-            buffer.popleft()
-        if state.senders:
-            state.admit_senders()
-
-    @ki_protected
     async def send(self, message: object) -> None:
         """Like try_send, but waits (first come, first served) while full."""
         state = self.state
         if self.closed or isinstance(message, Signal):
             self.try_send(message)  # raises MailboxClosed or TypeError
             return
-        if state.receivers and self._hand_off(message):
+        if state.receivers and state.offer(message):
             return
         if len(state.buffer) < state.max_buffer_size and not state.senders:
             self.try_send(message)
@@ -227,7 +192,10 @@ class WorkerMailbox:
                 continue
             if self._closed:
                 raise EndOfMailbox("the worker is stopped")
-            waiter: ReceiveWaiter[Any] = ReceiveWaiter(limit, self)
+            # Parked with a limit of 1: a burst is handed one item per parked
+            # worker (the channel's offer rule), and the woken worker takes
+            # its share of the rest when it runs.
+            waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
             state.receivers.append(waiter)
             self._parked = waiter
             try:
@@ -235,15 +203,15 @@ class WorkerMailbox:
             finally:
                 self._parked = None
             state.unqueue_receiver(waiter)
-            items = waiter.items
-            if not items:
+            if not waiter.items:
                 continue  # woken for the own lane, or closed
-            waiter.items = []
             if self._closed and not shared.closed:
                 # Stopped between the hand-off and now: the workers that go on
-                # (or the pool's next ones) handle it.
-                shared.give_back(items)
+                # (or the pool's next ones) handle it, in send order.
+                state.restore_receive(waiter)
                 continue
+            items = waiter.items
+            waiter.items = []
             # Own-lane items that came in the same step stay in ``own`` for the
             # next batch: each item leaves its lane exactly once.
             if (
@@ -258,16 +226,15 @@ class WorkerMailbox:
     def _restore(self, waiter: ReceiveWaiter[Any]) -> None:
         """Cancelled natively after the hand-off: give the items back."""
         shared = self._shared
-        shared.state.unqueue_receiver(waiter)
-        items = waiter.items
-        if items:
+        if shared.closed:
+            shared.state.unqueue_receiver(waiter)
+            items = waiter.items
             waiter.items = []
-            if shared.closed:
-                # The queue was drained already: the worker's own drain makes
-                # them dead letters.
-                self._own.extendleft(reversed(items))
-            else:
-                shared.give_back(items)
+            # The queue was drained already: the worker's own drain makes them
+            # dead letters.
+            self._own.extendleft(reversed(items))
+        else:  # back in send order, oldest first across give-backs
+            shared.state.restore_receive(waiter)
 
     @ki_protected
     def close(self) -> None:
