@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from ._actor_task import run_actor
 from ._cell import Cell
 from ._context import ActorContext
 from ._dead_letters import DeadLetter, DeadLetters, check_kept
+from ._deadlines import AskDeadlines, ask_deadlines
 from ._errors import ActorStopped, SystemNotRunning
 from ._lifecycle import StopReason
 from ._ref import ActorRef
@@ -32,7 +32,6 @@ from .channel._state import check_limit
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
-    from ._deadlines import Deadlines
     from ._pool import PoolRef, Routing
     from ._threads import FromThread
     from ._timers import TimerService
@@ -142,7 +141,7 @@ class ActorSystem:
         self._guardian: Cell | None = None
         self._names = 0
         self._from_thread: FromThread | None = None
-        self._deadlines: Deadlines | None = None  # ask timeouts, on asyncio
+        self._deadlines: AskDeadlines | None = None  # ask timeouts
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # from_thread
         self._timer_service: TimerService | None = None  # made by the first timer
         #: The cancel scopes shielding actors' graceful stops; cancelled, with
@@ -159,10 +158,7 @@ class ActorSystem:
         # a task group entered by hand and then abandoned corrupts Trio's
         # cancel scope stack.
         self.backend = current_backend()
-        if self.backend.name == "asyncio":
-            from ._deadlines import Deadlines
-
-            self._deadlines = Deadlines(asyncio.get_running_loop())
+        self._deadlines = ask_deadlines(self, self.backend)
         self._loop_token = anyio.lowlevel.current_token()
         guardian = self._make_cell(
             None, "user", _Guardian, (), {}, None, self.drain, "permanent", None
@@ -235,6 +231,8 @@ class ActorSystem:
             self.running = False
             if self._from_thread is not None:
                 self._from_thread._close()
+            if self._deadlines is not None:
+                self._deadlines.close()  # ends the Trio deadline task
             try:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:

@@ -13,13 +13,27 @@ cancel a parked task only while it has not been woken. One race is left on
 asyncio: a native ``Task.cancel()`` can land after a waker resolved the future
 but before the task resumed. ``park`` reports that case to the caller through its
 ``restore`` callback, so the caller can put back whatever it was handed.
+
+The runtime's per-message waits (an idle actor's mailbox, an asker waiting for
+its reply) use a lighter primitive, the *wait handle*, with the same code on
+every backend and no method call of ours around it:
+``handle = backend.new_handle()``, then ``await handle``; a waker calls
+``backend.resolve(handle)`` (the task resumes with None) or
+``backend.expire(handle)`` (it resumes with False). Each is a callable chosen
+once per backend and bound into a slot: on asyncio the future class itself and
+``methodcaller`` objects (C code, no Python frame), on Trio a small handle
+class around ``wait_task_rescheduled``/``reschedule``. A handle resolves once:
+resolving it again, or after its task was cancelled, raises :data:`Stale`, and
+the parked task's own ``except`` clause undoes its queueing (on Trio too, so
+the two backends share one protocol).
 """
 
 from __future__ import annotations
 
 import types
-from asyncio import CancelledError, get_running_loop
+from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
+from operator import methodcaller
 from typing import Any, Final, Generic, TypeVar
 
 __all__ = [
@@ -27,6 +41,7 @@ __all__ = [
     "Key",
     "ReceiveWaiter",
     "SendWaiter",
+    "Stale",
     "Waiter",
     "current_backend",
 ]
@@ -36,6 +51,11 @@ W = TypeVar("W", bound="Waiter")
 
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
+
+#: Raised by ``Backend.resolve``/``Backend.expire`` when the wait handle was
+#: resolved or expired already, or its task was cancelled (asyncio's own
+#: exception for a done future; the Trio handle raises it too).
+Stale: Final = InvalidStateError
 
 #: A waiting sender's outcomes (``SendWaiter.status``).
 PENDING: Final = 0
@@ -97,11 +117,20 @@ def _yield_now() -> Generator[None, None, None]:
 
 
 class Backend:
-    """The operations a channel needs from an event loop."""
+    """The operations a channel needs from an event loop.
 
-    __slots__ = ()
+    Besides the methods, three callables bound once per backend (see the module
+    docstring): ``new_handle()`` makes a wait handle for the current task,
+    ``resolve(handle)`` and ``expire(handle)`` wake it with None or False, or
+    raise :data:`Stale`.
+    """
+
+    __slots__ = ("expire", "new_handle", "resolve")
 
     name: str
+    new_handle: Callable[[], Any]
+    resolve: Callable[[Any], None]
+    expire: Callable[[Any], None]
 
     #: How a channel operation makes its checkpoint. True (asyncio): yield
     #: first, then act on the state after the yield, as anyio does; an operation
@@ -140,21 +169,6 @@ class Backend:
         """
         raise NotImplementedError
 
-    async def park_for(
-        self,
-        waiter: W,
-        timeout: float,
-        abort: Callable[[W], None],
-        restore: Callable[[W], None],
-    ) -> bool:
-        """Like :meth:`park`, for at most ``timeout`` seconds.
-
-        Returns:
-            True when woken; False when the timeout expired first (``abort`` has
-            then been called, as for a cancellation).
-        """
-        raise NotImplementedError
-
     def wake(self, waiter: Waiter) -> None:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
@@ -170,6 +184,15 @@ class _AsyncioBackend(Backend):
     # anyio offers no cheap "raise if cancelled" on asyncio (its cancel scopes
     # deliver Task.cancel() from a loop callback), so the yield comes first.
     yield_first = True
+
+    def __init__(self) -> None:
+        # The wait handle is a future of the running loop. Future() finds the
+        # loop in C, as loop.create_future() does on asyncio and uvloop, minus
+        # a Python call; the methodcallers resolve it in C: a done future
+        # (Task.cancel() or the other outcome got there first) raises Stale.
+        self.new_handle = Future
+        self.resolve = methodcaller("set_result", None)
+        self.expire = methodcaller("set_result", False)
 
     def checkpoint(self) -> Awaitable[None]:
         return _yield_now()
@@ -192,34 +215,6 @@ class _AsyncioBackend(Backend):
                 restore(waiter)
             raise
 
-    async def park_for(
-        self,
-        waiter: W,
-        timeout: float,
-        abort: Callable[[W], None],
-        restore: Callable[[W], None],
-    ) -> bool:
-        # A loop timer resolves the future with False: cheaper than a cancel
-        # scope, and the future stays the one thing the task waits on.
-        loop = get_running_loop()
-        fut = loop.create_future()
-        waiter.handle = fut
-        timer = loop.call_later(timeout, _expire, fut)
-        try:
-            await fut
-        except CancelledError:
-            timer.cancel()
-            if fut.cancelled():
-                abort(waiter)
-            else:
-                restore(waiter)
-            raise
-        if fut.result() is False:
-            abort(waiter)
-            return False
-        timer.cancel()
-        return True
-
     def wake(self, waiter: Waiter) -> None:
         waiter.handle.set_result(None)
 
@@ -233,7 +228,6 @@ class _TrioBackend(Backend):
         "_cancel_check",
         "_checkpoint",
         "_current_task",
-        "_move_on_after",
         "_reschedule",
         "_schedule_point",
         "_succeeded",
@@ -251,9 +245,12 @@ class _TrioBackend(Backend):
         self._reschedule = lowlevel.reschedule
         self._wait = lowlevel.wait_task_rescheduled
         self._succeeded = lowlevel.Abort.SUCCEEDED
-        self._move_on_after = trio.move_on_after
         self._cancel_check = lowlevel.checkpoint_if_cancelled
         self._schedule_point = lowlevel.cancel_shielded_checkpoint
+        handle = _trio_handle_class()
+        self.new_handle = handle
+        self.resolve = handle.resolve
+        self.expire = handle.expire
 
     def checkpoint(self) -> Awaitable[None]:
         return self._checkpoint()
@@ -282,17 +279,6 @@ class _TrioBackend(Backend):
 
         await self._wait(abort_fn)
 
-    async def park_for(
-        self,
-        waiter: W,
-        timeout: float,
-        abort: Callable[[W], None],
-        restore: Callable[[W], None],
-    ) -> bool:
-        with self._move_on_after(timeout) as scope:
-            await self.park(waiter, abort, restore)
-        return not scope.cancelled_caught
-
     def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
 
@@ -300,9 +286,50 @@ class _TrioBackend(Backend):
         return False
 
 
-def _expire(fut: Any) -> None:
-    if not fut.done():
-        fut.set_result(False)
+def _trio_handle_class() -> type[Any]:
+    """Make the Trio wait handle class (Trio is imported only when running)."""
+    import outcome
+    import trio
+
+    lowlevel = trio.lowlevel
+    current_task = lowlevel.current_task
+    wait = lowlevel.wait_task_rescheduled
+    reschedule = lowlevel.reschedule
+    succeeded = lowlevel.Abort.SUCCEEDED
+    value = outcome.Value  # one per expiry: an outcome is unwrapped only once
+
+    class TrioHandle:
+        """A task parked until resolved (None), expired (False) or cancelled."""
+
+        __slots__ = ("done", "task")
+
+        def __init__(self) -> None:
+            self.task = current_task()
+            self.done = False
+
+        def __await__(self) -> Generator[Any, None, Any]:
+            return wait(self._abort).__await__()
+
+        def _abort(self, raise_cancel: object) -> Any:
+            # Trio calls this only while the task is still parked. The waker
+            # sees done and gets Stale, as with asyncio's cancelled future;
+            # the parked task's except clause unqueues it.
+            self.done = True
+            return succeeded
+
+        def resolve(self) -> None:
+            if self.done:
+                raise Stale
+            self.done = True
+            reschedule(self.task)
+
+        def expire(self) -> None:
+            if self.done:
+                raise Stale
+            self.done = True
+            reschedule(self.task, value(False))
+
+    return TrioHandle
 
 
 _asyncio_backend: Final = _AsyncioBackend()
