@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._supervision import SupervisorStrategy
+from ._strategies import SupervisorStrategy
 
 if TYPE_CHECKING:
     from ._context import ActorContext

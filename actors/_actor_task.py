@@ -61,11 +61,7 @@ async def run_actor(cell: Cell) -> None:
                     done.set()
                     done = None
                 cell.state = RUNNING
-                telemetry = system.telemetry
-                if telemetry is None:
-                    await run_loop(cell)
-                else:  # chosen per incarnation: run_loop stays untouched
-                    await telemetry.run_loop(cell)
+                await run_loop(cell)
             except Restart as restart:
                 if done is not None:  # a start it was waiting for failed
                     done.set()

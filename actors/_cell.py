@@ -24,14 +24,14 @@ import anyio
 
 from ._control import EXIT, Command
 from ._lifecycle import NOTHING, STARTING, STOPPING, CellState, StopReason, current_cell
-from ._signals import WAKE
+from ._system_signals import WAKE
 from .mailbox import Mailbox
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._context import ActorContext
     from ._ref import ActorRef
-    from ._supervision import RestartIntensity, RestartType
+    from ._strategies import RestartIntensity, RestartType
     from ._system import ActorSystem
     from ._timers import TimerScheduler
 

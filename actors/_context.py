@@ -10,7 +10,7 @@ from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import watch as watch_cell
 from ._lifecycle import StopReason
 from ._ref import ActorRef
-from ._supervision import RestartType
+from ._strategies import RestartType
 
 if TYPE_CHECKING:
     from ._actor import Actor

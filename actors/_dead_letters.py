@@ -15,6 +15,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
+from ._validation import check_count
 from .channel import (
     BrokenResourceError,
     ClosedResourceError,
@@ -31,7 +32,6 @@ __all__ = [
     "DeadLetterStream",
     "DeadLetterSubscription",
     "DeadLetters",
-    "check_kept",
 ]
 
 logger = logging.getLogger("actors")
@@ -43,20 +43,6 @@ class DeadLetter(NamedTuple):
     recipient: ActorRef[Any]  #: the actor it was for
     message: object  #: the message itself
     reason: str  #: why: "actor stopped", "handler failed", "unhandled", ...
-
-
-def check_kept(kept: int, name: str = "dead_letters_kept") -> int:
-    """Validate how many dead letters to keep, named ``name`` in the error.
-
-    Raises:
-        TypeError: it is not an integer (a bool is not one).
-        ValueError: it is < 0.
-    """
-    if isinstance(kept, bool) or not isinstance(kept, int):
-        raise TypeError(f"{name} must be an integer, not {kept!r}")
-    if kept < 0:
-        raise ValueError(f"{name} must be >= 0, got {kept}")
-    return kept
 
 
 class DeadLetterSubscription:
@@ -190,7 +176,7 @@ class DeadLetters:
     __slots__ = ("_lock", "_subscribers", "closed", "count", "recent")
 
     def __init__(self, keep: int) -> None:
-        check_kept(keep, "keep")
+        check_count(keep, "keep")
         self.count = 0
         self.recent: deque[DeadLetter] = deque(maxlen=keep)
         #: Copy-on-write: replaced whole under the lock, read without it, so

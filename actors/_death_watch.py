@@ -8,7 +8,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ._invoke import call_handler, call_hook
-from ._signals import Terminated
+from ._system_signals import Terminated
 from .mailbox import MailboxClosed
 
 if TYPE_CHECKING:

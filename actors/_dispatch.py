@@ -20,7 +20,7 @@ from ._envelope import Ask
 from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
-from ._signals import Terminated, Wake
+from ._system_signals import Terminated, Wake
 from .mailbox import EndOfMailbox, Signal
 
 if TYPE_CHECKING:
@@ -46,6 +46,13 @@ async def run_loop(cell: Cell) -> None:
     system = cell.system
     backend = system.backend
     plain = PLAIN
+    # Messages go to ``handler``, signals to ``receive``. With telemetry on,
+    # ``handler`` is ``receive`` wrapped for this incarnation (spans, metrics,
+    # the sender's context); with it off, this line is all it costs.
+    telemetry = system.telemetry
+    handler = receive if telemetry is None else telemetry.instrument(
+        cell, receive, is_async
+    )
     while True:
         if cell.carry:
             batch, cell.carry = cell.carry, []
@@ -68,9 +75,9 @@ async def run_loop(cell: Cell) -> None:
                 if type(item) is Ask:
                     cell.current = item
                     if is_async:
-                        result = await receive(item.message)
+                        result = await handler(item.message)
                     else:
-                        result = receive(item.message)
+                        result = handler(item.message)
                         # A coroutine from a sync wrapper of an async def: a
                         # set lookup decides, no call (see _invoke.PLAIN).
                         if result.__class__ not in plain and awaitable_class(
@@ -83,9 +90,9 @@ async def run_loop(cell: Cell) -> None:
                 elif isinstance(item, Signal):
                     await handle_signal(cell, item, receive)
                 elif is_async:
-                    await receive(item)
+                    await handler(item)
                 else:
-                    result = receive(item)
+                    result = handler(item)
                     if result.__class__ not in plain and awaitable_class(
                         result.__class__
                     ):

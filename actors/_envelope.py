@@ -47,10 +47,14 @@ class Ask(Waiter):
     """
 
     # prev, next, deadline: its place among the asks awaiting a timeout
-    # (see _deadlines.py); set only there.
+    # (see _deadlines.py); set only there. context, enqueued: the asker's
+    # trace context and when it asked, in a traced system (set only there,
+    # read only by its instrumented receive).
     __slots__ = (
         "abandoned",
+        "context",
         "deadline",
+        "enqueued",
         "message",
         "next",
         "outcome",
@@ -63,6 +67,8 @@ class Ask(Waiter):
     prev: Ask | None
     next: Ask | None
     deadline: float
+    context: Any
+    enqueued: float
 
     def __init__(self, message: object, recipient: Cell) -> None:
         self.handle = None

@@ -113,6 +113,21 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
         Stop: the supervisor stops it (or the guardian itself failed).
     """
     system = cell.system
+    telemetry = system.telemetry
+    if telemetry is None:
+        await _failed(cell, exc, item)
+        return
+    # The failed message's span stays open and current until the directive
+    # (see _traced.instrument): what happens meanwhile is recorded on it.
+    item = telemetry.unwrap_one(item)
+    try:
+        await _failed(cell, exc, item)
+    finally:
+        telemetry.failure_settled(cell)
+
+
+async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
+    system = cell.system
     if exc is not None:
         logger.warning(
             "actor %s failed: %s",

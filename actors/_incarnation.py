@@ -14,7 +14,7 @@ from ._errors import describe
 from ._invoke import call_hook
 from ._lifecycle import STARTING, StopReason
 from ._log import log_extra, logger
-from ._supervision import check_strategy_attribute
+from ._strategies import check_strategy_attribute
 
 if TYPE_CHECKING:
     from ._cell import Cell

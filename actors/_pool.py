@@ -41,13 +41,12 @@ from ._errors import (
     SystemNotRunning,
 )
 from ._lifecycle import StopReason, current_cell
-from ._ref import ActorRef, ReplyTypeMismatch, check_timeout
+from ._ref import ActorRef, ReplyTypeMismatch
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
-from ._supervision import OneForOne, SupervisorStrategy
-from .channel._state import check_limit
+from ._strategies import OneForOne, SupervisorStrategy
+from ._validation import check_capacity, check_limit, check_timeout
 from .mailbox import Mailbox, MailboxClosed, Signal
-from .mailbox._quota import check_capacity
 
 if TYPE_CHECKING:
     from ._cell import Cell

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
@@ -11,12 +10,13 @@ from ._envelope import EXPIRED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import StopReason, current_cell
 from ._request import Request
+from ._validation import check_timeout
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["ActorRef", "ReplyTypeMismatch", "check_timeout"]
+__all__ = ["ActorRef", "ReplyTypeMismatch", "signal_error"]
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
@@ -42,19 +42,6 @@ def signal_error(message: object) -> TypeError:
         "delivers signals, actors cannot be told, sent or asked one"
     )
 
-
-def check_timeout(timeout: float) -> float:
-    """Validate a timeout in seconds.
-
-    Raises:
-        TypeError: it is not a number.
-        ValueError: it is not > 0 (or is NaN).
-    """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
-    if not timeout > 0 or math.isnan(timeout):
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
-    return timeout
 
 
 class ActorRef(Generic[M]):

@@ -16,7 +16,7 @@ from ._control import RESUME, RestartNow, Start, Suspend
 from ._errors import describe
 from ._lifecycle import RUNNING, SUSPENDED, StopReason
 from ._log import logger
-from ._supervision import (
+from ._strategies import (
     Directive,
     OneForOne,
     RestartIntensity,

@@ -15,12 +15,12 @@ from ._actor import Actor
 from ._actor_task import run_actor
 from ._cell import Cell
 from ._context import ActorContext
-from ._dead_letters import DeadLetter, DeadLetters, check_kept
+from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import AskDeadlines, ask_deadlines
 from ._errors import ActorStopped, SystemNotRunning
 from ._lifecycle import StopReason
 from ._ref import ActorRef
-from ._supervision import (
+from ._strategies import (
     RESTART_TYPES,
     OneForOne,
     RestartType,
@@ -28,7 +28,7 @@ from ._supervision import (
     check_strategy_attribute,
 )
 from ._telemetry import Telemetry
-from .channel._state import check_limit
+from ._validation import check_count, check_limit, check_name, check_seconds_type
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
@@ -109,15 +109,9 @@ class ActorSystem:
         if not isinstance(strategy, SupervisorStrategy):
             raise TypeError(f"strategy must be a SupervisorStrategy, not {strategy!r}")
         check_limit(drain, "drain")
-        check_kept(dead_letters_kept, "dead_letters_kept")
+        check_count(dead_letters_kept, "dead_letters_kept")
         if shutdown_timeout is not None:
-            if isinstance(shutdown_timeout, bool) or not isinstance(
-                shutdown_timeout, (int, float)
-            ):
-                raise TypeError(
-                    "shutdown_timeout must be a number of seconds or None, "
-                    f"not {shutdown_timeout!r}"
-                )
+            check_seconds_type("shutdown_timeout", shutdown_timeout)
             if not shutdown_timeout >= 0:
                 raise ValueError(
                     f"shutdown_timeout must be >= 0 seconds, got {shutdown_timeout!r}"
@@ -374,12 +368,8 @@ class ActorSystem:
             self._names += 1
             base = getattr(factory, "__name__", "actor").lower()
             name = f"{base}-{self._names}"
-        elif not isinstance(name, str):
-            raise TypeError(f"an actor name is a string, not {name!r}")
-        elif not name or "/" in name:
-            raise ValueError(
-                f"an actor name is a non-empty string without '/': {name!r}"
-            )
+        else:
+            check_name(name)
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if not parent.alive:

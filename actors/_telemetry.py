@@ -48,7 +48,7 @@ from __future__ import annotations
 import threading
 import traceback
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from ._cell import Cell
     from ._pool import PoolRef
     from ._ref import ActorRef
+    from ._traced import _Handling
 
 __all__ = ["Telemetry", "describe", "record_error"]
 
@@ -255,7 +256,7 @@ class Telemetry:
         #: The span of a failed message while its actor waits for its
         #: supervisor's directive (restart and escalation events go there);
         #: used in the event loop's thread only.
-        self._failing: dict[Cell, Span] = {}
+        self._failing: dict[Cell, _Handling] = {}
         version = _version()
         self._tracer = trace.get_tracer(
             "actors", version, tracer_provider=tracer_provider
@@ -347,14 +348,34 @@ class Telemetry:
         """The class of a pool's ref in a traced system."""
         return self._traced.TracedPoolRef
 
-    async def run_loop(self, cell: Cell) -> None:
-        """Handle the cell's messages (the instrumented ``Cell._loop``)."""
-        await self._traced.traced_loop(cell, self)
+    def instrument(
+        self, cell: Cell, receive: Callable[[Any], Any], is_async: bool
+    ) -> Callable[[Any], Any]:
+        """``receive`` of a new incarnation, wrapped with spans and metrics
+        (see ``_traced.instrument``)."""
+        wrapped: Callable[[Any], Any] = self._traced.instrument(
+            cell, self, receive, is_async
+        )
+        return wrapped
+
+    def failure_settled(self, cell: Cell) -> None:
+        """The supervisor has decided on the actor's failure (or it stops):
+        end the failed message's span, kept open until now."""
+        handling = self._failing.pop(cell, None)
+        if handling is not None:
+            from opentelemetry.context import detach
+
+            detach(handling.token)
+            handling.span.end()
 
     def unwrap(self, items: Iterable[Any]) -> list[Any]:
         """Items taken from a traced mailbox, each without its trace envelope."""
         traced = self._traced.Traced
         return [item.message if type(item) is traced else item for item in items]
+
+    def unwrap_one(self, item: Any) -> Any:
+        """One item taken from a traced mailbox, without its trace envelope."""
+        return item.message if type(item) is self._traced.Traced else item
 
     # -- hooks (called by ActorSystem's bookkeeping) ------------------------------
 
@@ -379,16 +400,16 @@ class Telemetry:
     def restart(self, cell: Cell) -> None:
         """A supervisor restarts the actor."""
         self._restarts.add(1, _metric(cell))
-        span = self._failing.get(cell)
-        if span is not None:
-            span.add_event("actor.restart", {"actor.path": cell.path})
+        handling = self._failing.get(cell)
+        if handling is not None:
+            handling.span.add_event("actor.restart", {"actor.path": cell.path})
 
     def escalation(self, cell: Cell) -> None:
         """A supervisor escalates its child's failure (and fails itself)."""
         for child in list(cell.children.values()):
-            span = self._failing.get(child)
-            if span is not None:
-                span.add_event(
+            handling = self._failing.get(child)
+            if handling is not None:
+                handling.span.add_event(
                     "actor.escalation",
                     {"actor.path": child.path, "actor.supervisor.path": cell.path},
                 )

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import anyio
 
 from ._errors import AskTimeout, SystemNotRunning
-from ._ref import ReplyTypeMismatch, check_timeout
+from ._ref import ReplyTypeMismatch
 from ._request import Request
+from ._validation import check_timeout
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._ref import ActorRef
-    from ._supervision import RestartType
+    from ._strategies import RestartType
     from ._system import ActorSystem
 
 __all__ = ["FromThread"]

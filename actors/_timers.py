@@ -30,6 +30,7 @@ import anyio
 from ._errors import SystemNotRunning
 from ._invoke import call_handler
 from ._lifecycle import STOPPING
+from ._validation import check_duration
 from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
@@ -51,24 +52,6 @@ _COMPACT_AT = 64
 #: millisecond sleep early, which without this floor spins the task.
 RESOLUTION: Final = 0.001
 
-
-def check_duration(name: str, seconds: float, *, zero: bool = False) -> float:
-    """Validate a timer duration in seconds (``zero``: 0 is allowed too).
-
-    Raises:
-        TypeError: it is not a number.
-        ValueError: it is not > 0 (>= 0 with ``zero``) and finite.
-    """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds, not {seconds!r}")
-    if zero:
-        if not 0 <= seconds < math.inf:  # also rejects NaN
-            raise ValueError(
-                f"{name} must be >= 0 and finite seconds, got {seconds!r}"
-            )
-    elif not 0 < seconds < math.inf:
-        raise ValueError(f"{name} must be > 0 and finite seconds, got {seconds!r}")
-    return float(seconds)
 
 
 def _incarnation(cell: Cell) -> int:

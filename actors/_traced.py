@@ -1,17 +1,20 @@
-"""The per-message side of telemetry: the trace envelope, the traced ref, the
-traced message loop.
+"""The per-message side of telemetry: the trace envelope, the traced refs, and
+the instrumented ``receive``.
 
 Imported only when a :class:`~actors.Telemetry` is made, so it may import
 OpenTelemetry at the top. A system without telemetry never reaches this
 module: its cells hold plain :class:`~actors.ActorRef` objects (so ``tell`` is
-the untouched fast path, not even an attribute check) and run the plain
-``Cell._loop``; a traced system's cells get a :class:`TracedRef` and run
-:func:`traced_loop`, both chosen once (per cell, per incarnation).
+the untouched fast path, not even an attribute check) and its message loop
+calls ``receive`` itself. A traced system's cells get a :class:`TracedRef`,
+whose tells carry the sender's context in a :class:`Traced` envelope and whose
+asks carry it on the ask's own envelope; and each incarnation's ``receive`` is
+wrapped once, when it starts (:func:`instrument`, as OpenTelemetry's
+instrumentations wrap the instrumented callable): the same message loop runs,
+with or without telemetry.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,16 +23,12 @@ import anyio
 from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, set_span_in_context
 
-from ._control import Restart, Stop
-from ._dispatch import handle_signal
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import AskSelfError, AskTimeout, SystemNotRunning
-from ._faults import failed as report_failure
-from ._faults import handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
-from ._ref import ActorRef, check_timeout, signal_error
+from ._ref import ActorRef, signal_error
 from ._telemetry import (
     ABANDONED,
     ERROR,
@@ -39,7 +38,8 @@ from ._telemetry import (
     metric_attributes,
     record_error,
 )
-from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
+from ._validation import check_timeout
+from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ._deadlines import AskDeadlines
     from ._telemetry import Labels, Telemetry
 
-__all__ = ["Traced", "TracedPoolRef", "TracedRef", "traced_loop"]
+__all__ = ["Traced", "TracedPoolRef", "TracedRef", "instrument"]
 
 M = TypeVar("M", contravariant=True)
 
@@ -142,15 +142,15 @@ class TracedRef(ActorRef[M]):
             self._send,
         )
 
-    def _try_send(self, traced: Traced) -> None:
+    def _try_send(self, envelope: Ask) -> None:
         try:
-            self._cell.mailbox.try_send(traced)
+            self._cell.mailbox.try_send(envelope)
         except MailboxClosed:
             raise self._stopped() from None
 
-    async def _send(self, traced: Traced) -> None:
+    async def _send(self, envelope: Ask) -> None:
         try:
-            await self._cell.mailbox.send(traced)
+            await self._cell.mailbox.send(envelope)
         except MailboxClosed:
             raise self._stopped() from None
 
@@ -250,15 +250,17 @@ async def _ask(
         attributes={**labels.ask_attributes, _TYPE: type(message).__qualname__},
     )
     envelope = Ask(message, cell)
-    traced = Traced(envelope, set_span_in_context(span), perf_counter())
+    # The envelope carries the client span's context to the handler's span.
+    envelope.context = set_span_in_context(span)
+    envelope.enqueued = perf_counter()
     outcome = "error"
     try:
         try:
-            try_send(traced)
+            try_send(envelope)
         except MailboxFull:
             with anyio.move_on_after(timeout):
                 try:
-                    await send(traced)
+                    await send(envelope)
                 except BaseException:
                     abandon(envelope)  # see ActorRef.ask
                     raise
@@ -288,22 +290,36 @@ async def _ask(
         span.end()
 
 
-async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
-    """``Cell._loop`` with spans, metrics and each message's context restored.
+class _Handling:
+    """One message's span while it is handled (and, after a failure, until the
+    supervisor has decided: see :meth:`Telemetry.failure_settled`)."""
 
-    Keep it in step with ``Cell._loop``: same batches, same control checks
-    between messages, same failure handling. Items that are not
-    :class:`Traced` (signals; messages put in the mailbox by other means, such
-    as a pool's router) run in an empty context.
+    __slots__ = ("span", "started", "token")
+
+    def __init__(self, span: Span, token: Any, started: float) -> None:
+        self.span = span
+        self.token = token
+        self.started = started
+
+
+def instrument(
+    cell: Cell, telemetry: Telemetry, receive: Callable[[Any], Any], is_async: bool
+) -> Callable[[Any], Any]:
+    """``receive`` wrapped for one incarnation of ``cell``: each message is
+    handled in the context it was sent from, under a CONSUMER span, with its
+    mailbox wait and handling time recorded.
+
+    The message loop calls the wrapper as it would call ``receive``: with a
+    told message (a :class:`Traced` envelope here, unwrapped), or with an
+    ask's message while ``cell.current`` holds the ask (whose envelope carries
+    the asker's context). Signals never come here: the loop hands them to the
+    plain ``receive``, and they run in an empty context.
+
+    A handler that fails leaves its span open and current: the supervisor's
+    restart or escalation, the failure's log record and the dead letter land
+    on it; :meth:`Telemetry.failure_settled` ends it. A cancellation ends it
+    at once, as "cancelled".
     """
-    mailbox = cell.mailbox
-    drain = cell.drain
-    control = cell.control
-    instance = cell.instance
-    assert instance is not None
-    receive = instance.receive
-    is_async = inspect.iscoroutinefunction(receive)
-    system = cell.system
     labels: Labels = cell.ref.labels  # type: ignore[attr-defined]
     start_span = telemetry._tracer.start_span
     duration_record = telemetry._duration.record
@@ -314,111 +330,98 @@ async def traced_loop(cell: Cell, telemetry: Telemetry) -> None:
     base = labels.span
     name = labels.process_name
     # The task's context is a copy of its spawner's: drop it, so signals and
-    # later hooks never run in a stale trace. Never detached: the task's
-    # context dies with the task.
+    # hooks never run in a stale trace. Never detached: the task's context
+    # dies with the task.
     empty = Context()
     attach(empty)
-    span: Span | None = None
-    token: Any = None
-    while True:
-        if cell.carry:
-            batch, cell.carry = cell.carry, []
-        else:
-            try:
-                batch = await mailbox.receive_batch(drain)
-            except EndOfMailbox:
-                raise Stop from None
-        index = 0
-        item: Any = NOTHING
+
+    def begin(message: Any) -> tuple[Any, _Handling, Any]:
+        ask = cell.current
+        if ask is not NOTHING:  # an ask: its envelope carries the context
+            parent = ask.context or empty
+            enqueued = ask.enqueued
+            kind = "ask"
+        elif type(message) is Traced:
+            parent = message.context
+            enqueued = message.enqueued
+            message = message.message
+            kind = "tell"
+        else:  # put in the mailbox by other means (a pool's router)
+            parent = empty
+            enqueued = 0.0
+            kind = "tell"
+        started = perf_counter()
+        if enqueued:
+            wait_record(started - enqueued, metric)
+        span = start_span(
+            name,
+            parent,
+            _CONSUMER,
+            {**base, _TYPE: type(message).__qualname__, _KIND: kind},
+        )
+        token = attach(set_span_in_context(span, parent))
+        return message, _Handling(span, token, started), ask
+
+    def end(handling: _Handling, ask: Any) -> None:
+        # The loop replies after we return: an asker that left already makes
+        # the reply a dead letter ("abandoned").
+        outcome = ABANDONED if ask is not NOTHING and ask.abandoned else OK
+        detach(handling.token)
+        span = handling.span
+        span.set_attribute(_OUTCOME, OUTCOMES[outcome])
+        span.end()
+        duration_record(perf_counter() - handling.started, metric)
+        counts[outcome] += 1
+
+    def fail(handling: _Handling, caught: BaseException) -> None:
+        span = handling.span
+        exc = caught if isinstance(caught, Exception) else stray_failure(caught)
+        if exc is None:  # cancelled (or SystemExit): the span ends here
+            detach(handling.token)
+            span.set_attribute(_OUTCOME, "cancelled")
+            span.end()
+            return
+        duration_record(perf_counter() - handling.started, metric)
+        counts[ERROR] += 1
+        record_error(span, exc)  # never raises, whatever the exception
+        span.set_attribute(_OUTCOME, "error")
+        failing[cell] = handling  # ended by Telemetry.failure_settled
+
+    async def finish(awaitable: Any, handling: _Handling, ask: Any) -> Any:
         try:
-            for item in batch:
-                if control or cell.stop_requested:
-                    cell.carry = batch[index:]
-                    pending, item = item, NOTHING  # not being handled yet
-                    await handle_control(cell)
-                    cell.carry = []
-                    item = pending
-                index += 1
-                if type(item) is Traced:
-                    parent = item.context
-                    started = perf_counter()
-                    wait_record(started - item.enqueued, metric)
-                    item = item.message
-                elif isinstance(item, Signal):
-                    await handle_signal(cell, item, receive)
-                    continue
-                else:
-                    parent = empty
-                    started = perf_counter()
-                if type(item) is Ask:
-                    message = item.message
-                    kind = "ask"
-                else:
-                    message = item
-                    kind = "tell"
-                span = start_span(
-                    name,
-                    parent,
-                    _CONSUMER,
-                    {**base, _TYPE: type(message).__qualname__, _KIND: kind},
-                )
-                token = attach(set_span_in_context(span, parent))
-                outcome = OK
-                if kind == "ask":
-                    cell.current = item
-                if is_async:
-                    result = await receive(message)
-                else:
-                    result = receive(message)
-                    if result.__class__ not in PLAIN and awaitable_class(
-                        result.__class__
-                    ):
-                        result = await result
-                if kind == "ask":
-                    cell.current = NOTHING
-                    if not item.reply(result, system.backend):
-                        outcome = ABANDONED
-                        system.dead_letter(cell, message, "ask abandoned")
-                detach(token)
-                elapsed = perf_counter() - started
-                span.set_attribute(_OUTCOME, OUTCOMES[outcome])
-                span.end()
-                span = None
-                duration_record(elapsed, metric)
-                counts[outcome] += 1
-        except (Restart, Stop):
-            raise
+            result = await awaitable
         except BaseException as caught:
-            exc = (
-                caught if isinstance(caught, Exception) else stray_failure(caught)
-            )
-            if exc is None:  # cancelled inside a handler: close its span
-                # As Cell._loop: keep the unfinished rest of the batch (the
-                # item in hand included) for _terminate's dead letters.
-                cell.carry = batch[index - 1 if item is not NOTHING else index :]
-                if span is not None:
-                    detach(token)
-                    span.set_attribute(_OUTCOME, "cancelled")
-                    span.end()
-                    span = None
-                raise
-            cell.current = NOTHING
-            cell.carry = batch[index:]
-            if span is None:  # a failure outside a handler (control, signal)
-                await report_failure(cell, exc, item)
-                continue
-            # The span stays open and current while the supervisor decides, so
-            # its restart or escalation, and the dead letter, are recorded on it.
-            failed, span = span, None
-            duration_record(perf_counter() - started, metric)
-            counts[ERROR] += 1
-            record_error(failed, exc)  # never raises, whatever the exception
-            failed.set_attribute(_OUTCOME, "error")
-            failing[cell] = failed
+            fail(handling, caught)
+            raise
+        end(handling, ask)
+        return result
+
+    if is_async:
+
+        async def traced_async(message: Any) -> Any:
+            message, handling, ask = begin(message)
             try:
-                await report_failure(cell, exc, item)
-            finally:
-                del failing[cell]
-                detach(token)
-                failed.end()
-            # Resumed: go on with the rest of the batch.
+                result = await receive(message)
+            except BaseException as caught:
+                fail(handling, caught)
+                raise
+            end(handling, ask)
+            return result
+
+        return traced_async
+
+    def traced(message: Any) -> Any:
+        message, handling, ask = begin(message)
+        try:
+            result = receive(message)
+        except BaseException as caught:
+            fail(handling, caught)
+            raise
+        if result.__class__ not in PLAIN and awaitable_class(result.__class__):
+            # An async def behind a sync decorator: the span lasts as long as
+            # the coroutine the loop now awaits.
+            return finish(result, handling, ask)
+        end(handling, ask)
+        return result
+
+    return traced

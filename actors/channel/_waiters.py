@@ -169,6 +169,21 @@ class Backend:
         """
         raise NotImplementedError
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        """Like :meth:`park`, for at most ``timeout`` seconds.
+
+        Returns:
+            True when woken; False when the timeout expired first (``abort`` has
+            then been called, as for a cancellation).
+        """
+        raise NotImplementedError
+
     def wake(self, waiter: Waiter) -> None:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
@@ -215,6 +230,34 @@ class _AsyncioBackend(Backend):
                 restore(waiter)
             raise
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        # A loop timer resolves the future with False: cheaper than a cancel
+        # scope, and the future stays the one thing the task waits on.
+        loop = get_running_loop()
+        fut = loop.create_future()
+        waiter.handle = fut
+        timer = loop.call_later(timeout, _expire, fut)
+        try:
+            await fut
+        except CancelledError:
+            timer.cancel()
+            if fut.cancelled():
+                abort(waiter)
+            else:
+                restore(waiter)
+            raise
+        if fut.result() is False:
+            abort(waiter)
+            return False
+        timer.cancel()
+        return True
+
     def wake(self, waiter: Waiter) -> None:
         waiter.handle.set_result(None)
 
@@ -228,6 +271,7 @@ class _TrioBackend(Backend):
         "_cancel_check",
         "_checkpoint",
         "_current_task",
+        "_move_on_after",
         "_reschedule",
         "_schedule_point",
         "_succeeded",
@@ -245,6 +289,7 @@ class _TrioBackend(Backend):
         self._reschedule = lowlevel.reschedule
         self._wait = lowlevel.wait_task_rescheduled
         self._succeeded = lowlevel.Abort.SUCCEEDED
+        self._move_on_after = trio.move_on_after
         self._cancel_check = lowlevel.checkpoint_if_cancelled
         self._schedule_point = lowlevel.cancel_shielded_checkpoint
         handle = _trio_handle_class()
@@ -279,11 +324,27 @@ class _TrioBackend(Backend):
 
         await self._wait(abort_fn)
 
+    async def park_for(
+        self,
+        waiter: W,
+        timeout: float,
+        abort: Callable[[W], None],
+        restore: Callable[[W], None],
+    ) -> bool:
+        with self._move_on_after(timeout) as scope:
+            await self.park(waiter, abort, restore)
+        return not scope.cancelled_caught
+
     def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
 
     def is_cancelled(self, waiter: Waiter) -> bool:
         return False
+
+
+def _expire(fut: Any) -> None:
+    if not fut.done():
+        fut.set_result(False)
 
 
 def _trio_handle_class() -> type[Any]:

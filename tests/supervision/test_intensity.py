@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from actors import ActorSystem, Directive, OneForOne, StopReason
-from actors._supervision import RestartIntensity
+from actors._strategies import RestartIntensity
 
 from ._support import Boom, Journal, Supervisor, Worker, trio_mock_clock, worker
 

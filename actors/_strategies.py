@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._validation import check_seconds_type
+
 __all__ = [
     "Backoff",
     "Directive",
@@ -50,17 +52,6 @@ class Directive(enum.Enum):
 
 
 Decider = Callable[[BaseException], Directive]
-
-
-def _check_seconds(name: str, value: object) -> None:
-    """The type of a duration argument: a number of seconds (an int or a
-    float; not a bool, not a string). The caller checks the range.
-
-    Raises:
-        TypeError: it is not an int or a float.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
 
 
 def check_strategy_attribute(owner: object, where: str) -> None:
@@ -108,8 +99,8 @@ class Backoff:
     random_factor: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_seconds("min_delay", self.min_delay)
-        _check_seconds("max_delay", self.max_delay)
+        check_seconds_type("min_delay", self.min_delay)
+        check_seconds_type("max_delay", self.max_delay)
         if isinstance(self.random_factor, bool) or not isinstance(
             self.random_factor, (int, float)
         ):
@@ -181,7 +172,7 @@ class SupervisorStrategy:
             raise ValueError(
                 f"max_restarts must be an integer >= 0, got {self.max_restarts!r}"
             )
-        _check_seconds("within", self.within)
+        check_seconds_type("within", self.within)
         if not self.within > 0:
             raise ValueError(f"within must be > 0 seconds, got {self.within!r}")
         if self.backoff is not None and not isinstance(self.backoff, Backoff):

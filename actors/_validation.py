@@ -1,0 +1,95 @@
+"""Argument checks of the runtime's public calls, in one place.
+
+Each raises a ``TypeError`` (wrong kind of value) or a ``ValueError`` (out of
+range) whose message starts with the argument's name, at the call that got
+it. Durations are seconds. The channel core and the mailbox keep their own
+checks (``check_limit``, ``check_buffer_size``, ``check_capacity``), which the
+runtime reuses: they cannot import the runtime.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .channel._state import check_limit
+from .mailbox._quota import check_capacity
+
+__all__ = [
+    "check_capacity",
+    "check_count",
+    "check_duration",
+    "check_limit",
+    "check_name",
+    "check_seconds_type",
+    "check_timeout",
+]
+
+
+def check_seconds_type(name: str, value: object) -> None:
+    """A duration's type: an int or a float (not a bool, not a string).
+
+    Raises:
+        TypeError: it is not a number of seconds.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+
+
+def check_timeout(timeout: float, name: str = "timeout") -> float:
+    """An ask's or a call's timeout: seconds, > 0.
+
+    Raises:
+        TypeError: it is not a number.
+        ValueError: it is not > 0 (or is NaN).
+    """
+    check_seconds_type(name, timeout)
+    if not timeout > 0 or math.isnan(timeout):
+        raise ValueError(f"{name} must be > 0 seconds, got {timeout!r}")
+    return timeout
+
+
+def check_duration(name: str, seconds: float, *, zero: bool = False) -> float:
+    """A timer's duration: seconds, > 0 (``zero``: >= 0), finite.
+
+    Raises:
+        TypeError: it is not a number.
+        ValueError: it is out of range, NaN or infinite.
+    """
+    check_seconds_type(name, seconds)
+    if zero:
+        if not 0 <= seconds < math.inf:  # also rejects NaN
+            raise ValueError(
+                f"{name} must be >= 0 and finite seconds, got {seconds!r}"
+            )
+    elif not 0 < seconds < math.inf:
+        raise ValueError(f"{name} must be > 0 and finite seconds, got {seconds!r}")
+    return float(seconds)
+
+
+def check_count(value: int, name: str) -> int:
+    """A count that may be 0 (how many dead letters to keep, ...).
+
+    Raises:
+        TypeError: it is not an integer (a bool is not one).
+        ValueError: it is < 0.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def check_name(name: Any) -> str:
+    """An actor's name: a non-empty string without ``/``.
+
+    Raises:
+        TypeError: it is not a string.
+        ValueError: it is empty or has a ``/``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"an actor name is a string, not {name!r}")
+    if not name or "/" in name:
+        raise ValueError(f"an actor name is a non-empty string without '/': {name!r}")
+    return name
