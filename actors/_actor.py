@@ -48,7 +48,7 @@ class Actor:
         """Handle one message; the default counts it as a dead letter
         ("unhandled")."""
         cell = self.context._cell
-        cell.system.dead_letter(cell, message, "unhandled")
+        cell.runtime.dead_letter(cell, message, "unhandled")
         return None
 
     def on_start(self) -> Awaitable[None] | None:

@@ -39,7 +39,7 @@ async def run_actor(cell: Cell) -> None:
     # for has started or failed; whatever happens, it is set (finally below).
     done: anyio.Event | None = None
     delay = 0.0
-    system = cell.system
+    system = cell.runtime
     try:
         while True:
             try:
@@ -74,7 +74,7 @@ async def run_actor(cell: Cell) -> None:
     except anyio.get_cancelled_exc_class() as exc:
         failure = stray_failure(exc)
         if failure is None:  # torn down: the system is cancelling us
-            with system._shield():
+            with system.shield():
                 await terminate(cell, cancelled=True)
             raise
         # A stray cancellation outside any handler (a runtime path that awaited
@@ -85,7 +85,7 @@ async def run_actor(cell: Cell) -> None:
     finally:
         if done is not None:
             done.set()
-    with system._shield():
+    with system.shield():
         await terminate(cell, cancelled=False)
 
 
@@ -114,5 +114,5 @@ def _crashed(cell: Cell, exc: BaseException) -> None:
             exc_info=(type(exc), exc, exc.__traceback__),
             extra=log_extra(cell, "stop"),
         )
-    cell.system._record_failure(exc)
-    cell.system._shutdown_on_crash()
+    cell.runtime.record_failure(exc)
+    cell.runtime.shutdown_on_crash()

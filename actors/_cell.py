@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from ._actor import Actor
     from ._context import ActorContext
     from ._ref import ActorRef
+    from ._runtime import Runtime
     from ._strategies import RestartIntensity, RestartType
-    from ._system import ActorSystem
     from ._timers import TimerScheduler
 
 __all__ = ["Cell", "CellExtras"]
@@ -94,18 +94,18 @@ class Cell:
         "reason",
         "ref",
         "restart_type",
+        "runtime",
         "started_ok",
         "state",
         "stop_reason",
         "stop_requested",
-        "system",
         "terminated",
         "wake_pending",
     )
 
     def __init__(
         self,
-        system: ActorSystem,
+        runtime: Runtime,
         parent: Cell | None,
         name: str,
         factory: Callable[..., Actor],
@@ -118,7 +118,8 @@ class Cell:
         ref: Callable[[Cell], ActorRef[Any]],
         context: Callable[[Cell], ActorContext],
     ) -> None:
-        self.system = system
+        #: What the actors of its system share (the system's internals).
+        self.runtime = runtime
         self.parent = parent
         self.name = name
         self.path: str = f"{parent.path}/{name}" if parent is not None else f"/{name}"

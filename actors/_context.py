@@ -46,7 +46,7 @@ class ActorContext:
     @property
     def system(self) -> ActorSystem:
         """The system this actor runs in."""
-        return self._cell.system
+        return self._cell.runtime.system
 
     @property
     def children(self) -> list[ActorRef[Any]]:
@@ -75,7 +75,7 @@ class ActorContext:
     ) -> ActorRef[Any]:
         """Spawn a child of this actor; same arguments as
         :meth:`ActorSystem.spawn`."""
-        return self._cell.system._spawn(
+        return self._cell.runtime.spawn(
             self._cell, factory, args, kwargs, name, capacity, drain, restart
         )
 
@@ -91,9 +91,7 @@ class ActorContext:
         **kwargs: Any,
     ) -> PoolRef[Any]:
         """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
-        from ._pool import spawn_pool
-
-        return spawn_pool(
+        return self._cell.runtime.spawn_pool(
             self._cell, factory, size, args, kwargs, routing, name, capacity, drain
         )
 
@@ -150,7 +148,5 @@ class ActorContext:
         extras = self._cell.ensure_extras()
         timers = extras.timers
         if timers is None:
-            from ._timers import TimerScheduler
-
-            timers = extras.timers = TimerScheduler(self._cell)
+            timers = extras.timers = self._cell.runtime.make_timers(self._cell)
         return timers

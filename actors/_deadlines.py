@@ -40,7 +40,7 @@ from ._envelope import _PENDING, EXPIRED, Ask, abandon
 from .channel._waiters import Backend, Stale, _asyncio_backend
 
 if TYPE_CHECKING:
-    from ._system import ActorSystem
+    from ._runtime import Runtime
 
 __all__ = [
     "DEADLINE_TASK_NAME",
@@ -266,19 +266,19 @@ class TrioDeadlines(AskDeadlines):
     __slots__ = (
         "_closed",
         "_running",
+        "_runtime",
         "_scope",
         "_sleep_until",
-        "_system",
         "_trio",
         "tasks_started",
     )
 
-    def __init__(self, system: ActorSystem, backend: Backend) -> None:
+    def __init__(self, runtime: Runtime, backend: Backend) -> None:
         import trio
 
         super().__init__(backend, trio.current_time)
         self._trio = trio
-        self._system = system
+        self._runtime = runtime
         self._running = False
         self._closed = False
         self._scope: Any = None  # the cancel scope of the task's sleep
@@ -288,7 +288,7 @@ class TrioDeadlines(AskDeadlines):
 
     def arm(self, queue: _Queue, deadline: float) -> float:
         if not self._running:
-            tg = self._system._tg
+            tg = self._runtime.tg
             if not self._closed and tg is not None:
                 tg.start_soon(self._run, name=DEADLINE_TASK_NAME)
                 self._running = True
@@ -352,8 +352,8 @@ class TrioDeadlines(AskDeadlines):
             self._sleep_until = math.inf
 
 
-def ask_deadlines(system: ActorSystem, backend: Backend) -> AskDeadlines:
+def ask_deadlines(runtime: Runtime, backend: Backend) -> AskDeadlines:
     """The ask-deadline service for a system entered on ``backend``."""
     if backend.name == "trio":
-        return TrioDeadlines(system, backend)
+        return TrioDeadlines(runtime, backend)
     return Deadlines(get_running_loop(), backend)

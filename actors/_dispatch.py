@@ -43,7 +43,7 @@ async def run_loop(cell: Cell) -> None:
     assert instance is not None
     receive = instance.receive
     is_async = inspect.iscoroutinefunction(receive)
-    system = cell.system
+    system = cell.runtime
     backend = system.backend
     plain = PLAIN
     # Messages go to ``handler``, signals to ``receive``. With telemetry on,
@@ -132,4 +132,4 @@ async def handle_signal(cell: Cell, item: Signal, receive: Any) -> None:
     if deliver is not None:  # timer firings and other runtime signals
         await deliver(cell, receive)
         return
-    cell.system.dead_letter(cell, item, "unknown signal")
+    cell.runtime.dead_letter(cell, item, "unknown signal")

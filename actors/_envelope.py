@@ -168,4 +168,4 @@ def abandon(ask: Ask) -> None:
     ask.abandoned = True
     if ask.state == _REPLIED:
         recipient = ask.recipient
-        recipient.system.dead_letter(recipient, ask.message, "ask abandoned")
+        recipient.runtime.dead_letter(recipient, ask.message, "ask abandoned")

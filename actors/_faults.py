@@ -112,7 +112,7 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
         Restart: the supervisor restarts the actor.
         Stop: the supervisor stops it (or the guardian itself failed).
     """
-    system = cell.system
+    system = cell.runtime
     telemetry = system.telemetry
     if telemetry is None:
         await _failed(cell, exc, item)
@@ -127,7 +127,7 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
 
 
 async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
-    system = cell.system
+    system = cell.runtime
     if exc is not None:
         logger.warning(
             "actor %s failed: %s",
@@ -136,7 +136,7 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
             exc_info=(type(exc), exc, exc.__traceback__),
             extra=log_extra(cell, "failure"),
         )
-        system._count_failure(cell, exc)
+        system.count_failure(cell, exc)
         if type(item) is Ask:
             # The asker re-raises this same object: its traceback holds the
             # actor-side frames, and the note names where it came from (once,
@@ -149,7 +149,7 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     parent = cell.parent
     if parent is None:  # the guardian itself failed: the system fails
         if exc is not None:
-            system._record_failure(exc)
+            system.record_failure(exc)
         raise Stop
     cell.state = SUSPENDED
     extras = cell.extras

@@ -87,5 +87,5 @@ async def stop_incarnation(cell: Cell) -> None:
                 exc_info=(type(exc), exc, exc.__traceback__),
                 extra=log_extra(cell, "failure"),
             )
-            cell.system._count_failure(cell, exc)
+            cell.runtime.count_failure(cell, exc)
     cell.started_ok = False

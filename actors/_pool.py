@@ -144,7 +144,7 @@ class PoolRef(Generic[M]):
         fresh = not self._workers
         for index in range(self.size):
             mailbox = WorkerMailbox(shared) if shared is not None else None
-            ref = self._cell.system._spawn(
+            ref = self._cell.runtime.spawn(
                 self._cell,
                 factory,
                 args,
@@ -301,7 +301,7 @@ class PoolRef(Generic[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        deadlines = self._cell.system._deadlines
+        deadlines = self._cell.runtime.deadlines
         if deadlines is None:
             raise self._stopped()
         envelope = Ask(message, self._cell)
@@ -364,7 +364,7 @@ class PoolRef(Generic[M]):
             return
         # A worker that stopped alone (or just before its pool's restart) does
         # not get it: counted, not silently skipped.
-        system = self._cell.system
+        system = self._cell.runtime
         for worker in skipped:
             (item,) = self._unwrap([message])
             system.dead_letter(worker._cell, item, "worker stopped")
@@ -407,14 +407,14 @@ class PoolRef(Generic[M]):
             worker._cell.request_stop(reason)
 
     def _unwrap(self, items: list[Any]) -> list[Any]:
-        telemetry = self._cell.system.telemetry
+        telemetry = self._cell.runtime.telemetry
         if telemetry is not None:  # take off the trace envelopes
             items = telemetry.unwrap(items)
         return items
 
     def _dead_letters(self, items: list[Any], reason: str) -> None:
         """Settle items nobody will handle: fail asks, count dead letters."""
-        system = self._cell.system
+        system = self._cell.runtime
         stopped = ActorStopped(f"{self._cell.path} stopped before replying")
         for item in self._unwrap(
             [i.message if type(i) is _Broadcast else i for i in items]
@@ -449,7 +449,7 @@ class PoolRef(Generic[M]):
         return self._cell.path
 
     def _stopped(self) -> ActorStopped:
-        if not self._cell.system.running:
+        if not self._cell.runtime.running:
             path = self._cell.path
             return SystemNotRunning(f"the system of the pool {path} has exited")
         return ActorStopped(f"the pool {self._cell.path} has stopped")
@@ -485,7 +485,7 @@ def spawn_pool(
         raise TypeError(f"{factory.__name__} is not an Actor subclass")
     if not callable(factory):
         raise TypeError(f"factory must be callable, not {factory!r}")
-    system = parent.system
+    system = parent.runtime
     check_capacity(capacity)
     if drain is not None:
         check_limit(drain, "drain")
@@ -499,9 +499,9 @@ def spawn_pool(
         routing, size, shared, (factory, args, kwargs, capacity, drain)
     )
     if name is None:
-        system._names += 1
-        name = f"pool-{getattr(factory, '__name__', 'worker').lower()}-{system._names}"
-    ref = system._spawn(
+        system.names += 1
+        name = f"pool-{getattr(factory, '__name__', 'worker').lower()}-{system.names}"
+    ref = system.spawn(
         parent,
         PoolSupervisor,
         (pool,),

@@ -153,7 +153,7 @@ class ActorRef(Generic[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        deadlines = cell.system._deadlines
+        deadlines = cell.runtime.deadlines
         if deadlines is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         envelope = Ask(message, cell)
@@ -219,7 +219,7 @@ class ActorRef(Generic[M]):
 
     def _stopped(self) -> ActorStopped:
         cell = self._cell
-        if not cell.system.running:
+        if not cell.runtime.running:
             return SystemNotRunning(f"the system of {cell.path} has exited")
         return ActorStopped(f"{cell.path} has stopped")
 

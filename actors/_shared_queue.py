@@ -110,7 +110,8 @@ class SharedQueue:
         """Like try_send, but waits (first come, first served) while full."""
         state = self.state
         if self.closed or isinstance(message, Signal):
-            self.try_send(message)  # raises
+            self.try_send(message)  # raises MailboxClosed or TypeError
+            return
         if state.receivers and self._hand_off(message):
             return
         if len(state.buffer) < state.max_buffer_size and not state.senders:

@@ -35,7 +35,7 @@ DEFAULT_STRATEGY = OneForOne()
 def strategy_of(cell: Cell) -> SupervisorStrategy:
     """The strategy a cell applies to its children."""
     if cell.parent is None:
-        return cell.system.strategy
+        return cell.runtime.strategy
     strategy = getattr(cell.instance, "supervisor_strategy", None)
     if strategy is None:
         return DEFAULT_STRATEGY
@@ -103,7 +103,7 @@ async def handle_child_failure(
             f"within {strategy.within} s)",
         )
         return
-    parent.system._count_restart(child)
+    parent.runtime.count_restart(child)
     delay = 0.0
     extras = child.ensure_extras()
     if strategy.backoff is not None:
@@ -154,7 +154,7 @@ async def _escalate(
         why,
         extra={"actor_path": parent.path, "actor_event": "escalation"},
     )
-    parent.system._count_escalation(parent)
+    parent.runtime.count_escalation(parent)
     # In reverse start order, as stop_children, but the failed child ends
     # with its own failure (what its watchers and join() see).
     for cell in reversed(list(parent.children.values())):

@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
 
 from ._actor import Actor
 from ._actor_task import run_actor
-from ._cell import Cell
-from ._context import ActorContext
 from ._dead_letters import DeadLetter, DeadLetters
-from ._deadlines import AskDeadlines, ask_deadlines
-from ._errors import ActorStopped, SystemNotRunning
+from ._deadlines import ask_deadlines
+from ._errors import SystemNotRunning
 from ._lifecycle import StopReason
-from ._ref import ActorRef
-from ._strategies import (
-    RESTART_TYPES,
-    OneForOne,
-    RestartType,
-    SupervisorStrategy,
-    check_strategy_attribute,
-)
+from ._pool import spawn_pool
+from ._runtime import Runtime
+from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry
-from ._validation import check_count, check_limit, check_name, check_seconds_type
+from ._threads import FromThread
+from ._timers import TimerScheduler
+from ._validation import check_count, check_limit, check_seconds_type
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
     from ._pool import PoolRef, Routing
-    from ._threads import FromThread
-    from ._timers import TimerService
+    from ._ref import ActorRef
 
 __all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
 
@@ -120,68 +112,106 @@ class ActorSystem:
             raise TypeError(
                 f"telemetry must be a Telemetry or None, not {telemetry!r}"
             )
-        self.strategy = strategy
-        self.drain = drain
         self.shutdown_timeout = shutdown_timeout
-        self.telemetry = telemetry
-        self.dead_letters = DeadLetters(dead_letters_kept)
-        self.backend: Backend | None = None
-        self.running = False
-        self.failures = 0
-        self.restarts = 0
-        self.escalations = 0
-        self._failure: BaseException | None = None
-        self._tg: TaskGroup | None = None
-        self._guardian: Cell | None = None
-        self._names = 0
-        self._from_thread: FromThread | None = None
-        self._deadlines: AskDeadlines | None = None  # ask timeouts
-        self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # from_thread
-        self._timer_service: TimerService | None = None  # made by the first timer
-        #: The cancel scopes shielding actors' graceful stops; cancelled, with
-        #: every later one, once the stop must end (``_cancel_actors``).
-        self._shields: set[anyio.CancelScope] = set()
-        self._cancelling = False
+        self._runtime = Runtime(
+            self,
+            strategy,
+            drain,
+            DeadLetters(dead_letters_kept),
+            telemetry,
+            TimerScheduler,
+            spawn_pool,
+        )
+
+    # -- what it is and how it is doing ----------------------------------------
+
+    @property
+    def strategy(self) -> SupervisorStrategy:
+        """How the guardian supervises top-level actors."""
+        return self._runtime.strategy
+
+    @property
+    def drain(self) -> int:
+        """How many queued items an actor takes per wake, by default."""
+        return self._runtime.drain
+
+    @property
+    def telemetry(self) -> Telemetry | None:
+        """The system's telemetry (None: off)."""
+        return self._runtime.telemetry
+
+    @property
+    def dead_letters(self) -> DeadLetters:
+        """Messages that could not be delivered or handled (see
+        :class:`~actors.DeadLetters`)."""
+        return self._runtime.dead_letters
+
+    @property
+    def backend(self) -> Backend | None:
+        """The event loop's backend, once entered."""
+        return self._runtime.backend
+
+    @property
+    def running(self) -> bool:
+        """Whether the system is entered and not yet exited."""
+        return self._runtime.running
+
+    @property
+    def failures(self) -> int:
+        """Actor failures so far (exceptions from handlers and hooks)."""
+        return self._runtime.failures
+
+    @property
+    def restarts(self) -> int:
+        """Restarts ordered by supervisors so far."""
+        return self._runtime.restarts
+
+    @property
+    def escalations(self) -> int:
+        """Escalations by supervisors so far."""
+        return self._runtime.escalations
 
     # -- scope ------------------------------------------------------------
 
     async def __aenter__(self) -> ActorSystem:
-        if self.running or self._tg is not None:
+        runtime = self._runtime
+        if runtime.running or runtime.tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")
         # Everything that can fail happens before the task group is entered:
         # a task group entered by hand and then abandoned corrupts Trio's
         # cancel scope stack.
-        self.backend = current_backend()
-        self._deadlines = ask_deadlines(self, self.backend)
-        self._loop_token = anyio.lowlevel.current_token()
-        guardian = self._make_cell(
-            None, "user", _Guardian, (), {}, None, self.drain, "permanent", None
+        backend = runtime.backend = current_backend()
+        runtime.deadlines = ask_deadlines(runtime, backend)
+        runtime.loop_token = anyio.lowlevel.current_token()
+        guardian = runtime.make_cell(
+            None, "user", _Guardian, (), {}, None, runtime.drain, "permanent", None
         )
         tg = anyio.create_task_group()
         await tg.__aenter__()
         try:
-            self._tg = tg
-            self._guardian = guardian
-            self.running = True
+            runtime.tg = tg
+            runtime.guardian = guardian
+            runtime.running = True
             tg.start_soon(self._run_guardian, name="/user")
         except BaseException:
-            self.running = False
+            runtime.running = False
             tg.cancel_scope.cancel()
             await tg.__aexit__(None, None, None)  # nothing started: returns
             raise
         return self
 
     async def _run_guardian(self) -> None:
-        assert self._guardian is not None
-        await run_actor(self._guardian)
-        failure = self._failure
+        runtime = self._runtime
+        assert runtime.guardian is not None
+        await run_actor(runtime.guardian)
+        failure = runtime.failure
         if failure is not None:
             if not isinstance(failure, Exception):
                 # SystemExit, KeyboardInterrupt: raised in a task, asyncio
                 # would tear them out of the event loop itself. Cancel the
                 # body instead; __aexit__ raises it in the host task.
-                assert self._tg is not None
-                self._tg.cancel_scope.cancel()
+                assert runtime.tg is not None
+                runtime.tg.cancel_scope.cancel()
                 return
             # Cancels the body of the async with, and every task left.
             raise failure
@@ -192,15 +222,16 @@ class ActorSystem:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        guardian = self._guardian
-        tg = self._tg
+        runtime = self._runtime
+        guardian = runtime.guardian
+        tg = runtime.tg
         assert guardian is not None and tg is not None
         try:
             guardian.request_stop(StopReason.SYSTEM)
             timeout = self.shutdown_timeout
             cancelled = anyio.get_cancelled_exc_class()
             if exc_type is not None and issubclass(exc_type, cancelled):
-                self._cancel_actors()  # cancelled from outside: at once
+                runtime.cancel_actors()  # cancelled from outside: at once
             else:
                 try:
                     if exc_type is None and timeout is None:
@@ -217,55 +248,31 @@ class ActorSystem:
                                 "cancelling the actors",
                                 timeout,
                             )
-                            self._cancel_actors()
+                            runtime.cancel_actors()
                 except cancelled:  # cancelled while waiting: end it at once
-                    self._cancel_actors()
+                    runtime.cancel_actors()
                     raise
         finally:
-            self.running = False
-            if self._from_thread is not None:
-                self._from_thread._close()
-            if self._deadlines is not None:
-                self._deadlines.close()  # ends the Trio deadline task
+            runtime.running = False
+            if runtime.from_thread is not None:
+                runtime.from_thread._close()
+            if runtime.deadlines is not None:
+                runtime.deadlines.close()  # ends the Trio deadline task
             try:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:
                 raise self._surface(group) from None
             finally:  # dead letter streams end after the teardown's letters
                 self.dead_letters._close()
-        if self._failure is not None:
-            raise self._failure
+        if runtime.failure is not None:
+            raise runtime.failure
         return False
-
-    def _cancel_actors(self) -> None:
-        """End the stop now: cancel every actor task, their stop hooks
-        included (queued messages still become dead letters, pending asks
-        still fail)."""
-        self._cancelling = True
-        tg = self._tg
-        if tg is not None:
-            tg.cancel_scope.cancel()
-        for scope in list(self._shields):
-            scope.cancel()
-
-    @contextlib.contextmanager
-    def _shield(self) -> Iterator[anyio.CancelScope]:
-        """A shield for an actor's graceful stop: the system's cancellation
-        does not interrupt it, ``_cancel_actors`` does."""
-        scope = anyio.CancelScope(shield=True)
-        if self._cancelling:
-            scope.cancel()
-        self._shields.add(scope)
-        try:
-            with scope:
-                yield scope
-        finally:
-            self._shields.discard(scope)
 
     def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
         """The one exception to raise from ``async with`` for a task group's."""
-        if self._failure is not None:
-            return self._failure
+        failure = self._runtime.failure
+        if failure is not None:
+            return failure
         leaves = _leaves(group)
         cancelled = anyio.get_cancelled_exc_class()
         others = [e for e in leaves if not isinstance(e, cancelled)]
@@ -309,10 +316,11 @@ class ActorSystem:
                 ``drain`` < 1, or ``restart`` is unknown.
             SystemNotRunning: the system is not running.
         """
-        if self._guardian is None:
+        guardian = self._runtime.guardian
+        if guardian is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
-        return self._spawn(
-            self._guardian, factory, args, kwargs, name, capacity, drain, restart
+        return self._runtime.spawn(
+            guardian, factory, args, kwargs, name, capacity, drain, restart
         )
 
     def spawn_pool(
@@ -328,87 +336,11 @@ class ActorSystem:
     ) -> PoolRef[Any]:
         """Spawn a pool of ``size`` workers behind one ref (see
         :class:`~actors.PoolRef`)."""
-        from ._pool import spawn_pool
-
-        if self._guardian is None:
+        guardian = self._runtime.guardian
+        if guardian is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
         return spawn_pool(
-            self._guardian, factory, size, args, kwargs, routing, name, capacity, drain
-        )
-
-    def _spawn(
-        self,
-        parent: Cell,
-        factory: Callable[..., Actor],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        name: str | None,
-        capacity: int | None,
-        drain: int | None,
-        restart: RestartType,
-        mailbox: Any = None,
-    ) -> ActorRef[Any]:
-        if not self.running or self._tg is None:
-            raise SystemNotRunning("the actor system is not running")
-        if not callable(factory):
-            raise TypeError(f"factory must be callable, not {factory!r}")
-        if isinstance(factory, type):
-            if not issubclass(factory, Actor):
-                raise TypeError(f"{factory.__name__} is not an Actor subclass")
-            check_strategy_attribute(factory, factory.__qualname__)
-        if restart not in RESTART_TYPES:
-            raise ValueError(
-                f"restart must be one of {', '.join(RESTART_TYPES)}, not {restart!r}"
-            )
-        if drain is None:
-            drain = self.drain
-        else:
-            check_limit(drain, "drain")
-        if name is None:
-            self._names += 1
-            base = getattr(factory, "__name__", "actor").lower()
-            name = f"{base}-{self._names}"
-        else:
-            check_name(name)
-        if name in parent.children:
-            raise ValueError(f"{parent.path} already has a child named {name!r}")
-        if not parent.alive:
-            raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
-        cell = self._make_cell(
-            parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
-        )
-        parent.children[name] = cell
-        self._tg.start_soon(run_actor, cell, name=cell.path)
-        return cell.ref
-
-    def _make_cell(
-        self,
-        parent: Cell | None,
-        name: str,
-        factory: Callable[..., Actor],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        capacity: int | None,
-        drain: int,
-        restart: RestartType,
-        mailbox: Any,
-    ) -> Cell:
-        telemetry = self.telemetry
-        # Chosen once: a traced system's refs carry trace contexts, so the
-        # plain ActorRef.tell stays free of any telemetry check.
-        return Cell(
-            self,
-            parent,
-            name,
-            factory,
-            args,
-            kwargs,
-            capacity,
-            drain,
-            restart,
-            mailbox,
-            ActorRef if telemetry is None else telemetry.make_ref,
-            ActorContext,
+            guardian, factory, size, args, kwargs, routing, name, capacity, drain
         )
 
     # -- thread entry -------------------------------------------------------
@@ -417,52 +349,10 @@ class ActorSystem:
     def from_thread(self) -> FromThread:
         """Blocking ``tell`` / ``ask`` for code in other threads (see
         :class:`~actors.FromThread`)."""
-        if self._from_thread is None:
-            from ._threads import FromThread
-
-            self._from_thread = FromThread(self)
-        return self._from_thread
-
-    # -- bookkeeping ----------------------------------------------------------
-
-    def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
-        """Count a message that could not be delivered or handled, log it,
-        record it in telemetry, and hand it to the dead letters' subscribers."""
-        logger.debug("dead letter to %s (%s): %r", cell.path, reason, message)
-        telemetry = self.telemetry
-        if telemetry is not None:
-            telemetry.dead_letter(cell, message, reason)
-        self.dead_letters.publish(DeadLetter(cell.ref, message, reason))
-
-    def _record_failure(self, exc: BaseException) -> None:
-        if self._failure is None:
-            self._failure = exc
-
-    def _shutdown_on_crash(self) -> None:
-        """A runtime bug crashed an actor: stop everything; the recorded
-        exception then surfaces from the ``async with``."""
-        guardian = self._guardian
-        if guardian is not None:
-            guardian.request_stop(StopReason.SYSTEM)
-
-    def _count_failure(self, cell: Cell, exc: BaseException) -> None:
-        self.failures += 1
-        if self.telemetry is not None:
-            self.telemetry.failure(cell, exc)
-
-    def _count_restart(self, cell: Cell) -> None:
-        self.restarts += 1
-        if self.telemetry is not None:
-            self.telemetry.restart(cell)
-
-    def _count_escalation(self, cell: Cell) -> None:
-        self.escalations += 1
-        if self.telemetry is not None:
-            self.telemetry.escalation(cell)
-
-    def _on_terminated(self, cell: Cell) -> None:
-        if self.telemetry is not None:
-            self.telemetry.stopped(cell)
+        from_thread = self._runtime.from_thread
+        if from_thread is None:
+            from_thread = FromThread(self._runtime)
+        return from_thread
 
     def __repr__(self) -> str:
         state = "running" if self.running else "not running"

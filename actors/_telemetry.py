@@ -46,24 +46,31 @@ defensively. A handler's exception is user data: it is described for spans by
 from __future__ import annotations
 
 import threading
-import traceback
 import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._telemetry_labels import (
+    OUTCOMES,
+    SENT,
+    Labels,
+    metric_attributes,
+)
+from .mailbox import Mailbox
+
 if TYPE_CHECKING:
     from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
-    from opentelemetry.trace import Span, TracerProvider
+    from opentelemetry.trace import TracerProvider
 
     from ._cell import Cell
     from ._pool import PoolRef
     from ._ref import ActorRef
     from ._traced import _Handling
 
-__all__ = ["Telemetry", "describe", "record_error"]
+__all__ = ["Telemetry"]
 
-#: ``messaging.system`` of every span.
-SYSTEM = "anyio-actors"
+#: Metric attributes as a hashable key.
+_Key = tuple[tuple[str, str], ...]
 
 #: Upper bounds, in seconds, of the duration histograms' buckets: actor
 #: handlers take microseconds to seconds.
@@ -93,127 +100,6 @@ def _version() -> str:
         return version("anyio-actors")
     except PackageNotFoundError:  # pragma: no cover - running from a checkout
         return ""
-
-
-#: Stands for the text of an exception whose ``str()`` raised (as Python's
-#: own tracebacks write it).
-UNPRINTABLE = "<exception str() failed>"
-
-
-def describe(exc: BaseException) -> str:
-    """``"TypeName: message"`` for a span status; never raises, even for an
-    exception whose ``__str__`` does (a handler's exception is user data)."""
-    try:
-        text = str(exc)
-    except Exception:
-        text = UNPRINTABLE
-    return f"{type(exc).__name__}: {text}"
-
-
-def record_error(span: Span, exc: BaseException) -> None:
-    """Record ``exc`` on ``span`` (an ``exception`` event) and set its error
-    status, as ``span.record_exception`` and ``span.set_status`` do, without
-    ever raising: the SDK's ``record_exception`` calls ``str(exc)``."""
-    from opentelemetry.trace import Status, StatusCode
-
-    try:
-        span.record_exception(exc)
-    except Exception:
-        try:
-            stacktrace = "".join(traceback.format_exception(exc))
-        except Exception:
-            stacktrace = ""
-        kind = type(exc)
-        span.add_event(
-            "exception",
-            {
-                "exception.type": f"{kind.__module__}.{kind.__qualname__}",
-                "exception.message": UNPRINTABLE,
-                "exception.stacktrace": stacktrace,
-                "exception.escaped": "False",
-            },
-        )
-    span.set_status(Status(StatusCode.ERROR, describe(exc)))
-
-
-#: Metric attributes as a hashable key: sorted (name, value) pairs.
-_Key = tuple[tuple[str, str], ...]
-
-#: Indexes into ``Labels.counts``.
-SENT, OK, ERROR, ABANDONED = range(4)
-#: ``actor.outcome`` of a handled message, by index.
-OUTCOMES = {OK: "ok", ERROR: "error", ABANDONED: "abandoned"}
-
-
-class Labels:
-    """What the instruments need to know about one actor (or pool), computed
-    once: span names and attributes, metric attributes, and the counts behind
-    the observable counters."""
-
-    __slots__ = (
-        "ask_attributes",
-        "ask_name",
-        "counts",
-        "metric",
-        "path",
-        "process_name",
-        "span",
-    )
-
-    def __init__(self, path: str, metric: dict[str, str], counts: list[int]) -> None:
-        self.path = path
-        #: Metric attributes: bounded values only.
-        self.metric = metric
-        #: Messages sent, handled ok, failed, abandoned (see SENT, OK, ...),
-        #: shared by every actor with the same metric attributes. Plain ints:
-        #: a message costs an increment, the SDK reads them at collection.
-        self.counts = counts
-        self.process_name = f"process {path}"
-        #: Attributes every handling span starts with.
-        self.span: dict[str, str] = {
-            "messaging.system": SYSTEM,
-            "messaging.operation.type": "process",
-            "messaging.operation.name": "process",
-            "messaging.destination.name": path,
-            "actor.path": path,
-            **metric,
-        }
-        self.ask_name = f"ask {path}"
-        self.ask_attributes: dict[str, str] = {
-            "messaging.system": SYSTEM,
-            "messaging.operation.type": "send",
-            "messaging.operation.name": "ask",
-            "messaging.destination.name": path,
-            "actor.path": path,
-            **metric,
-        }
-
-
-def metric_attributes(cell: Cell) -> dict[str, str]:
-    """An actor's metric attributes: its class, and its pool if it is a worker."""
-    metric = {"actor.class": actor_class(cell)}
-    pool = pool_name(cell)
-    if pool is not None:
-        metric["actor.pool"] = pool
-    return metric
-
-
-def actor_class(cell: Cell) -> str:
-    """The actor's class name (the factory's, if the factory is not a class)."""
-    factory = cell.factory
-    return getattr(factory, "__qualname__", None) or type(factory).__qualname__
-
-
-def pool_name(cell: Cell) -> str | None:
-    """The name of the pool a worker belongs to, None for other actors."""
-    parent = cell.parent
-    if parent is None:
-        return None
-    try:
-        from ._pool import PoolSupervisor
-    except ImportError:  # pragma: no cover - pools not available
-        return None
-    return parent.name if parent.factory is PoolSupervisor else None
 
 
 class Telemetry:
@@ -323,8 +209,6 @@ class Telemetry:
         Called while the cell is being built: its mailbox, parent and factory
         are set, not more.
         """
-        from .mailbox import Mailbox
-
         metric = metric_attributes(cell)
         labels = self._labels(cell.path, metric)
         if cell.parent is not None and isinstance(cell.mailbox, Mailbox):

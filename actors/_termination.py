@@ -67,13 +67,13 @@ async def terminate(cell: Cell, cancelled: bool) -> None:
         describe(reason) if isinstance(reason, BaseException) else repr(reason),
         extra=log_extra(cell, "stop"),
     )
-    cell.system._on_terminated(cell)
+    cell.runtime.on_terminated(cell)
     cell.terminated.set()
 
 
 def _settle_leftovers(cell: Cell) -> None:
     """Dead letters for what was not handled; failures for pending asks."""
-    system = cell.system
+    system = cell.runtime
     backend = system.backend
     current = cell.current
     leftovers = [*cell.carry, *cell.mailbox.drain()]

@@ -30,8 +30,8 @@ from ._validation import check_timeout
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._ref import ActorRef
+    from ._runtime import Runtime
     from ._strategies import RestartType
-    from ._system import ActorSystem
 
 __all__ = ["FromThread"]
 
@@ -85,30 +85,30 @@ class FromThread:
             return system.from_thread.ask(parser, Parse(body), timeout=2.0)
     """
 
-    __slots__ = ("_closed", "_lock", "_pending", "_system")
+    __slots__ = ("_closed", "_lock", "_pending", "_runtime")
 
-    _system: ActorSystem
+    _runtime: Runtime
     _lock: threading.Lock
     _pending: set[_Call]
     _closed: bool
 
-    def __new__(cls, system: ActorSystem) -> FromThread:
+    def __new__(cls, runtime: Runtime) -> FromThread:
         # One per system even when threads race to make it: the system's exit
         # closes only the one it holds, and every call must be closed.
         with _create_lock:
-            existing = system._from_thread
+            existing = runtime.from_thread
             if existing is not None:
                 return existing
             made = super().__new__(cls)
-            made._system = system
+            made._runtime = runtime
             made._lock = threading.Lock()
             made._pending = set()
             made._closed = False
-            system._from_thread = made
+            runtime.from_thread = made
             return made
 
     def __repr__(self) -> str:
-        return f"<FromThread of {self._system!r}>"
+        return f"<FromThread of {self._runtime.system!r}>"
 
     # -- the API ---------------------------------------------------------------
 
@@ -205,7 +205,7 @@ class FromThread:
             SystemNotRunning: the system is not running (see the class).
             RuntimeError: called from the event loop's thread.
         """
-        system = self._system
+        system = self._runtime.system
 
         def spawn() -> ActorRef[Any]:
             return system.spawn(
@@ -263,8 +263,8 @@ class FromThread:
         return result
 
     def _register(self) -> _Call:
-        system = self._system
-        token = system._loop_token
+        runtime = self._runtime
+        token = runtime.loop_token
         if token is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
         if _in_loop_thread(token):
@@ -275,13 +275,13 @@ class FromThread:
             )
         call = _Call()
         with self._lock:
-            if self._closed or not system.running:
+            if self._closed or not runtime.running:
                 raise SystemNotRunning("the actor system has exited")
             self._pending.add(call)
         return call
 
     def _schedule(self, call: _Call, callback: Callable[..., None], *args: Any) -> None:
-        token = self._system._loop_token
+        token = self._runtime.loop_token
         assert token is not None
         try:
             # anyio's thread-safe "call soon" of the token's loop (asyncio's
@@ -329,7 +329,7 @@ class FromThread:
     ) -> None:
         if call.settled:
             return
-        tg = self._system._tg
+        tg = self._runtime.tg
         try:
             assert tg is not None
             tg.start_soon(self._run_task, call, fn, args, name="actors.from_thread")
@@ -353,7 +353,7 @@ class FromThread:
                 # the reply is a dead letter, as AskTimeout promises.
                 ref, message = args[0], args[1]
                 cell = ref._cell
-                cell.system.dead_letter(cell, message, "ask abandoned")
+                cell.runtime.dead_letter(cell, message, "ask abandoned")
         finally:  # cancelled: the system is being torn down
             if not call.settled:
                 self._settle(call, _exited(), failed=True)

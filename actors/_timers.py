@@ -35,7 +35,7 @@ from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
-    from ._system import ActorSystem
+    from ._runtime import Runtime
 
 __all__ = ["RESOLUTION", "TIMER_TASK_NAME", "TimerScheduler", "TimerService"]
 
@@ -233,7 +233,7 @@ class TimerScheduler:
         cell = self._cell
         if cell.stop_requested or cell.state >= STOPPING:
             return  # it could never be delivered
-        service = TimerService.of(cell.system)
+        service = TimerService.of(cell.runtime)
         timer = _Timer(self, key, message, anyio.current_time() + delay, interval)
         old = self._timers.get(key)  # raises TypeError for an unhashable key
         if old is not None:
@@ -247,7 +247,7 @@ def _cancel(timer: _Timer) -> None:
         return
     timer.cancelled = True
     if timer.in_heap:
-        service = timer.cell.system._timer_service
+        service = timer.cell.runtime.timer_service
         assert service is not None
         service.unschedule()
 
@@ -265,15 +265,15 @@ class TimerService:
         "_heap",
         "_live",
         "_running",
+        "_runtime",
         "_scope",
         "_seq",
         "_sleep_until",
-        "_system",
         "tasks_started",
     )
 
-    def __init__(self, system: ActorSystem) -> None:
-        self._system = system
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
         self._heap: list[tuple[float, int, _Timer]] = []
         self._seq = count()  # ties on a deadline fire in start order
         self._live = 0  # heap entries of timers not cancelled
@@ -285,17 +285,17 @@ class TimerService:
         self.tasks_started = 0
 
     @staticmethod
-    def of(system: ActorSystem) -> TimerService:
+    def of(runtime: Runtime) -> TimerService:
         """The system's timer service, made on first use.
 
         Raises:
             SystemNotRunning: the system is not running.
         """
-        if not system.running:
+        if not runtime.running:
             raise SystemNotRunning("the actor system is not running")
-        service = system._timer_service
+        service = runtime.timer_service
         if service is None:
-            service = system._timer_service = TimerService(system)
+            service = runtime.timer_service = TimerService(runtime)
         return service
 
     @property
@@ -310,9 +310,9 @@ class TimerService:
             SystemNotRunning: the system is not running (nothing was added).
         """
         if not self._running:
-            system = self._system
-            tg = system._tg
-            if not system.running or tg is None:
+            runtime = self._runtime
+            tg = runtime.tg
+            if not runtime.running or tg is None:
                 raise SystemNotRunning("the actor system is not running")
             tg.start_soon(self._run, name=TIMER_TASK_NAME)
             self._running = True

@@ -29,7 +29,7 @@ from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
-from ._telemetry import (
+from ._telemetry_labels import (
     ABANDONED,
     ERROR,
     OK,
@@ -46,7 +46,8 @@ if TYPE_CHECKING:
 
     from ._cell import Cell
     from ._deadlines import AskDeadlines
-    from ._telemetry import Labels, Telemetry
+    from ._telemetry import Telemetry
+    from ._telemetry_labels import Labels
 
 __all__ = ["Traced", "TracedPoolRef", "TracedRef", "instrument"]
 
@@ -128,7 +129,7 @@ class TracedRef(ActorRef[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        deadlines = cell.system._deadlines
+        deadlines = cell.runtime.deadlines
         if deadlines is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         return await _ask(
@@ -162,7 +163,7 @@ class TracedPoolRef(PoolRef[M]):
     _labels: Labels | None = None
 
     def _telemetry(self) -> tuple[Telemetry, Labels]:
-        telemetry = self._cell.system.telemetry
+        telemetry = self._cell.runtime.telemetry
         assert telemetry is not None
         labels = self._labels
         if labels is None:
@@ -208,7 +209,7 @@ class TracedPoolRef(PoolRef[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        deadlines = self._cell.system._deadlines
+        deadlines = self._cell.runtime.deadlines
         if deadlines is None:
             raise self._stopped()
         telemetry, labels = self._telemetry()

@@ -876,7 +876,7 @@ _STATES = ("starting", "running", "suspended", "stopping", "terminated")
 def dump_tree(system: ActorSystem | None) -> str:
     """The actor tree with each cell's state, control queue and mailbox size
     (for a hang; read from another thread, so only roughly consistent)."""
-    if system is None or system._guardian is None:
+    if system is None or system._runtime.guardian is None:
         return "(no system)"
     lines = []
 
@@ -892,7 +892,7 @@ def dump_tree(system: ActorSystem | None) -> str:
         for child in list(cell.children.values()):
             walk(child, depth + 1)
 
-    walk(system._guardian, 0)
+    walk(system._runtime.guardian, 0)
     loop = getattr(system, "_campaign_loop", None)
     if loop is not None:  # asyncio: where each actor task waits
         for task in list(asyncio.all_tasks(loop)):

@@ -39,8 +39,8 @@ async def test_bad_arguments_are_refused_before_anything_is_spawned(
         with pytest.raises(error):
             system.spawn_pool(Worker, size, journal, **options)
         await wait_all_blocked()
-        assert system._guardian is not None
-        assert system._guardian.children == {}
+        assert system._runtime.guardian is not None
+        assert system._runtime.guardian.children == {}
     assert journal.instances == 0
 
 

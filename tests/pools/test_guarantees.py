@@ -19,9 +19,11 @@ from actors import (
     ActorStopped,
     ActorSystem,
     Backoff,
+    MailboxFull,
     OneForAll,
     PoolRef,
     SystemNotRunning,
+    Telemetry,
 )
 from actors._shared_queue import SharedQueue, WorkerMailbox
 from actors.channel._waiters import current_backend
@@ -38,6 +40,13 @@ from ._support import (
 )
 
 pytestmark = pytest.mark.anyio
+
+#: Plain, and with telemetry on (traced refs and loop; no-op global providers).
+TRACED = pytest.mark.parametrize("traced", [False, True], ids=["plain", "traced"])
+
+
+def _telemetry(traced: bool) -> Telemetry | None:
+    return Telemetry() if traced else None
 
 
 def _letters(system: ActorSystem) -> list[str]:
@@ -226,14 +235,18 @@ class Group(Actor):
         self.out[:] = [pool, failing]
 
 
+@TRACED
 @ROUTINGS
 async def test_a_pool_stopped_while_its_parents_restart_suspends_it_settles_its_queue(
-    routing: Any,
+    routing: Any, traced: bool
 ) -> None:
     journal = Journal()
     out: list[Any] = []
     replies: list[Any] = []
-    async with anyio.create_task_group() as asking, ActorSystem() as system:
+    async with (
+        anyio.create_task_group() as asking,
+        ActorSystem(telemetry=_telemetry(traced)) as system,
+    ):
         group = system.spawn(Group, routing, journal, out)
         await wait_all_blocked()
         pool, failing = out
@@ -253,14 +266,18 @@ async def test_a_pool_stopped_while_its_parents_restart_suspends_it_settles_its_
     assert len(replies) == 1 and isinstance(replies[0], ActorStopped)
 
 
+@TRACED
 @ROUTINGS
 async def test_a_pool_stopped_by_its_parent_fails_queued_asks_and_dead_letters_queued_messages(  # noqa: E501
-    routing: Any,
+    routing: Any, traced: bool
 ) -> None:
     journal = Journal()
     out: list[Any] = []
     replies: list[Any] = []
-    async with anyio.create_task_group() as asking, ActorSystem() as system:
+    async with (
+        anyio.create_task_group() as asking,
+        ActorSystem(telemetry=_telemetry(traced)) as system,
+    ):
         group = system.spawn(Group, routing, journal, out)
         await wait_all_blocked()
         pool = out[0]
@@ -307,26 +324,33 @@ class GatedGroup(Actor):
         stopping: anyio.Event,
         gate: anyio.Event,
         out: list[Any],
+        capacity: int | None = None,
     ) -> None:
-        self.args = routing, journal, stopping, gate, out
+        self.args = routing, journal, stopping, gate, out, capacity
 
     def on_start(self) -> None:
-        routing, journal, stopping, gate, out = self.args
+        routing, journal, stopping, gate, out, capacity = self.args
         self.context.spawn(Gate, stopping, gate, name="gate")
-        pool = self.context.spawn_pool(Worker, 2, journal, routing=routing, name="pool")
+        pool = self.context.spawn_pool(
+            Worker, 2, journal, routing=routing, name="pool", capacity=capacity
+        )
         failing = self.context.spawn(Failing, name="failing")
         out[:] = [pool, failing]
 
 
+@TRACED
 @ROUTINGS
 async def test_a_pool_being_restarted_by_its_parent_accepts_and_keeps_messages_for_its_new_workers(  # noqa: E501
-    routing: Any,
+    routing: Any, traced: bool
 ) -> None:
     journal = Journal()
     stopping, gate = anyio.Event(), anyio.Event()
     out: list[Any] = []
     replies: list[Any] = []
-    async with anyio.create_task_group() as asking, ActorSystem() as system:
+    async with (
+        anyio.create_task_group() as asking,
+        ActorSystem(telemetry=_telemetry(traced)) as system,
+    ):
         system.spawn(GatedGroup, routing, journal, stopping, gate, out)
         await wait_all_blocked()
         pool, failing = out
@@ -352,6 +376,38 @@ async def test_a_pool_being_restarted_by_its_parent_accepts_and_keeps_messages_f
         "told",
     ]
     assert len(replies) == 1 and replies[0][1] == "asked"
+    assert _letters(system) == []
+
+
+async def test_a_round_robin_pool_being_restarted_holds_its_quota_and_send_waits() -> (
+    None
+):
+    journal = Journal()
+    stopping, gate = anyio.Event(), anyio.Event()
+    out: list[Any] = []
+    async with ActorSystem() as system:
+        system.spawn(GatedGroup, "round_robin", journal, stopping, gate, out, 1)
+        await wait_all_blocked()
+        pool, failing = out
+        failing.tell("fail")
+        await stopping.wait()  # suspended: its workers are stopped
+        pool.tell(1)
+        pool.tell(2)  # 2 workers x capacity 1: the pool holds 2
+        with pytest.raises(MailboxFull):
+            pool.tell(3)
+        sent = anyio.Event()
+
+        async def send() -> None:
+            await pool.send(3)  # waits for the new workers
+            sent.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(send)
+            await wait_all_blocked()
+            assert not sent.is_set()
+            gate.set()
+        await wait_all_blocked()
+    assert sorted(journal.messages()) == [1, 2, 3]
     assert _letters(system) == []
 
 
@@ -479,9 +535,11 @@ class Tracker(Actor):
 
 
 @ROUTINGS
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize(
+    ("seed", "traced"), [(seed, seed % 4 == 3) for seed in range(12)]
+)
 async def test_every_message_is_handled_once_rejected_or_a_dead_letter_under_random_interleavings(  # noqa: E501
-    routing: Any, seed: int
+    routing: Any, seed: int, traced: bool
 ) -> None:
     rng = random.Random(seed)
     seen: list[tuple[str, Any]] = []
@@ -490,7 +548,7 @@ async def test_every_message_is_handled_once_rejected_or_a_dead_letter_under_ran
     sent = 0
     async with (
         anyio.create_task_group() as asking,
-        ActorSystem(dead_letters_kept=100_000) as system,
+        ActorSystem(dead_letters_kept=100_000, telemetry=_telemetry(traced)) as system,
     ):
         pool = system.spawn_pool(
             Tracker, 3, seen, routing=routing, drain=rng.randint(1, 5)

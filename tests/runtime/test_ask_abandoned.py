@@ -155,7 +155,7 @@ class _System:
 
 class _Cell:
     def __init__(self) -> None:
-        self.system = _System()
+        self.runtime = _System()
 
 
 async def test_a_reply_racing_an_expired_deadline_is_counted_by_the_actor_only() -> (
@@ -173,7 +173,7 @@ async def test_a_reply_racing_an_expired_deadline_is_counted_by_the_actor_only()
     ask.handle.set_result(False)  # as the deadline timer does
     assert ask.reply("late", _asyncio_backend) is False  # the actor counts it
     assert await task is EXPIRED
-    assert cell.system.letters == []
+    assert cell.runtime.letters == []
 
 
 async def test_abandoning_an_ask_counts_a_handed_over_reply_once() -> None:
@@ -182,8 +182,8 @@ async def test_abandoning_an_ask_counts_a_handed_over_reply_once() -> None:
     assert ask.reply("r", None) is True  # taken by an asker that never parked
     abandon(ask)
     abandon(ask)
-    assert cell.system.letters == [(cell, "m", "ask abandoned")]
+    assert cell.runtime.letters == [(cell, "m", "ask abandoned")]
     failed = Ask("f", cell)
     failed.fail(KeyError("x"), None)  # a failure is the failer's dead letter
     abandon(failed)
-    assert len(cell.system.letters) == 1
+    assert len(cell.runtime.letters) == 1

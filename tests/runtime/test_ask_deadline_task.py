@@ -41,7 +41,7 @@ def run(body: Callable[[], Awaitable[None]]) -> None:
 
 
 def deadlines_of(system: ActorSystem) -> TrioDeadlines:
-    deadlines = system._deadlines
+    deadlines = system._runtime.deadlines
     assert isinstance(deadlines, TrioDeadlines)
     return deadlines
 

@@ -58,7 +58,7 @@ async def test_many_answered_asks_leave_no_pending_deadline_behind() -> None:
         echo = system.spawn(Mute, release)
         for i in range(2_000):
             assert await echo.ask(i, timeout=5.0 + (i % 3) * 0.01) == i
-        deadlines = system._deadlines
+        deadlines = system._runtime.deadlines
         if deadlines is not None:  # asyncio: every answered ask was unlinked
             assert all(queue.head is None for queue in deadlines.queues.values())
         # An ask after the old deadlines passed still expires on time.

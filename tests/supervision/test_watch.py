@@ -333,7 +333,7 @@ async def test_a_stopped_watcher_is_removed_from_every_registry() -> None:
         for target in targets:
             assert watcher_cells(target) == set()
             assert watched_cells(target) == set()
-        assert set(system._guardian.children) == {t.name for t in targets}  # type: ignore[union-attr]
+        assert set(system._runtime.guardian.children) == {t.name for t in targets}  # type: ignore[union-attr]
 
 
 async def test_a_delivered_terminated_leaves_no_registry_behind() -> None:

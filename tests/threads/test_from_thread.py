@@ -240,7 +240,7 @@ async def test_asks_from_a_thread_leave_no_armed_deadline_timers_behind() -> Non
     async with ActorSystem() as system:
         ref = system.spawn(Echo)
         await anyio.to_thread.run_sync(work)
-        deadlines = system._deadlines
+        deadlines = system._runtime.deadlines
         if deadlines is not None:  # asyncio and uvloop; Trio has no lists
             assert len(deadlines.queues) <= IDLE_KEPT
             assert all(q.timer is not None for q in deadlines.queues.values())

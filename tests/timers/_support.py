@@ -38,8 +38,8 @@ async def after(alarm: ActorRef[Any], delay: float) -> None:
 
 def service(system: ActorSystem) -> TimerService:
     """The system's timer service (made by its first timer)."""
-    assert system._timer_service is not None
-    return system._timer_service
+    assert system._runtime.timer_service is not None
+    return system._runtime.timer_service
 
 
 def timer_tasks() -> int:

@@ -342,7 +342,7 @@ async def test_a_stopping_actor_starts_no_timer() -> None:
         ref.stop()
         await ref.join()
         assert active == [False]
-        assert system._timer_service is None  # no timer ever started
+        assert system._runtime.timer_service is None  # no timer ever started
 
 
 @pytest.mark.parametrize(

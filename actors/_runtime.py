@@ -1,0 +1,271 @@
+"""The runtime of one actor system: what its actors share.
+
+:class:`~actors.ActorSystem` is the public face; every cell holds this object
+(``cell.runtime``) instead: the backend, the task group the actor tasks run
+in, the bookkeeping (dead letters, failure counts, the failure that ends the
+system), spawning, and the shields of graceful stops. The features above the
+core (timers, pools, ask deadlines, thread entry) keep their per-system state
+in the slots at the end, and the facade hands the core what it needs of them
+(``make_timers``, ``spawn_pool``), so the core never imports a feature.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._actor import Actor
+from ._actor_task import run_actor
+from ._cell import Cell
+from ._context import ActorContext
+from ._dead_letters import DeadLetter, DeadLetters
+from ._errors import ActorStopped, SystemNotRunning
+from ._lifecycle import StopReason
+from ._log import logger
+from ._ref import ActorRef
+from ._strategies import RESTART_TYPES, RestartType, check_strategy_attribute
+from ._validation import check_limit, check_name
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from ._deadlines import AskDeadlines
+    from ._pool import PoolRef
+    from ._strategies import SupervisorStrategy
+    from ._system import ActorSystem
+    from ._telemetry import Telemetry
+    from ._threads import FromThread
+    from ._timers import TimerScheduler, TimerService
+    from .channel._waiters import Backend
+
+__all__ = ["Runtime"]
+
+
+class Runtime:
+    """What the actors of one system share (see the module docstring)."""
+
+    __slots__ = (
+        "backend",
+        "cancelling",
+        "dead_letters",
+        "deadlines",
+        "drain",
+        "escalations",
+        "failure",
+        "failures",
+        "from_thread",
+        "guardian",
+        "loop_token",
+        "make_timers",
+        "names",
+        "restarts",
+        "running",
+        "shields",
+        "spawn_pool",
+        "strategy",
+        "system",
+        "telemetry",
+        "tg",
+        "timer_service",
+    )
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        strategy: SupervisorStrategy,
+        drain: int,
+        dead_letters: DeadLetters,
+        telemetry: Telemetry | None,
+        make_timers: Callable[[Cell], TimerScheduler],
+        spawn_pool: Callable[..., PoolRef[Any]],
+    ) -> None:
+        #: The public face (what ``context.system`` returns).
+        self.system = system
+        #: How the guardian supervises top-level actors.
+        self.strategy = strategy
+        #: Default items per wake.
+        self.drain = drain
+        self.dead_letters = dead_letters
+        self.telemetry = telemetry
+        #: The actors' keyed timers and pools, from the features layer.
+        self.make_timers = make_timers
+        self.spawn_pool = spawn_pool
+        self.backend: Backend | None = None
+        self.running = False
+        self.tg: TaskGroup | None = None
+        self.guardian: Cell | None = None
+        self.failures = 0
+        self.restarts = 0
+        self.escalations = 0
+        #: The failure nobody handled: it surfaces from ``async with``.
+        self.failure: BaseException | None = None
+        #: Counter behind the default names of actors and pools.
+        self.names = 0
+        #: The cancel scopes shielding actors' graceful stops; cancelled, with
+        #: every later one, once the stop must end (``cancel_actors``).
+        self.shields: set[anyio.CancelScope] = set()
+        self.cancelling = False
+        #: Ask timeouts sharing loop timers (asyncio).
+        self.deadlines: AskDeadlines | None = None
+        #: The loop's token, for thread entry.
+        self.loop_token: anyio.lowlevel.EventLoopToken | None = None
+        #: Made by the first timer.
+        self.timer_service: TimerService | None = None
+        #: Made by the first use of ``system.from_thread``.
+        self.from_thread: FromThread | None = None
+
+    # -- spawning -----------------------------------------------------------------
+
+    def spawn(
+        self,
+        parent: Cell,
+        factory: Callable[..., Actor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        name: str | None,
+        capacity: int | None,
+        drain: int | None,
+        restart: RestartType,
+        mailbox: Any = None,
+    ) -> ActorRef[Any]:
+        """Spawn a child of ``parent`` and start its task; see
+        :meth:`ActorSystem.spawn` for the arguments and errors."""
+        if not self.running or self.tg is None:
+            raise SystemNotRunning("the actor system is not running")
+        if not callable(factory):
+            raise TypeError(f"factory must be callable, not {factory!r}")
+        if isinstance(factory, type):
+            if not issubclass(factory, Actor):
+                raise TypeError(f"{factory.__name__} is not an Actor subclass")
+            check_strategy_attribute(factory, factory.__qualname__)
+        if restart not in RESTART_TYPES:
+            raise ValueError(
+                f"restart must be one of {', '.join(RESTART_TYPES)}, not {restart!r}"
+            )
+        if drain is None:
+            drain = self.drain
+        else:
+            check_limit(drain, "drain")
+        if name is None:
+            self.names += 1
+            base = getattr(factory, "__name__", "actor").lower()
+            name = f"{base}-{self.names}"
+        else:
+            check_name(name)
+        if name in parent.children:
+            raise ValueError(f"{parent.path} already has a child named {name!r}")
+        if not parent.alive:
+            raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
+        cell = self.make_cell(
+            parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
+        )
+        parent.children[name] = cell
+        self.tg.start_soon(run_actor, cell, name=cell.path)
+        return cell.ref
+
+    def make_cell(
+        self,
+        parent: Cell | None,
+        name: str,
+        factory: Callable[..., Actor],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        capacity: int | None,
+        drain: int,
+        restart: RestartType,
+        mailbox: Any,
+    ) -> Cell:
+        """A new cell (not started)."""
+        telemetry = self.telemetry
+        # Chosen once: a traced system's refs carry trace contexts, so the
+        # plain ActorRef.tell stays free of any telemetry check.
+        return Cell(
+            self,
+            parent,
+            name,
+            factory,
+            args,
+            kwargs,
+            capacity,
+            drain,
+            restart,
+            mailbox,
+            ActorRef if telemetry is None else telemetry.make_ref,
+            ActorContext,
+        )
+
+    # -- ending -------------------------------------------------------------------
+
+    def cancel_actors(self) -> None:
+        """End the stop now: cancel every actor task, their stop hooks
+        included (queued messages still become dead letters, pending asks
+        still fail)."""
+        self.cancelling = True
+        tg = self.tg
+        if tg is not None:
+            tg.cancel_scope.cancel()
+        for scope in list(self.shields):
+            scope.cancel()
+
+    @contextlib.contextmanager
+    def shield(self) -> Iterator[anyio.CancelScope]:
+        """A shield for an actor's graceful stop: the system's cancellation
+        does not interrupt it, :meth:`cancel_actors` does."""
+        scope = anyio.CancelScope(shield=True)
+        if self.cancelling:
+            scope.cancel()
+        self.shields.add(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            self.shields.discard(scope)
+
+    def record_failure(self, exc: BaseException) -> None:
+        """Keep the first failure nobody handled: it ends the system."""
+        if self.failure is None:
+            self.failure = exc
+
+    def shutdown_on_crash(self) -> None:
+        """Something no supervisor handles ended an actor: stop everything;
+        the recorded exception then surfaces from the ``async with``."""
+        guardian = self.guardian
+        if guardian is not None:
+            guardian.request_stop(StopReason.SYSTEM)
+
+    # -- bookkeeping --------------------------------------------------------------
+
+    def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
+        """Count a message that could not be delivered or handled, log it,
+        record it in telemetry, and hand it to the dead letters' subscribers."""
+        logger.debug("dead letter to %s (%s): %r", cell.path, reason, message)
+        telemetry = self.telemetry
+        if telemetry is not None:
+            telemetry.dead_letter(cell, message, reason)
+        self.dead_letters.publish(DeadLetter(cell.ref, message, reason))
+
+    def count_failure(self, cell: Cell, exc: BaseException) -> None:
+        """An actor failed (a handler or a hook raised)."""
+        self.failures += 1
+        if self.telemetry is not None:
+            self.telemetry.failure(cell, exc)
+
+    def count_restart(self, cell: Cell) -> None:
+        """A supervisor restarts ``cell``."""
+        self.restarts += 1
+        if self.telemetry is not None:
+            self.telemetry.restart(cell)
+
+    def count_escalation(self, cell: Cell) -> None:
+        """``cell`` escalates its child's failure."""
+        self.escalations += 1
+        if self.telemetry is not None:
+            self.telemetry.escalation(cell)
+
+    def on_terminated(self, cell: Cell) -> None:
+        """``cell`` terminated."""
+        if self.telemetry is not None:
+            self.telemetry.stopped(cell)
