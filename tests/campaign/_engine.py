@@ -600,7 +600,7 @@ class Run:
                 if guard.cancelled_caught:
                     self.errors.append(f"send to {target.path} stuck for 10 s")
                     if len(self.errors) == 1:
-                        self.errors.append(dump_tree(self.system))
+                        self.errors.append(dump_tree(self.system, self.world.pools))
                     self.book(i, CANCELLED)
                 return
             with scope:
@@ -873,7 +873,9 @@ class Run:
 _STATES = ("starting", "running", "suspended", "stopping", "terminated")
 
 
-def dump_tree(system: ActorSystem | None) -> str:
+def dump_tree(
+    system: ActorSystem | None, pools: Mapping[str, Any] | None = None
+) -> str:
     """The actor tree with each cell's state, control queue and mailbox size
     (for a hang; read from another thread, so only roughly consistent)."""
     if system is None or system._runtime.guardian is None:
@@ -893,12 +895,19 @@ def dump_tree(system: ActorSystem | None) -> str:
             walk(child, depth + 1)
 
     walk(system._runtime.guardian, 0)
+    for path, pool in list((pools or {}).items()):
+        shared = pool._shared
+        if shared is not None:
+            state = shared.state
+            lines.append(
+                f"shared queue of {path}: pool {_STATES[pool._cell.state]}, "
+                f"closed={shared.closed} buffered={len(state.buffer)} "
+                f"senders={len(state.senders)} receivers={len(state.receivers)}"
+            )
     loop = getattr(system, "_campaign_loop", None)
     if loop is not None:  # asyncio: where each actor task waits
         for task in list(asyncio.all_tasks(loop)):
             name = task.get_name()
-            if not name.startswith("/user"):
-                continue
             where = []
             coro: Any = task.get_coro()
             while coro is not None:
@@ -951,7 +960,11 @@ def _run_in_thread(
     if thread.is_alive():
         frame = sys._current_frames().get(thread.ident or 0)
         stack = "".join(traceback.format_stack(frame)) if frame else "?"
-        return False, f"hung; {dump_tree(run.system)}\nits thread's stack:\n{stack}"
+        return (
+            False,
+            f"hung; {dump_tree(run.system, run.world.pools)}\n"
+            f"its thread's stack:\n{stack}",
+        )
     return True, outcome["error"]
 
 

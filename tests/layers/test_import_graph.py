@@ -14,7 +14,7 @@ import actors
 
 ROOT = Path(actors.__file__).resolve().parent
 #: Imports of these optional dependencies may be function-local.
-OPTIONAL = ("opentelemetry",)
+OPTIONAL = ("opentelemetry", "trio", "uvloop")
 
 
 def _module_name(path: Path) -> str:

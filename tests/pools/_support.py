@@ -4,7 +4,6 @@ tests never sleep to synchronise)."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 import sniffio
 
 from actors import Actor, PoolRef
+from actors.testing import wait_all_blocked as wait_all_blocked
 
 #: Both routings, as a parametrize mark.
 ROUTINGS = pytest.mark.parametrize("routing", ["round_robin", "shared_queue"])
@@ -82,31 +82,6 @@ class Worker(Actor):
 def on_asyncio() -> bool:
     """Whether the running event loop is asyncio (or uvloop)."""
     return sniffio.current_async_library() == "asyncio"
-
-
-def _parked(task: asyncio.Task[Any]) -> bool:
-    # Parked: awaiting a future that is not done.
-    waiter = task._fut_waiter  # type: ignore[attr-defined]
-    return waiter is not None and not waiter.done()
-
-
-async def wait_all_blocked() -> None:
-    """Return once every other task is parked, stepping with checkpoints only.
-
-    Trio's ``wait_all_tasks_blocked`` on Trio; on asyncio, one checkpoint at a
-    time until every other task awaits an unfinished future. Never sleeps.
-    """
-    if not on_asyncio():
-        import trio.testing
-
-        await trio.testing.wait_all_tasks_blocked()
-        return
-    me = asyncio.current_task()
-    for _ in range(100_000):
-        await anyio.lowlevel.checkpoint()
-        if all(t is me or t.done() or _parked(t) for t in asyncio.all_tasks()):
-            return
-    raise AssertionError("tasks kept running: the loop never became idle")
 
 
 async def hold_worker(pool: PoolRef[Any]) -> Hold:
