@@ -6,10 +6,10 @@ the most expensive part of an ask on Trio. Here the asks of one system that
 share a timeout value sit in a doubly linked list in deadline order (the
 envelopes are the nodes, so nothing is allocated per ask), and one timer per
 list is armed for its oldest deadline. A reply unlinks its ask; the timer, when
-it fires, expires what is due (``Backend.expire`` on the asker's wait handle:
-it resumes with False) and re-arms for the next deadline, or goes away when the
-list is empty. Sequential asks with the default timeout thus share one timer
-firing per timeout period.
+it fires, expires what is due (``Backend.resolve(handle, False)`` on the
+asker's wait handle: it resumes with False) and re-arms for the next deadline,
+or goes away when the list is empty. Sequential asks with the default timeout
+thus share one timer firing per timeout period.
 
 The timer is the backend's cheapest: on asyncio a loop timer per list
 (:class:`Deadlines`); on Trio one task per system (:class:`TrioDeadlines`,
@@ -132,14 +132,14 @@ class _Queue:
         owner = self.owner
         self.timer = None
         now = owner.now() + _EARLY
-        expire = owner.expire
+        resolve = owner.resolve
         head = self.head
         while head is not None and head.deadline <= now:
             self.unlink(head)
             # The asker sees EXPIRED, unless it was replied to or cancelled
             # first (Stale).
             with suppress(Stale):
-                expire(head.handle)
+                resolve(head.handle, False)
             head = self.head
         if head is not None:
             self.timer = owner.arm(self, head.deadline)
@@ -153,13 +153,13 @@ class AskDeadlines:
     Subclasses say what a timer is: :meth:`arm`, :meth:`disarm`, :meth:`now`.
     """
 
-    __slots__ = ("backend", "expire", "idle", "new_handle", "now", "queues")
+    __slots__ = ("backend", "idle", "new_handle", "now", "queues", "resolve")
 
     def __init__(self, backend: Backend, now: Callable[[], float]) -> None:
         self.backend = backend
         # Bound once: the wait handles of the backend, and its clock.
         self.new_handle = backend.new_handle
-        self.expire = backend.expire
+        self.resolve = backend.resolve
         self.now = now
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);

@@ -112,7 +112,7 @@ class Ask(Waiter):
             self.waiting = False
             if backend is not None:
                 try:
-                    backend.resolve(self.handle)
+                    backend.resolve(self.handle, None)
                     return True
                 except Stale:
                     # Task.cancel() won, or the ask's deadline (the asker

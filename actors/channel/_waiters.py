@@ -18,11 +18,11 @@ The runtime's per-message waits (an idle actor's mailbox, an asker waiting for
 its reply) use a lighter primitive, the *wait handle*, with the same code on
 every backend and no method call of ours around it:
 ``handle = backend.new_handle()``, then ``await handle``; a waker calls
-``backend.resolve(handle)`` (the task resumes with None) or
-``backend.expire(handle)`` (it resumes with False). Each is a callable chosen
-once per backend and bound into a slot: on asyncio the future class itself and
-``methodcaller`` objects (C code, no Python frame), on Trio a small handle
-class around ``wait_task_rescheduled``/``reschedule``. A handle resolves once:
+``backend.resolve(handle, value)`` and the task resumes with ``value`` (None:
+woken; False: expired). Both are callables chosen once per backend and bound
+into a slot: on asyncio the future class itself and ``Future.set_result``
+(C code, no Python frame), on Trio a small handle class around
+``wait_task_rescheduled``/``reschedule``. A handle resolves once:
 resolving it again, or after its task was cancelled, raises :data:`Stale`, and
 the parked task's own ``except`` clause undoes its queueing (on Trio too, so
 the two backends share one protocol).
@@ -33,7 +33,6 @@ from __future__ import annotations
 import types
 from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
-from operator import methodcaller
 from typing import Any, Final, Generic, TypeVar
 
 __all__ = [
@@ -52,8 +51,8 @@ W = TypeVar("W", bound="Waiter")
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
 
-#: Raised by ``Backend.resolve``/``Backend.expire`` when the wait handle was
-#: resolved or expired already, or its task was cancelled (asyncio's own
+#: Raised by ``Backend.resolve`` when the wait handle was resolved already,
+#: or its task was cancelled (asyncio's own
 #: exception for a done future; the Trio handle raises it too).
 Stale: Final = InvalidStateError
 
@@ -119,18 +118,17 @@ def _yield_now() -> Generator[None, None, None]:
 class Backend:
     """The operations a channel needs from an event loop.
 
-    Besides the methods, three callables bound once per backend (see the module
+    Besides the methods, two callables bound once per backend (see the module
     docstring): ``new_handle()`` makes a wait handle for the current task,
-    ``resolve(handle)`` and ``expire(handle)`` wake it with None or False, or
-    raise :data:`Stale`.
+    ``resolve(handle, value)`` wakes it with ``value`` (None or False) or
+    raises :data:`Stale`.
     """
 
-    __slots__ = ("expire", "new_handle", "resolve")
+    __slots__ = ("new_handle", "resolve")
 
     name: str
     new_handle: Callable[[], Any]
-    resolve: Callable[[Any], None]
-    expire: Callable[[Any], None]
+    resolve: Callable[[Any, Any], None]
 
     #: How a channel operation makes its checkpoint. True (asyncio): yield
     #: first, then act on the state after the yield, as anyio does; an operation
@@ -203,11 +201,11 @@ class _AsyncioBackend(Backend):
     def __init__(self) -> None:
         # The wait handle is a future of the running loop. Future() finds the
         # loop in C, as loop.create_future() does on asyncio and uvloop, minus
-        # a Python call; the methodcallers resolve it in C: a done future
-        # (Task.cancel() or the other outcome got there first) raises Stale.
+        # a Python call. The unbound set_result is one C call, as fast as the
+        # inline method call; a done future (Task.cancel() or an earlier
+        # resolve got there first) raises InvalidStateError, that is Stale.
         self.new_handle = Future
-        self.resolve = methodcaller("set_result", None)
-        self.expire = methodcaller("set_result", False)
+        self.resolve = Future.set_result
 
     def checkpoint(self) -> Awaitable[None]:
         return _yield_now()
@@ -295,7 +293,6 @@ class _TrioBackend(Backend):
         handle = _trio_handle_class()
         self.new_handle = handle
         self.resolve = handle.resolve
-        self.expire = handle.expire
 
     def checkpoint(self) -> Awaitable[None]:
         return self._checkpoint()
@@ -357,7 +354,7 @@ def _trio_handle_class() -> type[Any]:
     wait = lowlevel.wait_task_rescheduled
     reschedule = lowlevel.reschedule
     succeeded = lowlevel.Abort.SUCCEEDED
-    value = outcome.Value  # one per expiry: an outcome is unwrapped only once
+    value = outcome.Value  # one per resolve: an outcome is unwrapped only once
 
     class TrioHandle:
         """A task parked until resolved (None), expired (False) or cancelled."""
@@ -378,17 +375,14 @@ def _trio_handle_class() -> type[Any]:
             self.done = True
             return succeeded
 
-        def resolve(self) -> None:
+        def resolve(self, result: Any) -> None:
             if self.done:
                 raise Stale
             self.done = True
-            reschedule(self.task)
-
-        def expire(self) -> None:
-            if self.done:
-                raise Stale
-            self.done = True
-            reschedule(self.task, value(False))
+            if result is None:
+                reschedule(self.task)  # its default: Value(None)
+            else:
+                reschedule(self.task, value(result))
 
     return TrioHandle
 

@@ -107,7 +107,7 @@ class Mailbox(Generic[M]):
             # call saved per message).
             self._consumer = None
             try:
-                self._backend.resolve(consumer.handle)  # type: ignore[union-attr]
+                self._backend.resolve(consumer.handle, None)  # type: ignore[union-attr]
                 self._wakeups += 1
             except Stale:  # its task was cancelled first
                 pass
@@ -169,7 +169,7 @@ class Mailbox(Generic[M]):
         backend = self._backend
         assert consumer is not None and backend is not None
         try:
-            backend.resolve(consumer.handle)
+            backend.resolve(consumer.handle, None)
             self._wakeups += 1
         except Stale:  # its task was cancelled first: it unqueues itself
             pass
