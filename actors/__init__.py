@@ -17,6 +17,7 @@ from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
+from ._errors import UnhandledMessage as UnhandledMessage
 from ._lifecycle import StopReason as StopReason
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
@@ -70,4 +71,5 @@ __all__ = [
     "Telemetry",
     "Terminated",
     "TimerScheduler",
+    "UnhandledMessage",
 ]

@@ -10,7 +10,18 @@ from ._strategies import SupervisorStrategy
 if TYPE_CHECKING:
     from ._context import ActorContext
 
-__all__ = ["Actor"]
+__all__ = ["UNHANDLED", "Actor"]
+
+
+class _Unhandled:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNHANDLED"
+
+
+#: What ``Actor.receive`` returns: the message was not handled (no reply).
+UNHANDLED: Any = _Unhandled()
 
 
 class Actor:
@@ -45,11 +56,14 @@ class Actor:
     context: ActorContext
 
     def receive(self, message: Any) -> Any:
-        """Handle one message; the default counts it as a dead letter
-        ("unhandled")."""
+        """Handle one message. The default does not: it counts the message as
+        a dead letter ("unhandled"), and an asker gets
+        :exc:`~actors.UnhandledMessage` instead of a reply. A subclass passes
+        on what it does not handle with ``return super().receive(message)``.
+        """
         cell = self.context._cell
         cell.runtime.dead_letter(cell, message, "unhandled")
-        return None
+        return UNHANDLED
 
     def on_start(self) -> Awaitable[None] | None:
         """Called before the first message (sync or async)."""

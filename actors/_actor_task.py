@@ -33,6 +33,7 @@ __all__ = ["run_actor"]
 async def run_actor(cell: Cell) -> None:
     """The task of ``cell``'s actor (started in the system's task group)."""
     current_cell.set(cell)
+    cell.runtime.unstarted.discard(cell)
     cause: BaseException | None = None
     restarting = False
     # Set once the incarnation a one-for-all / rest-for-one supervisor waits

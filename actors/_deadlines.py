@@ -37,7 +37,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
 from ._envelope import _PENDING, EXPIRED, Ask, abandon
-from .channel._waiters import Backend, Stale, _asyncio_backend
+from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
 if TYPE_CHECKING:
     from ._runtime import Runtime
@@ -56,6 +56,9 @@ IDLE_KEPT = 4
 
 #: The name of the Trio deadline task (``anyio.get_running_tasks()`` shows it).
 DEADLINE_TASK_NAME: Final = "actors.ask-deadlines"
+
+# Every method that links, unlinks or wakes an ask is ki_protected: on Trio a
+# Ctrl-C half-way (an ask unlinked but never woken) would leave it hanging.
 
 # asyncio may run a timer up to its clock resolution early; a deadline that
 # close counts as due, so a timer never re-arms for the same instant.
@@ -79,6 +82,7 @@ class _Queue:
         self.timer: Any = None
         self.kept = False  # among the owner's idle lists kept for reuse
 
+    @ki_protected
     def push(self, ask: Ask, deadline: float) -> None:
         ask.deadline = deadline
         ask.next = None
@@ -105,6 +109,7 @@ class _Queue:
             after.prev = prev
         ask.prev = ask.next = None
 
+    @ki_protected
     def done(self, ask: Ask) -> None:
         """An ask left this list (answered, cancelled): unlink it, and if it
         was the last one, keep the list among the idle ones."""
@@ -126,6 +131,7 @@ class _Queue:
         if self.head is None and not self.kept:
             self.owner.idled(self)
 
+    @ki_protected
     def fire(self) -> None:
         """The list's timer is due: expire what is due, then re-arm for the
         next deadline or release the list."""
@@ -179,6 +185,7 @@ class AskDeadlines:
         """The system is exiting: stop any timer task (asks made later still
         time out, each with a timer of its own)."""
 
+    @ki_protected
     def idled(self, queue: _Queue) -> None:
         """``queue`` has just emptied: keep it, and release the list idle
         longest if that makes one too many."""
@@ -192,6 +199,7 @@ class AskDeadlines:
                 self.release(oldest)
             # else: in use again; it is kept anew when it empties
 
+    @ki_protected
     def release(self, queue: _Queue) -> None:
         """Drop an empty list and cancel its timer."""
         if self.queues.get(queue.key) is queue:
@@ -203,6 +211,7 @@ class AskDeadlines:
             self.disarm(queue)
             queue.timer = None
 
+    @ki_protected
     async def wait(self, ask: Ask, timeout: float) -> Any:
         """:meth:`Ask.wait` with a timeout in seconds.
 
@@ -286,6 +295,7 @@ class TrioDeadlines(AskDeadlines):
         #: how many deadline tasks this system has started (one at a time)
         self.tasks_started = 0
 
+    @ki_protected
     def arm(self, queue: _Queue, deadline: float) -> float:
         if not self._running:
             tg = self._runtime.tg
@@ -306,12 +316,14 @@ class TrioDeadlines(AskDeadlines):
     def disarm(self, queue: _Queue) -> None:
         pass  # the task skips an unarmed list, and ends when none is left
 
+    @ki_protected
     def close(self) -> None:
         self._closed = True
         scope = self._scope
         if scope is not None:
             scope.cancel()
 
+    @ki_protected
     async def wait(self, ask: Ask, timeout: float) -> Any:
         if not self._closed:
             return await super().wait(ask, timeout)

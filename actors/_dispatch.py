@@ -14,9 +14,11 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from ._actor import UNHANDLED
 from ._control import Restart, Stop
 from ._death_watch import deliver_terminated
 from ._envelope import Ask
+from ._errors import UnhandledMessage
 from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
@@ -43,13 +45,13 @@ async def run_loop(cell: Cell) -> None:
     assert instance is not None
     receive = instance.receive
     is_async = inspect.iscoroutinefunction(receive)
-    system = cell.runtime
-    backend = system.backend
+    runtime = cell.runtime
+    backend = runtime.backend
     plain = PLAIN
     # Messages go to ``handler``, signals to ``receive``. With telemetry on,
     # ``handler`` is ``receive`` wrapped for this incarnation (spans, metrics,
     # the sender's context); with it off, this line is all it costs.
-    telemetry = system.telemetry
+    telemetry = runtime.telemetry
     handler = receive if telemetry is None else telemetry.instrument(
         cell, receive, is_async
     )
@@ -85,8 +87,13 @@ async def run_loop(cell: Cell) -> None:
                         ):
                             result = await result
                     cell.current = NOTHING
-                    if not item.reply(result, backend):
-                        system.dead_letter(cell, item.message, "ask abandoned")
+                    if result is UNHANDLED:  # counted as a dead letter already
+                        item.fail(
+                            UnhandledMessage(f"{cell.path} did not handle it"),
+                            backend,
+                        )
+                    elif not item.reply(result, backend):
+                        runtime.dead_letter(cell, item.message, "ask abandoned")
                 elif isinstance(item, Signal):
                     await handle_signal(cell, item, receive)
                 elif is_async:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .channel._waiters import Backend, Stale, Waiter
+from .channel._waiters import Backend, Stale, Waiter, ki_protected
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -83,6 +83,7 @@ class Ask(Waiter):
     def done(self) -> bool:
         return self.state != _PENDING
 
+    @ki_protected
     def reply(self, value: object, backend: Backend | None) -> bool:
         """Deliver the reply.
 
@@ -97,6 +98,7 @@ class Ask(Waiter):
         self.outcome = value
         return self._wake(backend)
 
+    @ki_protected
     def fail(self, exc: BaseException, backend: Backend | None) -> bool:
         """Deliver an exception to the asker; False if nobody waits any more."""
         if self.state != _PENDING:
@@ -105,6 +107,7 @@ class Ask(Waiter):
         self.outcome = exc
         return self._wake(backend)
 
+    @ki_protected
     def _wake(self, backend: Backend | None) -> bool:
         # Every False goes with abandoned = True: the replier counts what
         # nobody takes, so the asker's abandon() must not count it again.
@@ -124,6 +127,7 @@ class Ask(Waiter):
         # gone already.
         return not self.abandoned
 
+    @ki_protected
     async def wait(self, backend: Backend) -> Any:
         """Wait for the outcome, without a time limit (for one, see
         ``AskDeadlines.wait``).

@@ -12,6 +12,7 @@ __all__ = [
     "MailboxFull",
     "StrayCancellation",
     "SystemNotRunning",
+    "UnhandledMessage",
     "describe",
 ]
 
@@ -37,6 +38,13 @@ class AskTimeout(TimeoutError):
 class AskSelfError(RuntimeError):
     """An actor asked itself from its own handler, which could never be answered
     (the actor handles one message at a time). The actor keeps running."""
+
+
+class UnhandledMessage(Exception):
+    """Raised to an asker whose message the actor did not handle: it has no
+    ``receive`` of its own, or its ``receive`` passed the message on to
+    ``Actor.receive`` (``return super().receive(message)``). The message is
+    also counted as a dead letter ("unhandled"); the actor does not fail."""
 
 
 class StrayCancellation(RuntimeError):

@@ -88,4 +88,8 @@ async def stop_incarnation(cell: Cell) -> None:
                 extra=log_extra(cell, "failure"),
             )
             cell.runtime.count_failure(cell, exc)
+        if cell.children:  # spawned by on_stop: they end with the incarnation
+            await stop_children(
+                cell, StopReason.SYSTEM if system_stop else StopReason.PARENT
+            )
     cell.started_ok = False

@@ -21,17 +21,18 @@ or for ``round_robin`` in the pool's own hold, flushed to the new workers).
 Whatever way the pool supervisor ends, closing its own mailbox stops the pool:
 the queue is closed, queued asks fail with ``ActorStopped`` and queued
 messages become dead letters, with no lifecycle hook involved.
+
+Its size: one class, ``PoolRef``, whose routing, restart hold and stop
+share their state; spawning lives in ``_pool_spawn``.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
 
-from ._actor import Actor
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import (
     ActorStopped,
@@ -41,58 +42,22 @@ from ._errors import (
     SystemNotRunning,
 )
 from ._lifecycle import StopReason, current_cell
-from ._ref import ActorRef, ReplyTypeMismatch
+from ._ref import ActorRef, ReplyTypeMismatch, signal_error
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
-from ._strategies import OneForOne, SupervisorStrategy
-from ._validation import check_capacity, check_limit, check_timeout
-from .mailbox import Mailbox, MailboxClosed, Signal
+from ._validation import check_timeout
+from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["PoolRef", "Routing", "spawn_pool"]
+__all__ = ["ROUTINGS", "PoolRef", "Routing"]
 
 Routing = Literal["round_robin", "shared_queue"]
 ROUTINGS: tuple[Routing, ...] = ("round_robin", "shared_queue")
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
-
-
-class PoolSupervisor(Actor):
-    """The pool's own actor: parent and supervisor of the workers. The workers
-    are spawned with it; if it is itself restarted, it spawns fresh ones."""
-
-    supervisor_strategy: ClassVar[SupervisorStrategy | None] = OneForOne(
-        max_restarts=10, within=1.0
-    )
-
-    def __init__(self, pool: PoolRef[Any]) -> None:
-        self.pool = pool
-
-    def on_restart(self, exc: BaseException | None) -> None:
-        self.pool._spawn_workers()
-
-
-class _PoolMailbox(Mailbox[Any]):
-    """The pool supervisor's own mailbox. The runtime closes an actor's mailbox
-    when it is asked to stop and when it terminates, however that happens
-    (stopped, its parent stopping, the system's teardown, cancelled by a
-    shutdown timeout, or stopped while suspended by a one-for-all restart); a
-    restart never closes it. So closing it is where the pool stops taking
-    messages and settles what is queued, with no lifecycle hook involved."""
-
-    __slots__ = ("_pool",)
-
-    def __init__(self, pool: PoolRef[Any]) -> None:
-        super().__init__()
-        self._pool = pool
-
-    def close(self) -> None:
-        if not self.closed:
-            super().close()
-            self._pool._stopping()
 
 
 class _Broadcast:
@@ -193,6 +158,8 @@ class PoolRef(Generic[M]):
                 shared.try_send(message)
             except MailboxClosed:
                 raise self._stopped() from None
+            except TypeError:  # the queue refuses signals
+                raise signal_error(message) from None
             return
         # Round-robin fast path, inlined (one Python call less per message):
         # the next worker takes it unless its mailbox is full or closed; then
@@ -204,6 +171,8 @@ class PoolRef(Generic[M]):
             workers[index % len(workers)]._cell.mailbox.try_send(message)
         except (MailboxFull, MailboxClosed):
             self._route(message)
+        except TypeError:  # the mailbox refuses signals
+            raise signal_error(message) from None
 
     def _route(self, message: object) -> None:
         workers = self._workers
@@ -233,11 +202,21 @@ class PoolRef(Generic[M]):
     async def send(self, message: M) -> None:
         """Give a message to one worker, waiting for room (backpressure).
 
+        ``shared_queue``: waits for room in the pool's queue, which any worker
+        makes. ``round_robin``: a worker with room takes it at once; when every
+        worker is full, the send waits for room in the worker whose turn it is
+        (each has its own mailbox), even if another one frees room first; use
+        ``shared_queue`` when handlers can get stuck. A native
+        ``Task.cancel()`` after the message moved in leaves it queued, as
+        :meth:`ActorRef.send` says.
+
         Raises:
             ActorStopped: the pool has stopped (or stopped while we waited);
                 :exc:`SystemNotRunning` (a subclass) once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
+        if isinstance(message, Signal):
+            raise signal_error(message)
         await self._send(message)
 
     async def _send(self, message: object) -> None:
@@ -297,7 +276,7 @@ class PoolRef(Generic[M]):
         if isinstance(message, Signal):
             # The Ask envelope would smuggle it past the queue's signal check
             # (as ActorRef.ask refuses it).
-            raise TypeError(f"{message!r} is a runtime signal: it cannot be asked")
+            raise signal_error(message)
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
@@ -345,6 +324,8 @@ class PoolRef(Generic[M]):
             ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
                 subclass) once its system has exited.
         """
+        if isinstance(message, Signal):
+            raise signal_error(message)
         if not self.is_alive:
             raise self._stopped()
         self._broadcast(message)
@@ -457,61 +438,3 @@ class PoolRef(Generic[M]):
     def __repr__(self) -> str:
         state = "alive" if self.is_alive else "stopped"
         return f"<PoolRef {self._cell.path} {self.routing} size={self.size} {state}>"
-
-
-def spawn_pool(
-    parent: Cell,
-    factory: Callable[..., Actor],
-    size: int,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    routing: Routing,
-    name: str | None,
-    capacity: int | None,
-    drain: int | None,
-) -> PoolRef[Any]:
-    """Spawn a pool under ``parent``; see :meth:`ActorSystem.spawn_pool`.
-
-    Raises:
-        TypeError: ``size`` is not an integer, or ``factory`` is not an Actor
-            factory.
-        ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
-            ``drain``, or a taken name.
-    """
-    check_limit(size, "size")
-    if routing not in ROUTINGS:
-        raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
-    if isinstance(factory, type) and not issubclass(factory, Actor):
-        raise TypeError(f"{factory.__name__} is not an Actor subclass")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, not {factory!r}")
-    system = parent.runtime
-    check_capacity(capacity)
-    if drain is not None:
-        check_limit(drain, "drain")
-    backend = system.backend
-    if backend is None or not system.running:
-        raise SystemNotRunning("the actor system is not running")
-    shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
-    # Chosen once: a traced system's pool ref carries trace contexts.
-    pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
-    pool: PoolRef[Any] = pool_class(
-        routing, size, shared, (factory, args, kwargs, capacity, drain)
-    )
-    if name is None:
-        system.names += 1
-        name = f"pool-{getattr(factory, '__name__', 'worker').lower()}-{system.names}"
-    ref = system.spawn(
-        parent,
-        PoolSupervisor,
-        (pool,),
-        {},
-        name,
-        None,
-        None,
-        "transient",
-        _PoolMailbox(pool),
-    )
-    pool._cell = ref._cell
-    pool._spawn_workers()
-    return pool

@@ -78,7 +78,11 @@ class ActorRef(Generic[M]):
 
         Returns without yielding when there is room. Waiting senders are served
         first come, first served; a send cancelled while waiting enqueues
-        nothing.
+        nothing. One race is left on asyncio: a native ``Task.cancel()`` that
+        lands after the message moved in but before the sender resumed leaves
+        the message enqueued (it is handled once) and still raises
+        ``CancelledError``: do not resend it. (anyio cancel scopes and Trio
+        never cancel a sender that was already served.)
 
         Raises:
             TypeError: ``message`` is a runtime signal object.

@@ -27,6 +27,7 @@ from ._lifecycle import StopReason
 from ._log import logger
 from ._ref import ActorRef
 from ._strategies import RESTART_TYPES, RestartType, check_strategy_attribute
+from ._termination import finish
 from ._validation import check_limit, check_name
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class Runtime:
         "deadlines",
         "drain",
         "escalations",
+        "exiting",
         "failure",
         "failures",
         "from_thread",
@@ -70,6 +72,7 @@ class Runtime:
         "telemetry",
         "tg",
         "timer_service",
+        "unstarted",
     )
 
     def __init__(
@@ -95,6 +98,8 @@ class Runtime:
         self.spawn_pool = spawn_pool
         self.backend: Backend | None = None
         self.running = False
+        #: Leaving its ``async with``: what stops now stops because of it.
+        self.exiting = False
         self.tg: TaskGroup | None = None
         self.guardian: Cell | None = None
         self.failures = 0
@@ -116,6 +121,9 @@ class Runtime:
         self.timer_service: TimerService | None = None
         #: Made by the first use of ``system.from_thread``.
         self.from_thread: FromThread | None = None
+        #: Cells whose task has not run yet: a task cancelled before its first
+        #: step never runs (asyncio), so the exit settles them itself.
+        self.unstarted: set[Cell] = set()
 
     # -- spawning -----------------------------------------------------------------
 
@@ -150,9 +158,9 @@ class Runtime:
         else:
             check_limit(drain, "drain")
         if name is None:
-            self.names += 1
-            base = getattr(factory, "__name__", "actor").lower()
-            name = f"{base}-{self.names}"
+            name = self.default_name(
+                parent, getattr(factory, "__name__", "actor").lower()
+            )
         else:
             check_name(name)
         if name in parent.children:
@@ -163,8 +171,32 @@ class Runtime:
             parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
         )
         parent.children[name] = cell
-        self.tg.start_soon(run_actor, cell, name=cell.path)
+        self.start(cell)
         return cell.ref
+
+    def start(self, cell: Cell) -> None:
+        """Start ``cell``'s task in the system's task group."""
+        assert self.tg is not None
+        self.unstarted.add(cell)
+        self.tg.start_soon(run_actor, cell, name=cell.path)
+
+    def finish_unstarted(self) -> None:
+        """After the task group has ended: terminate the cells whose task never
+        ran (their queued messages become dead letters, their asks fail)."""
+        while self.unstarted:
+            cell = self.unstarted.pop()
+            if not cell.terminated.is_set():
+                cell.stop_reason = StopReason.SYSTEM
+                finish(cell)
+
+    def default_name(self, parent: Cell, base: str) -> str:
+        """``<base>-<n>``, free among ``parent``'s children (a name given by
+        hand may look like a default one)."""
+        while True:
+            self.names += 1
+            name = f"{base}-{self.names}"
+            if name not in parent.children:
+                return name
 
     def make_cell(
         self,

@@ -15,7 +15,7 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._lifecycle import StopReason
-from ._pool import spawn_pool
+from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry
@@ -192,6 +192,7 @@ class ActorSystem:
             runtime.tg = tg
             runtime.guardian = guardian
             runtime.running = True
+            runtime.unstarted.add(guardian)
             tg.start_soon(self._run_guardian, name="/user")
         except BaseException:
             runtime.running = False
@@ -226,6 +227,7 @@ class ActorSystem:
         guardian = runtime.guardian
         tg = runtime.tg
         assert guardian is not None and tg is not None
+        runtime.exiting = True
         try:
             guardian.request_stop(StopReason.SYSTEM)
             timeout = self.shutdown_timeout
@@ -262,7 +264,9 @@ class ActorSystem:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:
                 raise self._surface(group) from None
-            finally:  # dead letter streams end after the teardown's letters
+            finally:
+                runtime.finish_unstarted()
+                # Dead letter streams end after the teardown's letters.
                 self.dead_letters._close()
         if runtime.failure is not None:
             raise runtime.failure

@@ -26,7 +26,7 @@ from .mailbox import Signal
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["terminate"]
+__all__ = ["finish", "terminate"]
 
 
 async def terminate(cell: Cell, cancelled: bool) -> None:
@@ -37,7 +37,6 @@ async def terminate(cell: Cell, cancelled: bool) -> None:
     cell.state = STOPPING
     cell.stop_requested = True
     cell.mailbox.close()
-    reason = cell.stop_reason
     if not cancelled:
         try:
             await stop_incarnation(cell)
@@ -50,6 +49,17 @@ async def terminate(cell: Cell, cancelled: bool) -> None:
         extras = cell.extras
         if extras is not None and extras.timers is not None:
             extras.timers.cancel_all()
+    finish(cell)
+
+
+def finish(cell: Cell) -> None:
+    """The part of termination that never waits: settle what is left, release
+    waiters, unlink, notify. Also for a cell whose task never ran (cancelled
+    before its first step, as asyncio does to a task cancelled at once)."""
+    cell.state = STOPPING
+    cell.stop_requested = True
+    cell.mailbox.close()
+    reason = cell.stop_reason
     cell.instance = None
     _settle_leftovers(cell)
     # A supervisor may be waiting for this actor to suspend or start.

@@ -11,6 +11,9 @@ was entered), then blocks on a lock until the loop has settled it.
 No call can hang on a dead system: a call first registers itself, and when the
 system exits every registered call still waiting fails with
 :exc:`~actors.SystemNotRunning`; later calls raise it at once.
+
+Its size: one class, ``FromThread``, whose public methods are documented
+in full (most of the lines).
 """
 
 from __future__ import annotations
@@ -22,14 +25,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
-from ._errors import AskTimeout, SystemNotRunning
-from ._ref import ReplyTypeMismatch
+from ._errors import ActorStopped, AskTimeout, SystemNotRunning
+from ._pool import PoolRef
+from ._ref import ActorRef, ReplyTypeMismatch
 from ._request import Request
 from ._validation import check_timeout
 
 if TYPE_CHECKING:
     from ._actor import Actor
-    from ._ref import ActorRef
     from ._runtime import Runtime
     from ._strategies import RestartType
 
@@ -123,9 +126,10 @@ class FromThread:
             MailboxFull: the actor's mailbox is at its capacity.
             ActorStopped: the actor has stopped.
             SystemNotRunning: the system is not running (see the class).
+            TypeError: ``ref`` is not an ActorRef or a PoolRef.
             RuntimeError: called from the event loop's thread.
         """
-        self._call_sync(ref.tell, message)
+        self._call_sync(_check_ref(ref).tell, message)
 
     def send(self, ref: ActorRef[Any], message: object, timeout: float = 5.0) -> None:
         """Enqueue a message, waiting while the mailbox is full (backpressure),
@@ -144,7 +148,7 @@ class FromThread:
             RuntimeError: called from the event loop's thread.
         """
         check_timeout(timeout)
-        self._call_async(_send, ref, message, timeout)
+        self._call_async(_send, _check_ref(ref), message, timeout)
 
     @overload
     def ask(
@@ -185,7 +189,9 @@ class FromThread:
             Exception: whatever the handler raised.
         """
         check_timeout(timeout)
-        return self._call_async(_ask, ref, message, timeout, timeout=timeout)
+        return self._call_async(
+            _ask, _check_ref(ref), message, timeout, timeout=timeout
+        )
 
     def spawn(
         self,
@@ -203,6 +209,7 @@ class FromThread:
         Raises:
             TypeError, ValueError: as :meth:`ActorSystem.spawn`.
             SystemNotRunning: the system is not running (see the class).
+            TypeError: ``ref`` is not an ActorRef or a PoolRef.
             RuntimeError: called from the event loop's thread.
         """
         system = self._runtime.system
@@ -226,9 +233,10 @@ class FromThread:
 
         Raises:
             SystemNotRunning: the system is not running (see the class).
+            TypeError: ``ref`` is not an ActorRef or a PoolRef.
             RuntimeError: called from the event loop's thread.
         """
-        self._call_sync(ref.stop)
+        self._call_sync(_check_ref(ref).stop)
 
     # -- machinery ---------------------------------------------------------------
 
@@ -377,15 +385,41 @@ async def _ask(call: _Call, ref: ActorRef[Any], message: object, timeout: float)
         return await ref.ask(message, remaining)
     except AskTimeout:
         raise AskTimeout(f"{ref.path} did not reply within {timeout} s") from None
+    except ActorStopped as exc:
+        if isinstance(exc, SystemNotRunning) or not _exiting(ref):
+            raise
+        # Stopped by the system's exit: what the class promises is this.
+        raise _exited() from exc
 
 
 async def _send(
     call: _Call, ref: ActorRef[Any], message: object, timeout: float
 ) -> None:
     with anyio.move_on_after(timeout):
-        await ref.send(message)
+        try:
+            await ref.send(message)
+        except ActorStopped as exc:
+            if isinstance(exc, SystemNotRunning) or not _exiting(ref):
+                raise
+            raise _exited() from exc
         return
     raise TimeoutError(f"{ref.path}: no mailbox room within {timeout} s")
+
+
+def _exiting(ref: Any) -> bool:
+    """Whether ``ref``'s system is leaving its ``async with``."""
+    return bool(ref._cell.runtime.exiting)
+
+
+def _check_ref(ref: Any) -> Any:
+    """The ``ref`` argument of a call: an actor's or a pool's ref.
+
+    Raises:
+        TypeError: it is neither.
+    """
+    if not isinstance(ref, ActorRef | PoolRef):
+        raise TypeError(f"ref must be an ActorRef or a PoolRef, not {ref!r}")
+    return ref
 
 
 def _exited() -> SystemNotRunning:

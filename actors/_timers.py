@@ -15,6 +15,9 @@ makes a new timer object, so a firing knows its own generation: when it reaches
 the actor it is dropped unless its timer is still the current one for its key,
 which is how a cancelled or replaced timer never delivers, even when its firing
 was already queued (Akka's guarantee).
+
+Its size: the scheduler users see and the one service behind it are one
+concept, keyed timers, and share the timer object's life.
 """
 
 from __future__ import annotations
@@ -234,8 +237,13 @@ class TimerScheduler:
         if cell.stop_requested or cell.state >= STOPPING:
             return  # it could never be delivered
         service = TimerService.of(cell.runtime)
+        try:
+            old = self._timers.get(key)
+        except TypeError:
+            raise TypeError(
+                f"key must be hashable, not {type(key).__name__}"
+            ) from None
         timer = _Timer(self, key, message, anyio.current_time() + delay, interval)
-        old = self._timers.get(key)  # raises TypeError for an unhashable key
         if old is not None:
             _cancel(old)
         self._timers[key] = timer

@@ -11,6 +11,9 @@ asks carry it on the ask's own envelope; and each incarnation's ``receive`` is
 wrapped once, when it starts (:func:`instrument`, as OpenTelemetry's
 instrumentations wrap the instrumented callable): the same message loop runs,
 with or without telemetry.
+
+Its size: the traced refs and the instrumented ``receive`` are the two ends
+of one message's trace and share its envelope.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ runtime reuses: they cannot import the runtime.
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Any
 
 from .channel._state import check_limit
@@ -27,13 +28,23 @@ __all__ = [
 
 
 def check_seconds_type(name: str, value: object) -> None:
-    """A duration's type: an int or a float (not a bool, not a string).
+    """A duration's type: an int or a float (not a bool, not a string), one
+    that a float can hold (durations are compared with the event loop's float
+    clock).
 
     Raises:
         TypeError: it is not a number of seconds.
+        ValueError: it is an int too large for a float.
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError(
+                f"{name} is too large: {len(str(value))} digits of seconds"
+            ) from None
 
 
 def check_timeout(timeout: float, name: str = "timeout") -> float:
@@ -82,14 +93,24 @@ def check_count(value: int, name: str) -> int:
 
 
 def check_name(name: Any) -> str:
-    """An actor's name: a non-empty string without ``/``.
+    """An actor's name: one segment of a path (``/user/<name>``): not empty,
+    not ``.`` or ``..``, not only spaces, without ``/`` and without control
+    characters (a newline would break log lines).
 
     Raises:
         TypeError: it is not a string.
-        ValueError: it is empty or has a ``/``.
+        ValueError: it is not a valid path segment.
     """
     if not isinstance(name, str):
         raise TypeError(f"an actor name is a string, not {name!r}")
-    if not name or "/" in name:
-        raise ValueError(f"an actor name is a non-empty string without '/': {name!r}")
+    if (
+        not name.strip()
+        or name in (".", "..")
+        or "/" in name
+        or any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name)
+    ):
+        raise ValueError(
+            "an actor name is a non-empty path segment (not '.' or '..', "
+            f"without '/', spaces only or control characters): {name!r}"
+        )
     return name

@@ -32,6 +32,9 @@ before them (a sender only buffers while no receiver waits), so the buffer is
 always [given-back items, by key][sent items]. The channel remembers the keys of
 its given-back prefix and where it ends (counted in items taken from the
 buffer's head, ``taken``), so the next give-back merges into that prefix.
+
+Its size: every rule about where an item goes lives here, in one class, so
+the endpoints in ``_streams`` hold none.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from ._waiters import (
     ReceiveWaiter,
     SendWaiter,
     current_backend,
+    ki_protected,
 )
 
 __all__ = ["ChannelState", "check_buffer_size", "check_limit"]
@@ -136,6 +140,7 @@ class ChannelState(Generic[T]):
 
     # -- hand-off ---------------------------------------------------------
 
+    @ki_protected
     def offer(self, item: T) -> bool:
         """Hand ``item`` to the oldest waiting receiver; False if there is none."""
         receivers = self.receivers
@@ -166,6 +171,7 @@ class ChannelState(Generic[T]):
             return True
         return False
 
+    @ki_protected
     def admit_senders(self) -> None:
         """Move waiting senders' items into the buffer while it has room."""
         senders = self.senders
@@ -185,6 +191,7 @@ class ChannelState(Generic[T]):
         if len(buffer) > self.peak:
             self.peak = len(buffer)
 
+    @ki_protected
     def take_from_senders(self, out: list[T], limit: int) -> None:
         """Take items straight from waiting senders (empty buffer) into ``out``."""
         senders = self.senders
@@ -200,6 +207,7 @@ class ChannelState(Generic[T]):
             backend.wake(waiter)
             self.send_wakeups += 1
 
+    @ki_protected
     def take(self, limit: int) -> list[T]:
         """Take up to ``limit`` items (buffer first, then waiting senders)."""
         buffer = self.buffer
@@ -218,6 +226,7 @@ class ChannelState(Generic[T]):
 
     # -- waiter bookkeeping -----------------------------------------------
 
+    @ki_protected
     def unqueue_receiver(self, waiter: ReceiveWaiter[T]) -> None:
         """Remove a receiver from the waiting queue if it is still there."""
         if waiter.queued:
@@ -228,10 +237,12 @@ class ChannelState(Generic[T]):
             else:
                 receivers.remove(waiter)
 
+    @ki_protected
     def abort_receive(self, waiter: ReceiveWaiter[T]) -> None:
         """A parked receiver was cancelled before it was handed anything."""
         self.unqueue_receiver(waiter)
 
+    @ki_protected
     def restore_receive(self, waiter: ReceiveWaiter[T]) -> None:
         """A woken receiver was cancelled natively: give its items back.
 
@@ -301,6 +312,7 @@ class ChannelState(Generic[T]):
             self.back_end = self.taken
         self.pump()
 
+    @ki_protected
     def pump(self) -> None:
         """Feed buffered items to waiting receivers (after a give-back)."""
         buffer = self.buffer
@@ -312,6 +324,7 @@ class ChannelState(Generic[T]):
         if self.senders:
             self.admit_senders()
 
+    @ki_protected
     def abort_send(self, waiter: SendWaiter[T]) -> None:
         """A parked sender was cancelled before its item was placed."""
         if waiter.queued:
@@ -323,6 +336,7 @@ class ChannelState(Generic[T]):
 
     # -- closing ----------------------------------------------------------
 
+    @ki_protected
     def close_receivers_of(self, owner: object, last: bool) -> None:
         """One receive endpoint closed: wake its own waiters; if it was the last,
         fail every waiting sender with BrokenResourceError."""
@@ -342,6 +356,7 @@ class ChannelState(Generic[T]):
         if last:
             self._fail_senders(BROKEN, None)
 
+    @ki_protected
     def close_senders_of(self, owner: object, last: bool) -> None:
         """One send endpoint closed: withdraw its waiting senders' items; if it
         was the last, wake every waiting receiver to see the end of stream."""
@@ -371,6 +386,7 @@ class ChannelState(Generic[T]):
                 backend.wake(waiter)
         self.senders = keep
 
+    @ki_protected
     def clear(self) -> list[T]:
         """Take every buffered item, in FIFO order (closing a queue for good)."""
         items = list(self.buffer)

@@ -4,6 +4,13 @@ The endpoints follow anyio's memory object stream contract (names, exceptions,
 clone and close semantics, statistics, async iteration, checkpoints) and add
 ``receive_many`` / ``receive_nowait_many`` (batch hand-off), coalesced wakeups and
 one guarantee anyio lacks: an item is never lost to a cancellation.
+
+On Trio, as with Trio's own channels, Ctrl-C never stops an operation half-way:
+the operations are KI-protected, and ``KeyboardInterrupt`` comes out of the
+run's main task at its next checkpoint.
+
+Its size: both endpoints of one channel, as anyio's ``memory.py`` keeps
+them, each method documented in full.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from anyio import BrokenResourceError, ClosedResourceError, EndOfStream, WouldBl
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ._state import ChannelState, check_buffer_size, check_limit
-from ._waiters import DELIVERED, WITHDRAWN, ReceiveWaiter, SendWaiter
+from ._waiters import DELIVERED, WITHDRAWN, ReceiveWaiter, SendWaiter, ki_protected
 
 __all__ = [
     "MemoryObjectReceiveStream",
@@ -76,6 +83,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         self._closed = False
         state.open_receive += 1
 
+    @ki_protected
     def receive_nowait(self) -> T_co:
         """Receive the next item if that needs no waiting.
 
@@ -108,6 +116,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
             raise EndOfStream
         raise WouldBlock
 
+    @ki_protected
     def receive_nowait_many(self, limit: int) -> list[T_co]:
         """Receive up to ``limit`` items that are ready, without waiting.
 
@@ -137,6 +146,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
             raise EndOfStream
         raise WouldBlock
 
+    @ki_protected
     async def receive(self) -> T_co:
         """Receive the next item, waiting for one if need be.
 
@@ -201,6 +211,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         # may have given items back to the buffer since (asyncio).
         return self.receive_nowait()
 
+    @ki_protected
     async def receive_many(self, limit: int) -> list[T_co]:
         """Receive between 1 and ``limit`` items, waiting for the first if need be.
 
@@ -252,6 +263,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         # Woken empty-handed by a close: look again (see receive()).
         return self.receive_nowait_many(limit)
 
+    @ki_protected
     def clone(self) -> MemoryObjectReceiveStream[T_co]:
         """Create another receive stream on the same channel.
 
@@ -262,6 +274,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
             raise ClosedResourceError
         return MemoryObjectReceiveStream(self._state)
 
+    @ki_protected
     def close(self) -> None:
         """Close this receive stream (idempotent, never waits).
 
@@ -276,6 +289,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
             state.open_receive -= 1
             state.close_receivers_of(self, state.open_receive == 0)
 
+    @ki_protected
     async def aclose(self) -> None:
         """Close this receive stream; same as :meth:`close`."""
         self.close()
@@ -327,6 +341,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
         self._closed = False
         state.open_send += 1
 
+    @ki_protected
     def send_nowait(self, item: T_contra) -> None:
         """Send an item if that needs no waiting.
 
@@ -352,6 +367,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
             return
         raise WouldBlock
 
+    @ki_protected
     async def send(self, item: T_contra) -> None:
         """Send an item, waiting for room if the buffer is full.
 
@@ -401,6 +417,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
             raise ClosedResourceError
         raise BrokenResourceError
 
+    @ki_protected
     def clone(self) -> MemoryObjectSendStream[T_contra]:
         """Create another send stream on the same channel.
 
@@ -411,6 +428,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
             raise ClosedResourceError
         return MemoryObjectSendStream(self._state)
 
+    @ki_protected
     def close(self) -> None:
         """Close this send stream (idempotent, never waits).
 
@@ -425,6 +443,7 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
             state.open_send -= 1
             state.close_senders_of(self, state.open_send == 0)
 
+    @ki_protected
     async def aclose(self) -> None:
         """Close this send stream; same as :meth:`close`."""
         self.close()

@@ -30,6 +30,7 @@ the two backends share one protocol).
 
 from __future__ import annotations
 
+import sys
 import types
 from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
@@ -43,10 +44,50 @@ __all__ = [
     "Stale",
     "Waiter",
     "current_backend",
+    "ki_protected",
 ]
 
 T = TypeVar("T")
 W = TypeVar("W", bound="Waiter")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# -- Ctrl-C on Trio ------------------------------------------------------------
+#
+# Trio raises KeyboardInterrupt at whatever bytecode runs when SIGINT arrives,
+# unless that code is KI-protected: then it delivers the interrupt to the main
+# task at its next checkpoint. An operation interrupted half-way (a waiter
+# queued but never parked, an item taken but never handed on, a flag set but
+# the task not woken) would later make Trio reschedule a task that is not
+# waiting: TrioInternalError or a hang. So, as Trio's own channels do, every
+# operation that touches a channel's or a mailbox's waiters is protected.
+
+_ki_protected: list[Callable[..., Any]] = []  # marked, for Trio to learn late
+_enable_ki_protection: Callable[[Any], Any] | None = None  # Trio's, once known
+
+
+def ki_protected(function: F) -> F:
+    """Mark ``function`` as one Ctrl-C must not interrupt half-way on Trio.
+
+    Returns ``function`` itself. Trio (0.28 and later) records the function's
+    code object as protected: no wrapper, no cost per call, on Trio or asyncio.
+    The record is made as soon as Trio is imported (now, if it already is;
+    else when the Trio backend is first used), so an asyncio program never
+    imports Trio for it.
+    """
+    _ki_protected.append(function)
+    if _enable_ki_protection is not None:
+        _enable_ki_protection(function)
+    return function
+
+
+def _learn_trio_ki_protection() -> None:
+    global _enable_ki_protection
+    if _enable_ki_protection is None:
+        from trio.lowlevel import enable_ki_protection
+
+        for function in _ki_protected:
+            enable_ki_protection(function)
+        _enable_ki_protection = enable_ki_protection
 
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
@@ -281,6 +322,7 @@ class _TrioBackend(Backend):
     def __init__(self) -> None:
         import trio
 
+        _learn_trio_ki_protection()
         lowlevel = trio.lowlevel
         self._checkpoint = lowlevel.checkpoint
         self._current_task = lowlevel.current_task
@@ -303,6 +345,7 @@ class _TrioBackend(Backend):
     def schedule_point(self) -> Awaitable[None]:
         return self._schedule_point()
 
+    @ki_protected
     async def park(
         self,
         waiter: W,
@@ -321,6 +364,7 @@ class _TrioBackend(Backend):
 
         await self._wait(abort_fn)
 
+    @ki_protected
     async def park_for(
         self,
         waiter: W,
@@ -332,6 +376,7 @@ class _TrioBackend(Backend):
             await self.park(waiter, abort, restore)
         return not scope.cancelled_caught
 
+    @ki_protected
     def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
 
@@ -375,6 +420,7 @@ def _trio_handle_class() -> type[Any]:
             self.done = True
             return succeeded
 
+        @ki_protected  # done set, then rescheduled: never one without the other
         def resolve(self, result: Any) -> None:
             if self.done:
                 raise Stale
@@ -416,3 +462,7 @@ def current_backend() -> Backend:
             _trio_backend = _TrioBackend()
         return _trio_backend
     raise RuntimeError(f"unsupported async library {name!r}: use asyncio or trio")
+
+
+if "trio" in sys.modules:  # Trio is in use already: protect from the start
+    _learn_trio_ki_protection()

@@ -1,4 +1,8 @@
-"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals."""
+"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals.
+
+Its size: one class, ``Mailbox``, whose receive paths are written out
+rather than shared (no extra coroutine frame per message).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,14 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from anyio import WouldBlock
 
 from ..channel._state import check_limit
-from ..channel._waiters import DELIVERED, Backend, ReceiveWaiter, SendWaiter, Stale
+from ..channel._waiters import (
+    DELIVERED,
+    Backend,
+    ReceiveWaiter,
+    SendWaiter,
+    Stale,
+    ki_protected,
+)
 from ..channel._waiters import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
@@ -40,7 +51,9 @@ class Mailbox(Generic[M]):
     inside the receive step that hands it out, and the oldest waiting sender's
     message moves in within that same step.
 
-    Not thread-safe: use it from the tasks of one event loop.
+    Not thread-safe: use it from the tasks of one event loop. On Trio, Ctrl-C
+    never stops an operation half-way (they are KI-protected, as Trio's
+    channels): ``KeyboardInterrupt`` comes at the main task's next checkpoint.
 
     Args:
         capacity: the quota, the most messages queued at once; ``None`` (the
@@ -80,6 +93,7 @@ class Mailbox(Generic[M]):
 
     # -- sending -----------------------------------------------------------
 
+    @ki_protected
     def try_send(self, message: M) -> None:
         """Enqueue a message if a unit of quota is free, without waiting.
 
@@ -114,6 +128,7 @@ class Mailbox(Generic[M]):
         if len(queue) > self._peak:
             self._peak = len(queue)
 
+    @ki_protected
     async def send(self, message: M) -> None:
         """Enqueue a message, waiting for a unit of quota if none is free.
 
@@ -141,6 +156,7 @@ class Mailbox(Generic[M]):
         if waiter.status != DELIVERED:
             raise MailboxClosed("the mailbox closed while the sender waited")
 
+    @ki_protected
     def send_signal(self, signal: Signal) -> None:
         """Enqueue a signal: never waits, never counts against the quota.
 
@@ -162,6 +178,7 @@ class Mailbox(Generic[M]):
         if len(queue) > self._peak:
             self._peak = len(queue)
 
+    @ki_protected
     def _wake_consumer(self) -> None:
         # One wakeup per park: later sends see _consumer cleared.
         consumer = self._consumer
@@ -176,6 +193,7 @@ class Mailbox(Generic[M]):
 
     # -- receiving ---------------------------------------------------------
 
+    @ki_protected
     def receive_nowait(self) -> M | Signal:
         """Take the next item without waiting.
 
@@ -201,6 +219,7 @@ class Mailbox(Generic[M]):
             raise EndOfMailbox("the mailbox is closed and empty")
         raise WouldBlock
 
+    @ki_protected
     def receive_nowait_many(self, limit: int) -> list[M | Signal]:
         """Take up to ``limit`` queued items without waiting.
 
@@ -222,6 +241,7 @@ class Mailbox(Generic[M]):
         check_limit(limit)
         return self._take(limit)
 
+    @ki_protected
     def _take(self, limit: int) -> list[M | Signal]:
         queue = self._queue
         if not queue:
@@ -254,6 +274,7 @@ class Mailbox(Generic[M]):
         if self._quota.admit(self._queue, backend) and len(self._queue) > self._peak:
             self._peak = len(self._queue)
 
+    @ki_protected
     async def receive(self) -> M | Signal:
         """Take the next item, waiting for one if the mailbox is empty.
 
@@ -280,6 +301,7 @@ class Mailbox(Generic[M]):
             await self._wait(backend)
         return self.receive_nowait()
 
+    @ki_protected
     async def receive_many(self, limit: int) -> list[M | Signal]:
         """Take up to ``limit`` items from one wake, waiting if the mailbox is empty.
 
@@ -309,6 +331,7 @@ class Mailbox(Generic[M]):
             await self._wait(backend)
         return self._take(limit)
 
+    @ki_protected
     async def receive_batch(self, limit: int) -> list[M | Signal]:
         """:meth:`receive_many` for a caller that validated ``limit`` once
         (the actor runtime, per wake): same semantics, no check per call."""
@@ -342,6 +365,7 @@ class Mailbox(Generic[M]):
                     raise
         return self._take(limit)
 
+    @ki_protected
     async def _wait(self, backend: Backend) -> None:
         waiter = self._waiter
         while not self._queue and not self._closed:
@@ -365,6 +389,7 @@ class Mailbox(Generic[M]):
 
     # -- closing -----------------------------------------------------------
 
+    @ki_protected
     def close(self) -> None:
         """Close the mailbox (idempotent).
 
@@ -380,6 +405,7 @@ class Mailbox(Generic[M]):
         if self._consumer is not None:
             self._wake_consumer()
 
+    @ki_protected
     def drain(self) -> list[M | Signal]:
         """Take everything still queued (messages and signals), in FIFO order,
         and release their units. Never waits; works open or closed."""
@@ -422,6 +448,7 @@ class Mailbox(Generic[M]):
     def __aiter__(self) -> Mailbox[M]:
         return self
 
+    @ki_protected
     async def __anext__(self) -> M | Signal:
         try:
             return await self.receive()

@@ -12,7 +12,7 @@ import math
 from collections import deque
 from typing import Any, Generic, TypeVar
 
-from ..channel._waiters import DELIVERED, WITHDRAWN, Backend, SendWaiter
+from ..channel._waiters import DELIVERED, WITHDRAWN, Backend, SendWaiter, ki_protected
 
 __all__ = ["Quota", "check_capacity"]
 
@@ -47,6 +47,7 @@ class Quota(Generic[M]):
         self.used = 0
         self.senders: deque[SendWaiter[M]] = deque()
 
+    @ki_protected
     def admit(self, queue: deque[Any], backend: Backend) -> int:
         """Give free units to the oldest waiting senders, moving their messages
         into ``queue`` and waking them. Returns how many moved in."""
@@ -64,6 +65,7 @@ class Quota(Generic[M]):
             moved += 1
         return moved
 
+    @ki_protected
     def abort(self, waiter: SendWaiter[M]) -> None:
         """A waiting sender was cancelled before its message moved in."""
         if waiter.queued:
@@ -74,6 +76,7 @@ class Quota(Generic[M]):
         """A sender woken with its message moved in, then natively cancelled:
         the message stays enqueued (documented on ``Mailbox.send``)."""
 
+    @ki_protected
     def withdraw_all(self, backend: Backend | None) -> None:
         """The mailbox closed: wake every waiting sender with its message not
         enqueued."""

@@ -13,13 +13,22 @@ import pytest
 
 from actors import (
     Actor,
+    ActorRef,
     ActorSystem,
     DeadLetter,
     DeadLetters,
     DeadLetterSubscription,
+    UnhandledMessage,
 )
 
 pytestmark = pytest.mark.anyio
+
+
+async def ask_unhandled(ref: ActorRef[Any], message: object) -> None:
+    """Ask an actor that handles nothing: the asker learns it at once, and the
+    message is an "unhandled" dead letter (a barrier for the tells before it)."""
+    with pytest.raises(UnhandledMessage):
+        await ref.ask(message)
 
 
 class Ignores(Actor):
@@ -36,7 +45,7 @@ async def test_a_subscriber_sees_every_dead_letter_in_order_beyond_those_kept() 
         assert subscription.active
         for i in range(10):
             ref.tell(i)
-        assert await ref.ask("barrier") is None
+        await ask_unhandled(ref, "barrier")
     assert [letter.message for letter in seen] == [*range(10), "barrier"]
     assert {letter.reason for letter in seen} == {"unhandled"}
     assert all(letter.recipient == ref for letter in seen)
@@ -55,12 +64,12 @@ async def test_an_unsubscribed_callback_sees_no_later_dead_letter() -> None:
         with system.dead_letters.subscribe(
             lambda letter: second.append(letter.message)
         ):
-            await ref.ask("both")
-        await ref.ask("first only")
+            await ask_unhandled(ref, "both")
+        await ask_unhandled(ref, "first only")
         subscription.unsubscribe()
         subscription.unsubscribe()  # idempotent
         assert not subscription.active
-        await ref.ask("none")
+        await ask_unhandled(ref, "none")
     assert first == ["both", "first only"]
     assert second == ["both"]
     assert system.dead_letters.count == 3
@@ -72,7 +81,7 @@ async def test_the_same_callback_subscribed_twice_is_called_twice() -> None:
         ref = system.spawn(Ignores)
         system.dead_letters.subscribe(seen.append)
         system.dead_letters.subscribe(seen.append)
-        await ref.ask("x")
+        await ask_unhandled(ref, "x")
     assert [letter.message for letter in seen] == ["x", "x"]
 
 
@@ -89,8 +98,8 @@ async def test_a_subscriber_that_raises_is_logged_and_breaks_nothing(
         system.dead_letters.subscribe(broken)
         system.dead_letters.subscribe(lambda letter: seen.append(letter.message))
         with caplog.at_level(logging.ERROR, logger="actors"):
-            await ref.ask("a")
-            await ref.ask("b")
+            await ask_unhandled(ref, "a")
+            await ask_unhandled(ref, "b")
         assert ref.is_alive
     assert seen == ["a", "b"]
     assert system.failures == 0
@@ -118,7 +127,7 @@ async def test_a_dead_letter_stream_yields_every_letter_then_ends_at_exit() -> N
         tg.start_soon(read, letters)
         for i in range(5):
             ref.tell(i)
-        await ref.ask("barrier")
+        await ask_unhandled(ref, "barrier")
     await stream.__aexit__(None, None, None)
     assert received == [*range(5), "barrier"]
     assert system.dead_letters.count == 6
@@ -130,7 +139,7 @@ async def test_a_dead_letter_stream_keeps_letters_until_they_are_received() -> N
         async with system.dead_letters.stream() as letters:
             for i in range(3):
                 ref.tell(i)
-            await ref.ask("barrier")
+            await ask_unhandled(ref, "barrier")
             assert [letters.receive_nowait().message for _ in range(4)] == [
                 0,
                 1,
@@ -138,7 +147,7 @@ async def test_a_dead_letter_stream_keeps_letters_until_they_are_received() -> N
                 "barrier",
             ]
         # Left: no more letters go to it.
-        await ref.ask("after")
+        await ask_unhandled(ref, "after")
         assert letters.statistics().open_send_streams == 0
 
 
@@ -163,7 +172,7 @@ async def test_a_stream_whose_reader_closed_unsubscribes_itself() -> None:
         ref = system.spawn(Ignores)
         async with system.dead_letters.stream() as letters:
             letters.close()
-            await ref.ask("x")  # nobody reads: the stream drops out quietly
+            await ask_unhandled(ref, "x")  # nobody reads: the stream drops out quietly
             assert system.dead_letters._subscribers == ()
     assert system.dead_letters.count == 1
 

@@ -504,3 +504,22 @@ async def test_a_stopped_actor_still_refuses_with_actor_stopped() -> None:
         await ref.join()
         with pytest.raises(ActorStopped):
             ref.tell(1)
+
+
+async def test_an_actor_whose_task_never_ran_still_settles_its_mailbox() -> None:
+    # Cancelled right after the spawn: on asyncio the actor's task is cancelled
+    # before its first step and never runs its code. The exit settles it: the
+    # tell is a dead letter and the actor is terminated.
+    letters: list[Any] = []
+    with anyio.fail_after(10):
+        with anyio.CancelScope() as scope:
+            async with ActorSystem() as system:
+                system.dead_letters.subscribe(letters.append)
+                ref = system.spawn(Recorder, [])
+                ref.tell("told")
+                scope.cancel()
+                await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert not ref.is_alive
+    assert await ref.join() is not None
+    assert [letter.message for letter in letters] == ["told"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from actors import Actor, ActorSystem, DeadLetter, StopReason
+from actors import Actor, ActorSystem, DeadLetter, StopReason, UnhandledMessage
 
 from ._support import Recorder, hold
 
@@ -102,9 +102,11 @@ async def test_messages_left_when_the_system_exits_are_dead_letters() -> None:
 async def test_an_unhandled_message_is_a_dead_letter() -> None:
     async with ActorSystem() as system:
         ref = system.spawn(Actor)  # the default receive handles nothing
-        assert await ref.ask("what?") is None
+        with pytest.raises(UnhandledMessage):  # no reply, at once
+            await ref.ask("what?")
         ref.tell("and this?")
-        await ref.ask("barrier")
+        with pytest.raises(UnhandledMessage):
+            await ref.ask("barrier")
         assert [d.message for d in system.dead_letters.recent] == [
             "what?",
             "and this?",

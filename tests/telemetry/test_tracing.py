@@ -21,6 +21,7 @@ from actors import (
     Directive,
     OneForOne,
     Terminated,
+    UnhandledMessage,
 )
 
 from ._support import Otel, by_id, parent_id
@@ -402,7 +403,8 @@ async def test_a_dead_letter_in_a_handler_is_an_event_on_its_span(
 
     async with ActorSystem(telemetry=otel.telemetry) as system:
         ref = system.spawn(Ignores, name="i")
-        await ref.ask("ignored")
+        with pytest.raises(UnhandledMessage):
+            await ref.ask("ignored")
     span = otel.span("process /user/i")
     (event,) = span.events
     assert event.name == "actor.dead_letter"
