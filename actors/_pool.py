@@ -93,7 +93,7 @@ class PoolRef(Generic[M]):
         self.routing: Routing = routing
         self.size = size
         self._shared = shared
-        self._spawn_args = spawn_args  # (factory, args, kwargs, capacity, drain)
+        self._spawn_args = spawn_args  # (factory, args, kwargs, worker options)
         self._workers: list[ActorRef[Any]] = []
         self._next = 0
         # Messages (round_robin) and broadcasts kept while every worker is
@@ -104,7 +104,7 @@ class PoolRef(Generic[M]):
     def _spawn_workers(self) -> None:
         """Spawn (or, after a restart of the pool, re-spawn) every worker, and
         hand them what the pool held meanwhile."""
-        factory, args, kwargs, capacity, drain = self._spawn_args
+        factory, args, kwargs, options = self._spawn_args
         shared = self._shared
         fresh = not self._workers
         for index in range(self.size):
@@ -114,10 +114,7 @@ class PoolRef(Generic[M]):
                 factory,
                 args,
                 kwargs,
-                f"worker-{index}",
-                None if shared is not None else capacity,
-                drain,
-                "transient",
+                options.named(f"worker-{index}"),
                 mailbox,
             )
             if fresh:
@@ -194,7 +191,7 @@ class PoolRef(Generic[M]):
         # messages, as a restarted actor does), or it has stopped.
         if not self.is_alive:
             raise self._stopped()
-        capacity = self._spawn_args[3]
+        capacity = self._spawn_args[3].capacity
         if capacity is not None and len(self._held) >= capacity * count:
             raise MailboxFull(f"{self._cell.path} is restarting and full")
         self._held.append(message)

@@ -10,6 +10,7 @@ from ._actor import Actor
 from ._errors import SystemNotRunning
 from ._pool import ROUTINGS, PoolRef, Routing
 from ._shared_queue import SharedQueue
+from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, SupervisorStrategy
 from ._validation import check_capacity, check_limit
 from .mailbox import Mailbox
@@ -83,31 +84,25 @@ def spawn_pool(
         raise TypeError(f"factory must be callable, not {factory!r}")
     system = parent.runtime
     check_capacity(capacity)
-    if drain is not None:
-        check_limit(drain, "drain")
+    # The workers' options: the shared queue carries a shared_queue pool's
+    # quota, so its workers' own lanes are unbounded.
+    worker = SpawnOptions(
+        None, capacity if routing == "round_robin" else None, drain, "transient"
+    )
+    options = SpawnOptions(name)
     backend = system.backend
     if backend is None or not system.running:
         raise SystemNotRunning("the actor system is not running")
     shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
     # Chosen once: a traced system's pool ref carries trace contexts.
     pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
-    pool: PoolRef[Any] = pool_class(
-        routing, size, shared, (factory, args, kwargs, capacity, drain)
-    )
+    spec = (factory, args, kwargs, worker)
+    pool: PoolRef[Any] = pool_class(routing, size, shared, spec)
     if name is None:
         base = f"pool-{getattr(factory, '__name__', 'worker').lower()}"
-        name = system.default_name(parent, base)
-    ref = system.spawn(
-        parent,
-        PoolSupervisor,
-        (pool,),
-        {},
-        name,
-        None,
-        None,
-        "transient",
-        _PoolMailbox(pool),
-    )
+        options = options.named(system.default_name(parent, base))
+    mailbox = _PoolMailbox(pool)
+    ref = system.spawn(parent, PoolSupervisor, (pool,), {}, options, mailbox)
     pool._cell = ref._cell
     pool._spawn_workers()
     return pool

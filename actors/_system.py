@@ -17,6 +17,7 @@ from ._errors import SystemNotRunning
 from ._lifecycle import StopReason
 from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
+from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry
 from ._threads import FromThread
@@ -320,12 +321,11 @@ class ActorSystem:
                 ``drain`` < 1, or ``restart`` is unknown.
             SystemNotRunning: the system is not running.
         """
+        options = SpawnOptions(name, capacity, drain, restart)
         guardian = self._runtime.guardian
         if guardian is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
-        return self._runtime.spawn(
-            guardian, factory, args, kwargs, name, capacity, drain, restart
-        )
+        return self._runtime.spawn(guardian, factory, args, kwargs, options)
 
     def spawn_pool(
         self,
