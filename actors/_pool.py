@@ -277,8 +277,8 @@ class PoolRef(Generic[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        backend = self._cell.runtime.backend
-        if backend is None:
+        deadlines = self._cell.runtime.deadlines
+        if deadlines is None:
             raise self._stopped()
         envelope = Ask(message, self._cell)
         shared = self._shared
@@ -295,19 +295,15 @@ class PoolRef(Generic[M]):
                 except BaseException:
                     abandon(envelope)  # see ActorRef.ask
                     raise
-                return await envelope.wait(backend)
+                return await envelope.wait(deadlines.backend)
             raise AskTimeout(
                 f"{self._cell.path} did not reply within {timeout} s"
             ) from None
         except MailboxClosed:
             raise self._stopped() from None
-        # The usual case, queued at once: the backend's timed park, much
-        # cheaper than a cancel scope per ask (as ActorRef.ask).
-        deadlines = self._cell.runtime.deadlines
-        if deadlines is not None:  # asyncio: see ActorRef.ask
-            reply = await deadlines.wait(envelope, timeout)
-        else:
-            reply = await envelope.wait(backend, timeout)
+        # The usual case, queued at once: one timer per timeout value (as
+        # ActorRef.ask).
+        reply = await deadlines.wait(envelope, timeout)
         if reply is EXPIRED:
             raise AskTimeout(f"{self._cell.path} did not reply within {timeout} s")
         return reply

@@ -33,7 +33,7 @@ from ._termination import finish
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from ._deadlines import Deadlines
+    from ._deadlines import AskDeadlines
     from ._pool import PoolRef
     from ._strategies import SupervisorStrategy
     from ._system import ActorSystem
@@ -114,7 +114,7 @@ class Runtime:
         self.shields: set[anyio.CancelScope] = set()
         self.cancelling = False
         #: Ask timeouts sharing loop timers (asyncio).
-        self.deadlines: Deadlines | None = None
+        self.deadlines: AskDeadlines | None = None
         #: The loop's token, for thread entry.
         self.loop_token: anyio.lowlevel.EventLoopToken | None = None
         #: Made by the first timer.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from types import TracebackType
@@ -13,7 +12,7 @@ import anyio
 from ._actor import Actor
 from ._actor_task import run_actor
 from ._dead_letters import DeadLetter, DeadLetters
-from ._deadlines import Deadlines
+from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._lifecycle import StopReason
 from ._pool_spawn import spawn_pool
@@ -183,8 +182,7 @@ class ActorSystem:
         # a task group entered by hand and then abandoned corrupts Trio's
         # cancel scope stack.
         backend = runtime.backend = current_backend()
-        if backend.name == "asyncio":
-            runtime.deadlines = Deadlines(asyncio.get_running_loop())
+        runtime.deadlines = ask_deadlines(runtime, backend)
         runtime.loop_token = anyio.lowlevel.current_token()
         guardian = runtime.make_cell(
             None, "user", _Guardian, (), {}, None, runtime.drain, "permanent", None
@@ -261,6 +259,8 @@ class ActorSystem:
             runtime.running = False
             if runtime.from_thread is not None:
                 runtime.from_thread._close()
+            if runtime.deadlines is not None:
+                runtime.deadlines.close()  # ends the Trio deadline task
             try:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:
