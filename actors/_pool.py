@@ -36,16 +36,14 @@ import anyio
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import (
     ActorStopped,
-    AskSelfError,
     AskTimeout,
     MailboxFull,
     SystemNotRunning,
 )
-from ._lifecycle import StopReason, current_cell
-from ._ref import ActorRef, ReplyTypeMismatch, signal_error
+from ._lifecycle import StopReason
+from ._ref import ActorRef, ReplyTypeMismatch, prepare_ask, signal_error
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
-from ._validation import check_timeout
 from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
@@ -269,17 +267,10 @@ class PoolRef(Generic[M]):
         """Ask one worker; same reply, timeout (seconds) and errors as
         :meth:`ActorRef.ask` (:exc:`ActorStopped` when the pool stops before a
         worker replied, :exc:`SystemNotRunning` once its system has exited)."""
-        check_timeout(timeout)
-        if isinstance(message, Signal):
-            # The Ask envelope would smuggle it past the queue's signal check
-            # (as ActorRef.ask refuses it).
-            raise signal_error(message)
-        cell = current_cell.get()
-        if cell is not None and cell.parent is self._cell:
-            raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        deadlines = self._cell.runtime.deadlines
-        if deadlines is None:
-            raise self._stopped()
+        try:
+            deadlines = prepare_ask(self._cell, message, timeout, pool=True)
+        except SystemNotRunning:
+            raise self._stopped() from None
         envelope = Ask(message, self._cell)
         shared = self._shared
         try:

@@ -15,8 +15,9 @@ from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
+    from ._deadlines import AskDeadlines
 
-__all__ = ["ActorRef", "ReplyTypeMismatch", "signal_error"]
+__all__ = ["ActorRef", "ReplyTypeMismatch", "prepare_ask", "signal_error"]
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
@@ -42,6 +43,41 @@ def signal_error(message: object) -> TypeError:
         "delivers signals, actors cannot be told, sent or asked one"
     )
 
+
+
+def prepare_ask(
+    target: Cell, message: object, timeout: float, pool: bool = False
+) -> AskDeadlines:
+    """The checks every ask makes before its envelope is queued (the actor's,
+    the pool's, traced or not): one home for them.
+
+    Returns:
+        The system's ask deadlines, to wait for the reply with.
+
+    Raises:
+        TypeError, ValueError: ``timeout`` is not a number > 0.
+        TypeError: ``message`` is a runtime signal (the envelope would smuggle
+            it past the mailbox's check, and ``receive`` would get a forged
+            ``Terminated``).
+        AskSelfError: the asker is the target (``pool``: one of its workers):
+            it would never get the reply.
+        SystemNotRunning: the target's system is not running.
+    """
+    check_timeout(timeout)
+    if isinstance(message, Signal):
+        raise signal_error(message)
+    asker = current_cell.get()
+    if asker is not None and (asker.parent if pool else asker) is target:
+        if pool:
+            raise AskSelfError(f"{asker.path} asked its own pool from its handler")
+        raise AskSelfError(
+            f"{target.path} asked itself from its own handler: it would never "
+            "get the reply (use tell, or call the method directly)"
+        )
+    deadlines = target.runtime.deadlines
+    if deadlines is None:
+        raise SystemNotRunning(f"the system of {target.path} is not running")
+    return deadlines
 
 
 class ActorRef(Generic[M]):
@@ -146,20 +182,8 @@ class ActorRef(Generic[M]):
             Exception: whatever the handler raised, re-raised here with the
                 actor-side traceback attached.
         """
-        check_timeout(timeout)
-        if isinstance(message, Signal):
-            # The Ask envelope would smuggle it past the mailbox's signal check,
-            # and receive() would get a forged Terminated: refuse as tell does.
-            raise signal_error(message)
         cell = self._cell
-        if current_cell.get() is cell:
-            raise AskSelfError(
-                f"{cell.path} asked itself from its own handler: it would never "
-                "get the reply (use tell, or call the method directly)"
-            )
-        deadlines = cell.runtime.deadlines
-        if deadlines is None:
-            raise SystemNotRunning(f"the system of {cell.path} is not running")
+        deadlines = prepare_ask(cell, message, timeout)
         envelope = Ask(message, cell)
         mailbox = cell.mailbox
         try:

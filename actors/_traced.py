@@ -27,11 +27,11 @@ from opentelemetry.context import Context, attach, detach, get_current
 from opentelemetry.trace import SpanKind, set_span_in_context
 
 from ._envelope import EXPIRED, Ask, abandon
-from ._errors import AskSelfError, AskTimeout, SystemNotRunning
+from ._errors import AskTimeout, SystemNotRunning
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
-from ._ref import ActorRef, signal_error
+from ._ref import ActorRef, prepare_ask, signal_error
 from ._telemetry_labels import (
     ABANDONED,
     ERROR,
@@ -41,7 +41,6 @@ from ._telemetry_labels import (
     metric_attributes,
     record_error,
 )
-from ._validation import check_timeout
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
@@ -122,19 +121,9 @@ class TracedRef(ActorRef[M]):
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         # ActorRef.ask with a client span around it, the span's context in the
-        # envelope. Keep the checks in step with ActorRef.ask.
-        check_timeout(timeout)
-        if isinstance(message, Signal):
-            raise signal_error(message)
+        # envelope.
         cell = self._cell
-        if current_cell.get() is cell:
-            raise AskSelfError(
-                f"{cell.path} asked itself from its own handler: it would never "
-                "get the reply (use tell, or call the method directly)"
-            )
-        deadlines = cell.runtime.deadlines
-        if deadlines is None:
-            raise SystemNotRunning(f"the system of {cell.path} is not running")
+        deadlines = prepare_ask(cell, message, timeout)
         return await _ask(
             self.telemetry,
             self.labels,
@@ -205,16 +194,11 @@ class TracedPoolRef(PoolRef[M]):
         labels.counts[SENT] += len(self._workers)
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
-        # PoolRef.ask with a client span; keep the checks in step with it.
-        check_timeout(timeout)
-        if isinstance(message, Signal):
-            raise signal_error(message)
-        cell = current_cell.get()
-        if cell is not None and cell.parent is self._cell:
-            raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        deadlines = self._cell.runtime.deadlines
-        if deadlines is None:
-            raise self._stopped()
+        # PoolRef.ask with a client span.
+        try:
+            deadlines = prepare_ask(self._cell, message, timeout, pool=True)
+        except SystemNotRunning:
+            raise self._stopped() from None
         telemetry, labels = self._telemetry()
         # PoolRef's tell and send, not ours: the envelope carries the client
         # span's context already.
