@@ -60,7 +60,7 @@ async def run_loop(cell: Cell) -> None:
             batch, cell.carry = cell.carry, []
         else:
             try:
-                batch = await mailbox.receive_batch(drain)
+                batch = await mailbox.receive_many_unchecked(drain)
             except EndOfMailbox:
                 raise Stop from None
         index = 0

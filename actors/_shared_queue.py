@@ -166,7 +166,7 @@ class WorkerMailbox:
                 backend.wake(waiter)
 
     @ki_protected
-    async def receive_batch(self, limit: int) -> list[Any]:
+    async def receive_many_unchecked(self, limit: int) -> list[Any]:
         shared = self._shared
         state = shared.state
         backend = state.backend
@@ -244,7 +244,7 @@ class WorkerMailbox:
             self._wake()
 
     @ki_protected
-    def drain(self) -> list[Any]:
+    def take_all(self) -> list[Any]:
         items = list(self._own)
         self._own.clear()
         return items

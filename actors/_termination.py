@@ -86,7 +86,7 @@ def _settle_leftovers(cell: Cell) -> None:
     system = cell.runtime
     backend = system.backend
     current = cell.current
-    leftovers = [*cell.carry, *cell.mailbox.drain()]
+    leftovers = [*cell.carry, *cell.mailbox.take_all()]
     if current is not NOTHING:
         leftovers.insert(0, current)
     if system.telemetry is not None:  # take off the trace envelopes

@@ -6,6 +6,7 @@ rather than shared (no extra coroutine frame per message).
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -292,7 +293,7 @@ class Mailbox(Generic[M]):
         backend = self._backend or self._get_backend()
         if self._queue or self._closed:
             # A closed, empty mailbox checkpoints too: one suspension per call,
-            # and a cancel point as anyio's and Trio's receive (was: none).
+            # and a cancel point as anyio's and Trio's receive.
             await backend.checkpoint()
         if not self._queue:
             # Empty at the start, or drained by another party while this task
@@ -322,7 +323,7 @@ class Mailbox(Generic[M]):
             RuntimeError: another task is already waiting on this mailbox.
         """
         check_limit(limit)
-        # The body is receive_batch's, written out rather than awaited: no
+        # The body is receive_many_unchecked's, written out, not awaited: no
         # wrapper coroutine per call (the "inlined receive" of the contract).
         backend = self._backend or self._get_backend()
         if self._queue or self._closed:
@@ -332,13 +333,13 @@ class Mailbox(Generic[M]):
         return self._take(limit)
 
     @ki_protected
-    async def receive_batch(self, limit: int) -> list[M | Signal]:
+    async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
         """:meth:`receive_many` for a caller that validated ``limit`` once
         (the actor runtime, per wake): same semantics, no check per call."""
         backend = self._backend or self._get_backend()
         if self._queue or self._closed:
             # A closed, empty mailbox checkpoints too: one suspension per call,
-            # and a cancel point as anyio's and Trio's receive (was: none).
+            # and a cancel point as anyio's and Trio's receive.
             await backend.checkpoint()
         if not self._queue:
             # Empty at the start, or drained by another party while this task
@@ -406,7 +407,7 @@ class Mailbox(Generic[M]):
             self._wake_consumer()
 
     @ki_protected
-    def drain(self) -> list[M | Signal]:
+    def take_all(self) -> list[M | Signal]:
         """Take everything still queued (messages and signals), in FIFO order,
         and release their units. Never waits; works open or closed."""
         queue = self._queue
@@ -417,6 +418,26 @@ class Mailbox(Generic[M]):
         if self._quota.senders:
             self._admit()
         return items
+
+    def drain(self) -> list[M | Signal]:
+        """Deprecated name of :meth:`take_all` (``drain`` is also the
+        runtime's "items per wake"): warns, then takes everything."""
+        warnings.warn(
+            "Mailbox.drain() is deprecated: use Mailbox.take_all()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.take_all()
+
+    async def receive_batch(self, limit: int) -> list[M | Signal]:
+        """Deprecated name of :meth:`receive_many_unchecked`: warns, then
+        receives."""
+        warnings.warn(
+            "Mailbox.receive_batch() is deprecated: use receive_many_unchecked()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return await self.receive_many_unchecked(limit)
 
     # -- inspection --------------------------------------------------------
 

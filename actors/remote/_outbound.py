@@ -265,7 +265,7 @@ class Outbound:
         with ``error`` as its cause. Idempotent."""
         self._error = error
         self._buffer.close()
-        items = self._buffer.drain()
+        items = self._buffer.take_all()
         if items:
             self._drop([_data(item) for item in items], error)
 
@@ -286,7 +286,7 @@ class Outbound:
         ``on_dropped`` and the writer goes on. If the writer is cancelled, the
         envelopes it had taken and not yet published go to ``on_dropped``.
         """
-        receive = self._buffer.receive_batch  # the limit is checked once, here
+        receive = self._buffer.receive_many_unchecked  # the limit is checked once
         batch = self.batch
         while True:
             try:

@@ -179,9 +179,9 @@ def test_an_awaited_receive_of_a_ready_item_is_inlined() -> None:
     assert calls.count("Mailbox.receive") == 2  # one frame, entered and resumed
 
 
-def test_an_awaited_receive_batch_of_64_ready_items_is_inlined() -> None:
+def test_an_awaited_unchecked_receive_of_64_ready_items_is_inlined() -> None:
     # The runtime's per-wake call. Budget 9, measured 9 on asyncio (harness
-    # left out): receive_batch entered and resumed (2), checkpoint + _yield_now
+    # left out): receive_many_unchecked entered and resumed (2), checkpoint + _yield_now
     # entered and resumed (3), then the take as in receive_nowait_many: _take,
     # len, deque.clear, len (4).
     mailbox: Mailbox[object] = Mailbox(64)
@@ -192,7 +192,7 @@ def test_an_awaited_receive_batch_of_64_ready_items_is_inlined() -> None:
             mailbox.try_send(message)
 
     def receive_batch_64() -> None:
-        step_twice(mailbox.receive_batch(64))
+        step_twice(mailbox.receive_many_unchecked(64))
 
     for _ in range(WARM_UP // 10):
         fill()
@@ -204,7 +204,7 @@ def test_an_awaited_receive_batch_of_64_ready_items_is_inlined() -> None:
 def test_an_awaited_receive_many_of_64_ready_items_adds_only_its_check() -> None:
     # Budget 12, measured 12 on asyncio: receive_many entered and resumed (2),
     # check_limit + isinstance x2 (3), checkpoint + _yield_now entered and
-    # resumed (3), then the take (4): no receive_batch coroutine inside.
+    # resumed (3), then the take (4): no receive_many_unchecked coroutine inside.
     mailbox: Mailbox[object] = Mailbox(64)
     _learn_asyncio_backend(mailbox)
 

@@ -43,7 +43,7 @@ async def test_send_cancelled_while_waiting_raises_and_leaves_the_mailbox_as_is(
         scope.cancel()
     assert scope.cancelled_caught
     assert mailbox.statistics() == before
-    assert mailbox.drain() == ["queued"]
+    assert mailbox.take_all() == ["queued"]
 
 
 async def test_send_cancelled_after_its_hand_off_takes_effect_and_returns(
@@ -68,7 +68,7 @@ async def test_send_cancelled_after_its_hand_off_takes_effect_and_returns(
         scope.cancel()  # same step: before the sender runs
     assert returned == [True]
     assert not scope.cancelled_caught
-    assert mailbox.drain() == ["moved in"]
+    assert mailbox.take_all() == ["moved in"]
 
 
 async def test_send_with_a_free_unit_is_not_a_cancel_point() -> None:
@@ -78,7 +78,7 @@ async def test_send_with_a_free_unit_is_not_a_cancel_point() -> None:
     with anyio.CancelScope() as scope:
         scope.cancel()
         await mailbox.send(1)
-    assert mailbox.drain() == [1]
+    assert mailbox.take_all() == [1]
 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
@@ -126,7 +126,7 @@ async def test_receive_cancelled_with_an_item_ready_takes_nothing(many: bool) ->
         pytest.fail("receive returned in a cancelled scope")
     assert scope.cancelled_caught
     assert mailbox.statistics() == before
-    assert mailbox.drain() == [1, tick]
+    assert mailbox.take_all() == [1, tick]
 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])
@@ -149,7 +149,7 @@ async def test_receive_cancelled_after_its_wakeup_takes_effect_and_returns(
         scope.cancel()  # same step: before the consumer runs
     assert got == ([[1, 2]] if many else [1])
     assert not scope.cancelled_caught
-    assert mailbox.drain() == ([] if many else [2])
+    assert mailbox.take_all() == ([] if many else [2])
 
 
 async def test_receive_on_a_closed_empty_mailbox_is_a_cancel_point() -> None:

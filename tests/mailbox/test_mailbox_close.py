@@ -51,7 +51,7 @@ async def test_closed_overrides_full() -> None:
         with pytest.raises(MailboxClosed):
             await mailbox.send(2)
     assert mailbox.statistics().waiting_senders == 0
-    assert mailbox.drain() == [1]
+    assert mailbox.take_all() == [1]
 
 
 async def test_waiting_senders_are_woken_with_mailbox_closed_and_not_enqueued(
@@ -79,7 +79,7 @@ async def test_waiting_senders_are_woken_with_mailbox_closed_and_not_enqueued(
     assert outcomes == {"a": "closed", "b": "closed", "c": "closed"}
     stats = mailbox.statistics()
     assert stats.units_in_use == stats.queued_messages == 1
-    assert mailbox.drain() == ["queued"]
+    assert mailbox.take_all() == ["queued"]
 
 
 def test_drain_returns_everything_still_queued() -> None:
@@ -92,14 +92,14 @@ def test_drain_returns_everything_still_queued() -> None:
     mailbox.try_send(1)
     mailbox.send_signal(ticks[1])
     mailbox.close()
-    assert mailbox.drain() == [0, ticks[0], 1, ticks[1]]
+    assert mailbox.take_all() == [0, ticks[0], 1, ticks[1]]
     stats = mailbox.statistics()
     assert (stats.units_in_use, stats.queued_messages, stats.queued_signals) == (
         0,
         0,
         0,
     )
-    assert mailbox.drain() == []
+    assert mailbox.take_all() == []
     with pytest.raises(EndOfMailbox):
         mailbox.receive_nowait()
 
@@ -114,12 +114,12 @@ async def test_drain_works_on_an_open_mailbox_and_moves_waiting_senders_in(
         for name in ("w0", "w1", "w2"):
             tg.start_soon(mailbox.send, name)
             await wait_all_tasks_blocked()
-        assert mailbox.drain() == ["q0", "q1"]
+        assert mailbox.take_all() == ["q0", "q1"]
         stats = mailbox.statistics()
         assert stats.waiting_senders == 1
         assert stats.units_in_use == stats.queued_messages == 2
-        assert mailbox.drain() == ["w0", "w1"]
-    assert mailbox.drain() == ["w2"]
+        assert mailbox.take_all() == ["w0", "w1"]
+    assert mailbox.take_all() == ["w2"]
     assert not mailbox.closed
     mailbox.try_send("still open")
 
@@ -186,3 +186,13 @@ async def test_close_is_idempotent() -> None:
     assert await mailbox.receive() == 1
     with pytest.raises(EndOfMailbox):
         await mailbox.receive()
+
+
+async def test_the_old_names_drain_and_receive_batch_warn_and_still_work() -> None:
+    mailbox: Mailbox[int] = Mailbox()
+    mailbox.try_send(1)
+    with pytest.warns(DeprecationWarning, match="take_all"):
+        assert mailbox.drain() == [1]
+    mailbox.try_send(2)
+    with pytest.warns(DeprecationWarning, match="receive_many_unchecked"):
+        assert await mailbox.receive_batch(8) == [2]

@@ -115,7 +115,7 @@ async def test_send_rejects_a_signal_with_type_error() -> None:
     with pytest.raises(TypeError):
         await mailbox.send(Tick())
     assert mailbox.statistics().waiting_senders == 0
-    assert mailbox.drain() == ["full"]
+    assert mailbox.take_all() == ["full"]
 
 
 @pytest.mark.parametrize("not_a_signal", [1, "text", None, object(), Signal])

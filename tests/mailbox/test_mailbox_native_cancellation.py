@@ -73,7 +73,7 @@ async def test_native_cancel_racing_a_send_hand_off_delivers_the_message_once() 
     assert stats.units_in_use == stats.queued_messages == 1
     assert stats.waiting_senders == 0
     # delivered exactly once: not lost, and not queued a second time
-    assert mailbox.drain() == ["moved in"]
+    assert mailbox.take_all() == ["moved in"]
 
 
 async def test_native_cancel_of_a_parked_sender_passes_the_released_unit_on() -> None:
@@ -90,7 +90,7 @@ async def test_native_cancel_of_a_parked_sender_passes_the_released_unit_on() ->
     stats = mailbox.statistics()
     assert stats.units_in_use == stats.queued_messages == 1
     assert stats.waiting_senders == 0
-    assert mailbox.drain() == ["second"]
+    assert mailbox.take_all() == ["second"]
 
 
 async def test_native_cancel_racing_a_batch_hand_off_loses_nothing() -> None:
@@ -109,9 +109,9 @@ async def test_native_cancel_racing_a_batch_hand_off_loses_nothing() -> None:
     stats = mailbox.statistics()
     assert stats.units_in_use == stats.queued_messages == 3
     assert stats.waiting_senders == 1  # 6 still waits: three units were released
-    assert mailbox.drain() == [3, 4, 5]  # 4 once, although its sender was cancelled
+    assert mailbox.take_all() == [3, 4, 5]  # 4 once, although its sender was cancelled
     assert await outcome(senders[3]) == "returned"
-    assert mailbox.drain() == [6]  # 7 never moved in
+    assert mailbox.take_all() == [6]  # 7 never moved in
 
 
 async def test_native_cancel_racing_close_enqueues_nothing() -> None:
@@ -122,7 +122,7 @@ async def test_native_cancel_racing_close_enqueues_nothing() -> None:
     mailbox.close()  # wakes the sender with its message not enqueued
     withdrawn.cancel()
     assert await outcome(withdrawn) == "cancelled"
-    assert mailbox.drain() == ["queued"]
+    assert mailbox.take_all() == ["queued"]
     assert mailbox.statistics().units_in_use == 0
 
 
@@ -177,7 +177,7 @@ async def test_native_cancel_at_the_receive_checkpoint_takes_nothing(
     assert not consumer.done()
     consumer.cancel()
     assert await outcome(consumer) == "cancelled"
-    assert mailbox.drain() == [1, 2]
+    assert mailbox.take_all() == [1, 2]
 
 
 @pytest.mark.parametrize("many", [False, True], ids=["receive", "receive_many"])

@@ -436,7 +436,7 @@ async def test_random_interleavings_lose_nothing_duplicate_nothing_and_keep_fifo
             elif op in ("receive_nowait", "receive_nowait_many", "drain"):
                 if op == "drain":
                     expected_taken = ("ok", model.take(len(model.queue)))
-                    actual_taken: Outcome = ("ok", mailbox.drain())
+                    actual_taken: Outcome = ("ok", mailbox.take_all())
                 else:
                     many = op == "receive_nowait_many"
                     expected_taken = model.receive_nowait(limit if many else 1)
@@ -477,7 +477,7 @@ async def test_random_interleavings_lose_nothing_duplicate_nothing_and_keep_fifo
         await settle()
         verify()
         assert not any(worker.busy for worker in workers.values())
-        left = mailbox.drain()
+        left = mailbox.take_all()
         log.extend(left)
         assert left == model.take(len(model.queue))
         for worker in workers.values():

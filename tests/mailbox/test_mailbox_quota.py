@@ -39,7 +39,7 @@ def test_try_send_on_an_exhausted_quota_raises_mailbox_full_and_enqueues_nothing
         mailbox.try_send(3)
     stats = mailbox.statistics()
     assert (stats.units_in_use, stats.queued_messages, len(mailbox)) == (2, 2, 2)
-    assert mailbox.drain() == [1, 2]
+    assert mailbox.take_all() == [1, 2]
 
 
 def test_a_released_unit_can_be_reserved_again() -> None:
@@ -156,9 +156,9 @@ async def test_released_unit_goes_to_the_oldest_waiting_sender(
         assert mailbox.receive_nowait() == "q1"
         # the one released unit went to the oldest sender, nobody else
         assert mailbox.statistics().waiting_senders == 2
-        assert mailbox.drain() == ["q2", "oldest"]
+        assert mailbox.take_all() == ["q2", "oldest"]
         # drain released two units: the next two senders, in order
-        assert mailbox.drain() == ["middle", "newest"]
+        assert mailbox.take_all() == ["middle", "newest"]
 
 
 async def test_the_oldest_senders_message_moves_in_within_the_releasing_step(
@@ -200,7 +200,7 @@ async def test_no_try_send_barges_past_a_waiting_sender(
         # the released unit already belongs to the waiting sender
         with pytest.raises(MailboxFull):
             mailbox.try_send("barging")
-    assert mailbox.drain() == ["waiting"]
+    assert mailbox.take_all() == ["waiting"]
 
 
 async def test_no_send_barges_past_a_waiting_sender(

@@ -159,7 +159,7 @@ async def test_receive_never_raises_would_block_after_a_drain_at_its_checkpoint(
 
     def drain_once() -> None:
         if not drained:
-            drained.append(mailbox.drain())
+            drained.append(mailbox.take_all())
 
     async def consumer() -> None:
         counts: list[int] = []
@@ -337,7 +337,7 @@ async def test_async_iteration_receives_until_the_mailbox_ends() -> None:
     assert [item async for item in mailbox] == [1, tick, 2]
 
 
-async def test_receive_batch_is_receive_many_for_a_validated_limit(
+async def test_receive_many_unchecked_is_receive_many_for_a_validated_limit(
     task_group: TaskGroupFactory,
 ) -> None:
     # The runtime's per-wake call: the same drain-many step, without the check.
@@ -348,19 +348,19 @@ async def test_receive_batch_is_receive_many_for_a_validated_limit(
     batches: list[list[object]] = []
 
     async def consumer() -> None:
-        batches.append(await mailbox.receive_batch(8))
+        batches.append(await mailbox.receive_many_unchecked(8))
 
     async with task_group() as tg:
         tg.start_soon(mailbox.send, 3)
         await wait_all_tasks_blocked()  # parked: the quota is full
-        assert await suspensions(mailbox.receive_batch(8), counts) == [1, 2]
+        assert await suspensions(mailbox.receive_many_unchecked(8), counts) == [1, 2]
         assert counts == [1]
         assert mailbox.statistics().waiting_senders == 0  # 3 moved in, same step
-        assert await mailbox.receive_batch(8) == [3]
+        assert await mailbox.receive_many_unchecked(8) == [3]
         tg.start_soon(consumer)  # waits on the empty mailbox
         await wait_all_tasks_blocked()
         mailbox.try_send(4)
     assert batches == [[4]]
     mailbox.close()
     with pytest.raises(EndOfMailbox):
-        await mailbox.receive_batch(8)
+        await mailbox.receive_many_unchecked(8)

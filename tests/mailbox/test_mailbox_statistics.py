@@ -86,7 +86,7 @@ def test_peak_queue_length_counts_signals_beyond_the_quota() -> None:
     mailbox.try_send(0)
     for _ in range(5):
         mailbox.send_signal(Tick())
-    mailbox.drain()
+    mailbox.take_all()
     stats = mailbox.statistics()
     assert stats.peak_queue_length == 6
     assert len(mailbox) == 0
@@ -140,9 +140,9 @@ async def test_units_in_use_equal_queued_messages_after_every_operation(
         check()
         await mailbox.receive_many(3)
         check()
-        mailbox.drain()
+        mailbox.take_all()
         check()
     mailbox.close()
-    mailbox.drain()
+    mailbox.take_all()
     check()
     assert mailbox.statistics().units_in_use == 0

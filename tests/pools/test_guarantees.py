@@ -76,8 +76,8 @@ async def test_an_own_lane_item_that_came_with_a_hand_off_is_returned_once() -> 
     batches: list[list[Any]] = []
 
     async def consume() -> None:
-        batches.append(await mailbox.receive_batch(8))
-        batches.append(await mailbox.receive_batch(8))
+        batches.append(await mailbox.receive_many_unchecked(8))
+        batches.append(await mailbox.receive_many_unchecked(8))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(consume)
@@ -86,7 +86,7 @@ async def test_an_own_lane_item_that_came_with_a_hand_off_is_returned_once() -> 
         mailbox.try_send("own")  # lands in its own lane in the same step
         await wait_all_blocked()
     assert batches == [["shared"], ["own"]]
-    assert mailbox.drain() == []
+    assert mailbox.take_all() == []
 
 
 @pytest.mark.parametrize("lane", ["tell", "broadcast", "ask"])
@@ -144,7 +144,7 @@ async def test_items_handed_to_a_worker_cancelled_natively_go_to_the_next_worker
     batches: list[list[Any]] = []
 
     async def consume(mailbox: WorkerMailbox) -> None:
-        batches.append(await mailbox.receive_batch(8))
+        batches.append(await mailbox.receive_many_unchecked(8))
 
     task = asyncio.ensure_future(consume(first))
     await wait_all_blocked()
@@ -157,7 +157,7 @@ async def test_items_handed_to_a_worker_cancelled_natively_go_to_the_next_worker
     assert task.cancelled()
     assert other.done()
     assert batches == [[1]]  # the second worker got it, once
-    assert first.drain() == ["own"]  # the own lane kept its item
+    assert first.take_all() == ["own"]  # the own lane kept its item
 
 
 @pytest.mark.parametrize("order", ["in_order", "reversed"])
@@ -172,7 +172,7 @@ async def test_two_workers_cancelled_after_hand_off_give_back_oldest_first(
     workers = [WorkerMailbox(shared) for _ in range(2)]
     tasks = []
     for mailbox in workers:
-        tasks.append(asyncio.ensure_future(mailbox.receive_batch(8)))
+        tasks.append(asyncio.ensure_future(mailbox.receive_many_unchecked(8)))
         await wait_all_blocked()
     shared.try_send(1)  # to the first parked worker
     shared.try_send(2)  # to the second
@@ -191,14 +191,14 @@ async def test_items_handed_to_a_worker_cancelled_natively_after_the_pool_stoppe
         pytest.skip("Trio cannot cancel a task after it was rescheduled")
     shared = SharedQueue(None, current_backend())
     mailbox = WorkerMailbox(shared)
-    task = asyncio.ensure_future(mailbox.receive_batch(8))
+    task = asyncio.ensure_future(mailbox.receive_many_unchecked(8))
     await wait_all_blocked()
     shared.try_send(1)
     assert shared.close() == []  # the pool stops: its queue is drained...
     task.cancel()  # ...then the worker is cancelled before it resumes
     await wait_all_blocked()
     assert task.cancelled()
-    assert mailbox.drain() == [1]  # its leftovers: dead letters for the cell
+    assert mailbox.take_all() == [1]  # its leftovers: dead letters for the cell
 
 
 # -- nothing vanishes however the pool ends ----------------------------------
