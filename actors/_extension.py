@@ -11,18 +11,20 @@ waiting for room, dead letters). Nothing here is on a local message's path.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ._cell import Cell
 from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, Ask
 from ._errors import AskTimeout, SystemNotRunning
 from ._ref import ActorRef, signal_error
+from ._system_signals import Terminated
 from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from ._cell import Cell
     from ._runtime import Runtime
     from ._system import ActorSystem
 
@@ -47,6 +49,25 @@ class RemoteExtension(Protocol):
 
     async def stop(self) -> None:
         """Leave it: end every task started by ``start``."""
+        ...
+
+    def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """A local actor (``watcher``, an opaque token) watches ``ref``, a ref
+        without a local cell: deliver its Terminated later with
+        :meth:`RemoteHost.terminated`.
+
+        Raises:
+            TypeError: ``ref`` is not a ref this extension made.
+        """
+        ...
+
+    def unwatch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """``watcher`` no longer watches ``ref`` (it unwatched, or stopped)."""
+        ...
+
+    def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
+        """A local actor marked by :meth:`RemoteHost.watch_local` terminated
+        with ``reason`` (called synchronously as it terminates)."""
         ...
 
 
@@ -150,6 +171,38 @@ class RemoteHost:
         except MailboxClosed:
             raise ref._stopped() from None
         return LocalAsk(envelope, self._runtime)
+
+    def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
+        """Report the termination of the local actor ``ref`` to the extension
+        (:meth:`RemoteExtension.local_terminated`), as another node watches it.
+
+        Returns:
+            ``(True, None)`` if it is alive (its termination will be
+            reported); ``(False, reason)`` if it terminated already.
+
+        Raises:
+            TypeError: ``ref`` is not a ref of this system.
+        """
+        cell: Cell | None = getattr(ref, "_cell", None)
+        if cell is None or cell.runtime is not self._runtime:
+            raise TypeError(f"{ref!r} is not an actor of this system")
+        if cell.terminated.is_set():
+            return False, cell.reason
+        cell.ensure_extras().remote_watched = True
+        return True, None
+
+    def terminated(self, watcher: object, ref: ActorRef[Any], reason: object) -> None:
+        """Deliver ``Terminated(ref, reason)`` to ``watcher`` (a token given to
+        :meth:`RemoteExtension.watch`) if it still watches ``ref``; it is
+        delivered once (a second call finds it unwatched)."""
+        cell = watcher
+        if type(cell) is not Cell or cell.runtime is not self._runtime:
+            return
+        extras = cell.extras
+        if extras is None or ref not in extras.watching:
+            return
+        with contextlib.suppress(MailboxClosed):
+            cell.mailbox.send_signal(Terminated(ref, reason))
 
     def dead_letter(
         self, recipient: ActorRef[Any], message: object, reason: str

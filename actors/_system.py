@@ -136,6 +136,7 @@ class ActorSystem:
             TimerScheduler,
             spawn_pool,
         )
+        self._runtime.remote = remote
 
     # -- what it is and how it is doing ----------------------------------------
 

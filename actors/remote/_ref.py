@@ -98,12 +98,16 @@ class RemoteRef(ActorRef[M]):
         self._remote.stop_actor(self)
 
     async def join(self) -> object:
-        """Not supported for remote refs yet.
+        """Wait until the remote actor has terminated.
 
-        Raises:
-            NotImplementedError: always.
+        Returns:
+            How it ended (its reason, transported: a ``StopReason`` or its
+            exception); an ``ActorNotFound`` when no actor was at its path any
+            more when the join reached its node (nodes do not remember the
+            actors that ended); a ``NodeDown`` when its node was declared down
+            or nobody listens on it any more.
         """
-        raise NotImplementedError("join() is not supported on a remote ref yet")
+        return await self._remote.join(self)
 
     @property
     def is_alive(self) -> bool:

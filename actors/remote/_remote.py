@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, suppress
@@ -35,6 +36,7 @@ from .. import (
     LocalAsk,
     MailboxFull,
     RemoteHost,
+    StopReason,
     SystemNotRunning,
     UnhandledMessage,
 )
@@ -127,6 +129,21 @@ class _Pending:
         if not self.done:
             self.done = True
             self.error = error
+            self.event.set()
+
+
+class _Joiner:
+    """A ``RemoteRef.join()`` waiting, watching like an actor would."""
+
+    __slots__ = ("event", "reason")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.reason: object = None
+
+    def terminated(self, reason: object) -> None:
+        if not self.event.is_set():
+            self.reason = reason
             self.event.set()
 
 
@@ -224,6 +241,7 @@ class Remote:
             MailboxFull,
         ):
             self.codec.register(error, f"actors.{error.__name__}")
+        self.codec.register(StopReason, "actors.StopReason")
         for entry in types:
             if isinstance(entry, tuple):
                 self.register_type(*entry)
@@ -241,6 +259,10 @@ class Remote:
         self._gone: set[NodeAddress] = set()
         self._asks: dict[int, _Pending] = {}
         self._asks_per_peer: dict[NodeAddress, int] = {}
+        #: Local watchers (actor tokens, joiners) of other nodes' actors.
+        self._watchers: dict[RefAddress, set[object]] = {}
+        #: Local actors other nodes watch: by the path they used, the peers.
+        self._watched: dict[ActorRef[Any], dict[str, set[NodeAddress]]] = {}
         self._ids = itertools.count(1)
         self._tg: TaskGroup | None = None
         self._stopping = anyio.Event()
@@ -289,6 +311,11 @@ class Remote:
             SystemNotRunning: the system is not entered.
         """
         return self._running()
+
+    @property
+    def watching(self) -> int:
+        """Remote actors watched from this node now (by actors or joins)."""
+        return len(self._watchers)
 
     @property
     def asks_in_flight(self) -> int:
@@ -522,8 +549,9 @@ class Remote:
         error.__cause__ = cause
         return error
 
-    def _lose(self, peer: NodeAddress, error: NodeUnreachable) -> None:
-        """``peer`` is gone for good: drop its buffer, fail its asks."""
+    def _lose(self, peer: NodeAddress, error: NodeUnreachable, down: NodeDown) -> None:
+        """``peer`` is gone for good: drop its buffer, fail its asks, tell the
+        watchers of its actors (reason ``down``)."""
         self._gone.add(peer)
         self._monitor.unmonitor(peer)
         outbound = self._outbounds.pop(peer, None)
@@ -532,6 +560,12 @@ class Remote:
         for pending in list(self._asks.values()):
             if pending.peer == peer:
                 pending.fail(error)
+        for address in [a for a in self._watchers if a.node_address == peer]:
+            watchers = self._watchers.pop(address)
+            self._undepend(peer)
+            ref = RemoteRef[Any](self, address)
+            for watcher in watchers:
+                self._notify(watcher, ref, down)
 
     def _send_heartbeat(self, peer: NodeAddress, seq: int) -> None:
         outbound = self._outbound(peer)
@@ -541,7 +575,7 @@ class Remote:
     def _on_down(self, event: NodeDown) -> None:
         error = NodeUnreachable(f"node {event.node} was declared down")
         error.__cause__ = event
-        self._lose(event.node, error)
+        self._lose(event.node, error, event)
 
     # -- the senders' side -------------------------------------------------------
 
@@ -710,6 +744,7 @@ class Remote:
                     f"nobody listens on node {peer} (it stopped, or a new "
                     "incarnation replaced it)"
                 ),
+                NodeDown(peer, math.inf),
             )
 
     def _on_frame(self, msg: Msg) -> None:
@@ -772,10 +807,142 @@ class Remote:
             ref = self._find(envelope.path)
             if ref is not None:
                 ref.stop()
-        elif kind is Watch or kind is Unwatch or kind is Death:
-            self._bad(sender, "watch is not supported yet", NotImplementedError())
+        elif kind is Watch:
+            assert isinstance(envelope, Watch)
+            if sender is not None:
+                self._watched_by(sender, envelope.path)
+        elif kind is Unwatch:
+            assert isinstance(envelope, Unwatch)
+            ref = self._find(envelope.path)
+            if sender is not None and ref is not None:
+                peers = self._watched.get(ref, {}).get(envelope.path)
+                if peers is not None:
+                    peers.discard(sender)
+        elif kind is Death:
+            assert isinstance(envelope, Death)
+            if sender is not None:
+                self._died(sender, envelope)
         else:  # a lookup reply outside a request
             self._bad(sender, f"unexpected {kind.__name__}", ValueError())
+
+    # -- death watch -------------------------------------------------------------
+
+    def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """The runtime's hook for ``context.watch(remote_ref)``: ``watcher``
+        gets ``Terminated(ref, reason)`` when the remote actor terminates, or
+        ``Terminated(ref, NodeDown)`` when its node is declared down (or nobody
+        listens on it any more).
+
+        Raises:
+            TypeError: ``ref`` is not a remote ref of this node.
+        """
+        if not isinstance(ref, RemoteRef) or ref._remote is not self:
+            raise TypeError(f"{ref!r} is not a remote ref of this system")
+        self._watch(watcher, ref)
+
+    def _watch(self, watcher: object, ref: RemoteRef[Any]) -> None:
+        address = ref.address
+        peer = ref._peer
+        watchers = self._watchers.get(address)
+        if watchers is None:
+            outbound = None
+            if self._state == _STARTED:
+                outbound = self._outbound(peer)
+            if outbound is None:
+                self._notify(watcher, ref, NodeDown(peer, math.inf))
+                return
+            outbound.put_system(self._wire.watch(address.path))
+            watchers = self._watchers[address] = set()
+            self._depend(peer)  # heartbeats: a silent node is declared down
+        watchers.add(watcher)
+
+    def unwatch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """The runtime's hook for ``context.unwatch(remote_ref)`` (and for a
+        watcher that stopped)."""
+        if not isinstance(ref, RemoteRef):
+            return
+        address = ref.address
+        watchers = self._watchers.get(address)
+        if watchers is None:
+            return
+        watchers.discard(watcher)
+        if not watchers:
+            del self._watchers[address]
+            self._undepend(ref._peer)
+            outbound = self._outbounds.get(ref._peer)
+            if outbound is not None:
+                with suppress(NodeUnreachable):
+                    outbound.put_system(self._wire.unwatch(address.path))
+
+    async def join(self, ref: RemoteRef[Any]) -> object:
+        """``await ref.join()``; see :meth:`RemoteRef.join`."""
+        joiner = _Joiner()
+        self._watch(joiner, ref)
+        try:
+            await joiner.event.wait()
+        finally:
+            if not joiner.event.is_set():
+                self.unwatch(joiner, ref)
+        return joiner.reason
+
+    def _notify(self, watcher: object, ref: RemoteRef[Any], reason: object) -> None:
+        if type(watcher) is _Joiner:
+            watcher.terminated(reason)
+        elif self._host is not None:
+            self._host.terminated(watcher, ref, reason)
+
+    def _died(self, sender: NodeAddress, envelope: Death) -> None:
+        address = RefAddress(sender.node, sender.incarnation, envelope.path)
+        watchers = self._watchers.pop(address, None)
+        if watchers is None:
+            return
+        self._undepend(sender)
+        reason: object
+        try:
+            reason = self.codec.decode(envelope.tag, envelope.body)
+        except DecodeError as exc:
+            self._bad(sender, "undecodable death reason", exc)
+            reason = exc
+        ref = RemoteRef[Any](self, address)
+        for watcher in watchers:
+            self._notify(watcher, ref, reason)
+
+    def _watched_by(self, peer: NodeAddress, path: str) -> None:
+        """``peer`` watches the local actor at ``path``."""
+        ref = self._find(path)
+        if ref is None:
+            error = ActorNotFound(f"no actor {path!r} on node {self._address}")
+            self._send_death(peer, path, error)
+            return
+        assert self._host is not None
+        alive, reason = self._host.watch_local(ref)
+        if not alive:
+            self._send_death(peer, path, reason)
+            return
+        self._watched.setdefault(ref, {}).setdefault(path, set()).add(peer)
+
+    def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
+        """The runtime's hook: a local actor other nodes watch terminated;
+        each gets one death notice, after what the actor sent it before."""
+        paths = self._watched.pop(ref, None)
+        if paths is None or self._state != _STARTED:
+            return
+        for path, peers in paths.items():
+            for peer in peers:
+                self._send_death(peer, path, reason)
+
+    def _send_death(self, peer: NodeAddress, path: str, reason: object) -> None:
+        outbound = self._outbound(peer)
+        if outbound is None:
+            return
+        try:
+            envelope = self._wire.death(path, reason)
+        except TypeError:  # a reason the codec does not know
+            envelope = self._wire.death(path, RuntimeError(repr(reason)))
+        with suppress(NodeUnreachable, FrameTooLarge):
+            outbound.put_system(envelope)
+
+    # -- inbound messages --------------------------------------------------------
 
     def _deliver(self, path: str, message: object) -> None:
         host = self._host

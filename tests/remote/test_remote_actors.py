@@ -17,17 +17,21 @@ from actors import (
     ActorSystem,
     AskTimeout,
     DeadLetter,
+    StopReason,
     SystemNotRunning,
+    Terminated,
 )
 from actors.remote import (
     ActorNotFound,
     NodeAddress,
+    NodeDown,
     NodeUnreachable,
     RefAddress,
     Remote,
     RemoteActorError,
     RemoteRef,
 )
+from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._nats import connect
 from actors.remote._nats._protocol import new_nuid
 from actors.remote._server import NatsServer
@@ -405,3 +409,140 @@ async def test_the_system_checks_its_remote_argument() -> None:
             pass
     with pytest.raises(SystemNotRunning):
         _ = remote.node
+
+
+class Watcher(Actor):
+    """Watches the refs it is told (and replies ``"watching"``); unwatches
+    the refs wrapped in a tuple ``("unwatch", ref)``; records Terminated."""
+
+    def __init__(self, seen: list[Terminated], got: anyio.Event) -> None:
+        self.seen = seen
+        self.got = got
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, Terminated):
+            self.seen.append(message)
+            self.got.set()
+            return None
+        if message == "ping":
+            return "pong"
+        if isinstance(message, tuple):
+            self.context.unwatch(message[1])
+            return "unwatched"
+        self.context.watch(message)
+        return "watching"
+
+
+def fast_detector() -> PhiAccrualFailureDetector:
+    return PhiAccrualFailureDetector(
+        first_heartbeat_estimate=0.02,
+        acceptable_heartbeat_pause=0.2,
+        min_std_deviation=0.02,
+    )
+
+
+async def test_a_watcher_gets_terminated_with_the_reason_when_a_remote_actor_stops(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, b):
+        b.spawn(Echo, name="echo")
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = a.spawn(Watcher, seen, got)
+        ref = await a.remote.lookup("b", "/user/echo")
+        assert await watcher.ask(ref) == "watching"
+        assert await watcher.ask(ref) == "watching"  # twice: still one Terminated
+        ref.stop()  # behind the watch on the same pair
+        with anyio.fail_after(10):
+            await got.wait()
+            # Joined later, the node no longer knows the actor.
+            assert isinstance(await ref.join(), ActorNotFound)
+        assert [(t.ref, t.reason) for t in seen] == [(ref, StopReason.NORMAL)]
+        assert await watcher.ask("ping") == "pong"
+        assert len(seen) == 1
+
+
+async def test_a_failed_remote_actor_reports_its_exception_to_watchers(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, b):
+        b.spawn(Echo, name="echo", restart="temporary")
+        ref = await a.remote.lookup("b", "/user/echo")
+        joined: list[object] = []
+
+        async def join() -> None:
+            joined.append(await ref.join())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(join)
+            while not a.remote.watching:
+                await anyio.lowlevel.checkpoint()
+            ref.tell(Boom("fatal"))  # behind the watch
+        [reason] = joined
+        assert isinstance(reason, ValueError) and reason.args == ("fatal",)
+
+
+async def test_an_unwatched_remote_actor_delivers_no_terminated(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, b):
+        echo = b.spawn(Echo, name="echo")
+        b.spawn(Echo, name="other")
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = a.spawn(Watcher, seen, got)
+        ref = await a.remote.lookup("b", "/user/echo")
+        other = await a.remote.lookup("b", "/user/other")
+        assert await watcher.ask(ref) == "watching"
+        assert await watcher.ask(("unwatch", ref)) == "unwatched"
+        assert await watcher.ask(other) == "watching"
+        echo.stop()
+        await echo.join()
+        other.stop()
+        with anyio.fail_after(10):
+            await got.wait()
+        assert [t.ref for t in seen] == [other]
+
+
+async def test_watching_an_actor_of_a_node_nobody_listens_on_delivers_node_down(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, _):
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = a.spawn(Watcher, seen, got)
+        gone = RemoteRef[Any](a.remote, RefAddress("b", "0123456789abcdef", "/user/x"))
+        assert await watcher.ask(gone) == "watching"
+        with anyio.fail_after(5):
+            await got.wait()
+        assert isinstance(seen[0].reason, NodeDown)
+        assert seen[0].ref == gone
+
+
+async def test_a_silent_node_is_declared_down_and_its_watchers_get_node_down(
+    nats_server: NatsServer,
+) -> None:
+    system = "t" + new_nuid(10)
+    options = {"heartbeat_interval": 0.02, "failure_detector": fast_detector}
+    silent = NodeAddress.new("silent")
+    async with (
+        connect(nats_server.url) as raw,
+        ActorSystem(remote=remote(nats_server.url, system, "a", **options)) as a,
+    ):
+        # Someone listens on the silent node's inbox (no no-responders), and
+        # never answers a heartbeat.
+        await raw.subscribe(f"actors.{system}.silent.{silent.incarnation}")
+        await raw.flush()
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = a.spawn(Watcher, seen, got)
+        ref = RemoteRef[Any](
+            a.remote, RefAddress(silent.node, silent.incarnation, "/user/x")
+        )
+        assert await watcher.ask(ref) == "watching"
+        with anyio.fail_after(10):
+            await got.wait()
+        [terminated] = seen
+        assert isinstance(terminated.reason, NodeDown)
+        assert terminated.reason.node == silent
+        assert not ref.is_alive
