@@ -265,6 +265,11 @@ class Remote:
         self._watched: dict[ActorRef[Any], dict[str, set[NodeAddress]]] = {}
         self._ids = itertools.count(1)
         self._tg: TaskGroup | None = None
+        #: Inbound frames are handled (until the system begins to leave).
+        self._accepting = True
+        #: Inbound asks being served, and the event set when none is left.
+        self._serving = 0
+        self._idle: anyio.Event | None = None
         self._stopping = anyio.Event()
         self._done = anyio.Event()
         #: Bad input from the network, counted per (peer, cause).
@@ -316,6 +321,11 @@ class Remote:
     def watching(self) -> int:
         """Remote actors watched from this node now (by actors or joins)."""
         return len(self._watchers)
+
+    @property
+    def serving(self) -> int:
+        """Asks from other nodes being served by local actors now."""
+        return self._serving
 
     @property
     def asks_in_flight(self) -> int:
@@ -460,10 +470,16 @@ class Remote:
                     tg.start_soon(self._monitor.run)
                     task_status.started()
                     await self._stopping.wait()
-                    self._state = _STOPPED
-                    for outbound in self._outbounds.values():
-                        outbound.close()
+                    self._accepting = False
                     with anyio.move_on_after(self.stop_timeout):
+                        # The actors have stopped: the asks being served
+                        # have failed; their answers go out first.
+                        if self._serving:
+                            self._idle = anyio.Event()
+                            await self._idle.wait()
+                        self._state = _STOPPED
+                        for outbound in self._outbounds.values():
+                            outbound.close()
                         for written in self._writers:
                             await written.wait()
                     tg.cancel_scope.cancel()
@@ -749,7 +765,7 @@ class Remote:
 
     def _on_frame(self, msg: Msg) -> None:
         client = self._client
-        if client is None or self._state != _STARTED:
+        if client is None or not self._accepting or self._state != _STARTED:
             return
         try:
             frame = decode_frame(msg.data, client.max_payload)
@@ -985,6 +1001,7 @@ class Remote:
         except (MailboxFull, ActorStopped, TypeError) as exc:
             self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
             return
+        self._serving += 1
         tg.start_soon(self._reply, local, ask_id, sender, reply_to)
 
     async def _reply(
@@ -996,15 +1013,20 @@ class Remote:
     ) -> None:
         wire = self._wire
         try:
-            value = await local.result(self.serve_timeout)
-        except Exception as exc:
-            envelope = wire.failure(ask_id, exc)
-        else:
             try:
-                envelope = wire.reply(ask_id, value)
-            except TypeError as exc:
+                value = await local.result(self.serve_timeout)
+            except Exception as exc:
                 envelope = wire.failure(ask_id, exc)
-        self._answer(sender, reply_to, ask_id, envelope)
+            else:
+                try:
+                    envelope = wire.reply(ask_id, value)
+                except TypeError as exc:
+                    envelope = wire.failure(ask_id, exc)
+            self._answer(sender, reply_to, ask_id, envelope)
+        finally:
+            self._serving -= 1
+            if not self._serving and self._idle is not None:
+                self._idle.set()
 
     def _answer(
         self,

@@ -14,6 +14,7 @@ import pytest
 from actors import (
     Actor,
     ActorRef,
+    ActorStopped,
     ActorSystem,
     AskTimeout,
     DeadLetter,
@@ -546,3 +547,60 @@ async def test_a_silent_node_is_declared_down_and_its_watchers_get_node_down(
         assert isinstance(terminated.reason, NodeDown)
         assert terminated.reason.node == silent
         assert not ref.is_alive
+
+
+async def test_an_ask_queued_when_the_remote_actor_stops_raises_actor_stopped(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, b):
+        release = anyio.Event()
+        echo = b.spawn(Echo, release, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        outcome: list[BaseException] = []
+
+        async def ask() -> None:
+            try:
+                await ref.ask(1)
+            except Exception as exc:
+                outcome.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            ref.tell(Block())
+            tg.start_soon(ask)
+            with anyio.fail_after(10):
+                while not b.remote.serving:  # queued behind the Block on b
+                    await anyio.lowlevel.checkpoint()
+            echo.stop()
+            release.set()
+        assert [type(exc) for exc in outcome] == [ActorStopped]
+
+
+async def test_a_node_leaving_answers_the_asks_it_was_serving(
+    nats_server: NatsServer,
+) -> None:
+    system = "t" + new_nuid(10)
+    release = anyio.Event()
+    outcome: list[BaseException] = []
+
+    async def ask(ref: ActorRef[Any]) -> None:
+        try:
+            await ref.ask(1, timeout=30)
+        except Exception as exc:
+            outcome.append(exc)
+
+    async with (
+        ActorSystem(remote=remote(nats_server.url, system, "a")) as a,
+        anyio.create_task_group() as tg,
+    ):
+        with anyio.fail_after(10):
+            async with ActorSystem(remote=remote(nats_server.url, system, "b")) as b:
+                b.spawn(Echo, release, name="echo")
+                ref = await a.remote.lookup("b", "/user/echo")
+                ref.tell(Block())
+                tg.start_soon(ask, ref)
+                while not b.remote.serving:  # queued behind the Block on b
+                    await anyio.lowlevel.checkpoint()
+                release.set()
+            # b stopped its actors (the ask failed there), sent the answer,
+            # then left: no timeout, no NodeUnreachable.
+    assert [type(exc) for exc in outcome] == [ActorStopped]
