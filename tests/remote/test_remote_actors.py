@@ -580,13 +580,13 @@ async def test_a_node_leaving_answers_the_asks_it_was_serving(
 ) -> None:
     system = "t" + new_nuid(10)
     release = anyio.Event()
-    outcome: list[BaseException] = []
+    outcome: list[object] = []
 
     async def ask(ref: ActorRef[Any]) -> None:
         try:
-            await ref.ask(1, timeout=30)
+            outcome.append(await ref.ask(1, timeout=30))
         except Exception as exc:
-            outcome.append(exc)
+            outcome.append(type(exc))
 
     async with (
         ActorSystem(remote=remote(nats_server.url, system, "a")) as a,
@@ -601,6 +601,6 @@ async def test_a_node_leaving_answers_the_asks_it_was_serving(
                 while not b.remote.serving:  # queued behind the Block on b
                     await anyio.lowlevel.checkpoint()
                 release.set()
-            # b stopped its actors (the ask failed there), sent the answer,
-            # then left: no timeout, no NodeUnreachable.
-    assert [type(exc) for exc in outcome] == [ActorStopped]
+            # b answered (the actor replied, or the ask failed as the actor
+            # stopped) before it left: no timeout, no NodeUnreachable.
+    assert outcome in ([1], [ActorStopped])
