@@ -18,6 +18,7 @@ from actors import (
     ActorSystem,
     AskTimeout,
     DeadLetter,
+    MailboxFull,
     StopReason,
     SystemNotRunning,
     Terminated,
@@ -604,3 +605,67 @@ async def test_a_node_leaving_answers_the_asks_it_was_serving(
             # b answered (the actor replied, or the ask failed as the actor
             # stopped) before it left: no timeout, no NodeUnreachable.
     assert outcome in ([1], [ActorStopped])
+
+
+async def test_a_tell_to_a_full_outbound_buffer_raises_mailbox_full_and_send_waits(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server, capacity=2) as (a, b):
+        b.spawn(Collector, name="collector")
+        ref = await a.remote.lookup("b", "/user/collector")
+        ref.tell(0)
+        ref.tell(1)  # no checkpoint since: the writer has not run
+        with pytest.raises(MailboxFull, match="outbound buffer"):
+            ref.tell(2)
+        with anyio.fail_after(10):
+            await ref.send(2)  # waits for the writer to make room
+        assert await ref.ask("get") == [0, 1, 2]
+
+
+async def test_a_cancelled_remote_ask_leaves_nothing_behind(
+    nats_server: NatsServer,
+) -> None:
+    async with two_nodes(nats_server) as (a, b):
+        release = anyio.Event()
+        b.spawn(Echo, release, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        with anyio.move_on_after(0.1) as scope:
+            await ref.ask(Block(), timeout=30)
+        assert scope.cancelled_caught
+        assert a.remote.asks_in_flight == 0
+        release.set()
+        assert await ref.ask(8) == 8  # the late reply came first, counted
+        assert a.remote.late_replies == 1
+
+
+async def test_remote_arguments_are_checked_naming_them(
+    nats_server: NatsServer,
+) -> None:
+    with pytest.raises(ValueError, match="system"):
+        Remote(system="a.b")
+    with pytest.raises(ValueError, match="node"):
+        Remote(node="")
+    with pytest.raises(TypeError, match="url"):
+        Remote(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="capacity"):
+        Remote(capacity=0)
+    with pytest.raises(ValueError, match="heartbeat_interval"):
+        Remote(heartbeat_interval=0)
+    async with two_nodes(nats_server) as (a, b):
+        echo = b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        with pytest.raises(ValueError, match="timeout"):
+            await ref.ask(1, timeout=0)
+        with pytest.raises(TypeError, match="node"):
+            await a.remote.lookup(1, "/user/echo")
+        with pytest.raises(ValueError, match="path"):
+            await a.remote.lookup("b", "")
+        with pytest.raises(ValueError, match="name"):
+            b.remote.register("/user/x", echo)
+        with pytest.raises(TypeError, match="ref"):
+            b.remote.register("x", ref)  # another node's actor
+        b.remote.register("x", echo)
+        with pytest.raises(ValueError, match="registered already"):
+            b.remote.register("x", b.spawn(Echo))
+        with pytest.raises(RuntimeError, match="once"):
+            await a.remote.start(None)
