@@ -115,5 +115,12 @@ def _crashed(cell: Cell, exc: BaseException) -> None:
             exc_info=(type(exc), exc, exc.__traceback__),
             extra=log_extra(cell, "stop"),
         )
-    cell.runtime.record_failure(exc)
-    cell.runtime.shutdown_on_crash()
+    runtime = cell.runtime
+    runtime.record_failure(exc)
+    if isinstance(exc, SystemExit | KeyboardInterrupt):
+        # The program is asked to end: cancel everything at once (the body of
+        # the async with included), so it surfaces without waiting for the
+        # other actors' graceful stop.
+        runtime.cancel_actors()
+    else:
+        runtime.shutdown_on_crash()

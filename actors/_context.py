@@ -11,6 +11,7 @@ from ._death_watch import unwatch_remote, watch_remote
 from ._death_watch import watch as watch_cell
 from ._lifecycle import StopReason
 from ._ref import ActorRef
+from ._spawn_options import SpawnOptions
 from ._strategies import RestartType
 
 if TYPE_CHECKING:
@@ -76,9 +77,8 @@ class ActorContext:
     ) -> ActorRef[Any]:
         """Spawn a child of this actor; same arguments as
         :meth:`ActorSystem.spawn`."""
-        return self._cell.runtime.spawn(
-            self._cell, factory, args, kwargs, name, capacity, drain, restart
-        )
+        options = SpawnOptions(name, capacity, drain, restart)
+        return self._cell.runtime.spawn(self._cell, factory, args, kwargs, options)
 
     def spawn_pool(
         self,

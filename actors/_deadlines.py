@@ -1,13 +1,20 @@
-"""Ask timeouts on asyncio without a loop timer per ask.
+"""Ask timeouts without a timer or a cancel scope per ask, on every backend.
 
 A loop timer per ask (``loop.call_later`` then ``cancel``) costs about a quarter
-of an ask round trip on asyncio. Here the asks of one system that share a
-timeout value sit in a doubly linked list in deadline order (the envelopes are
-the nodes, so nothing is allocated per ask), and one loop timer per list is armed
-for its oldest deadline. A reply unlinks its ask; the timer, when it fires,
-expires what is due and re-arms for the next deadline, or goes away when the list
-is empty. Sequential asks with the default timeout thus share one timer firing
-per timeout period.
+of an ask round trip on asyncio, and a cancel scope with a deadline per ask is
+the most expensive part of an ask on Trio. Here the asks of one system that
+share a timeout value sit in a doubly linked list in deadline order (the
+envelopes are the nodes, so nothing is allocated per ask), and one timer per
+list is armed for its oldest deadline. A reply unlinks its ask; the timer, when
+it fires, expires what is due (``Backend.resolve(handle, False)`` on the
+asker's wait handle: it resumes with False) and re-arms for the next deadline,
+or goes away when the list is empty. Sequential asks with the default timeout
+thus share one timer firing per timeout period.
+
+The timer is the backend's cheapest: on asyncio a loop timer per list
+(:class:`Deadlines`); on Trio one task per system (:class:`TrioDeadlines`,
+started in the system's task group by the first ask, ended when no list is
+left or the system exits) that sleeps until the earliest armed deadline.
 
 Resources: a list with no ask in it is *idle*. The last few lists to go idle
 (:data:`IDLE_KEPT`) keep their timer and their place, so sequential asks with
@@ -18,22 +25,40 @@ too. Asks with ever-new timeout values (every ``system.from_thread.ask`` has
 its own remaining time) thus leave no armed timers behind them but those few:
 the armed timers are those of the lists with asks in flight, plus at most
 :data:`IDLE_KEPT`.
-
-Trio keeps its own cancel scopes (``Backend.park_for``), which are cheap there.
 """
 
 from __future__ import annotations
 
-from asyncio import AbstractEventLoop, CancelledError, TimerHandle
+import math
+from asyncio import AbstractEventLoop, TimerHandle, get_running_loop
 from collections import deque
-from typing import Any
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, Final
 
-from ._envelope import EXPIRED, Ask, abandon
+from ._envelope import _PENDING, EXPIRED, Ask, abandon
+from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
-__all__ = ["IDLE_KEPT", "Deadlines"]
+if TYPE_CHECKING:
+    from ._runtime import Runtime
+
+__all__ = [
+    "DEADLINE_TASK_NAME",
+    "IDLE_KEPT",
+    "AskDeadlines",
+    "Deadlines",
+    "TrioDeadlines",
+    "ask_deadlines",
+]
 
 #: How many idle lists (no ask in them) keep their timer for reuse.
 IDLE_KEPT = 4
+
+#: The name of the Trio deadline task (``anyio.get_running_tasks()`` shows it).
+DEADLINE_TASK_NAME: Final = "actors.ask-deadlines"
+
+# Every method that links, unlinks or wakes an ask is ki_protected: on Trio a
+# Ctrl-C half-way (an ask unlinked but never woken) would leave it hanging.
 
 # asyncio may run a timer up to its clock resolution early; a deadline that
 # close counts as due, so a timer never re-arms for the same instant.
@@ -41,18 +66,23 @@ _EARLY = 1e-6
 
 
 class _Queue:
-    """Asks with one timeout value, oldest deadline first."""
+    """Asks with one timeout value, oldest deadline first.
+
+    ``timer`` is what its owner armed for it (an asyncio ``TimerHandle``; on
+    Trio the deadline itself), None when unarmed.
+    """
 
     __slots__ = ("head", "kept", "key", "owner", "tail", "timer")
 
-    def __init__(self, owner: Deadlines, key: float) -> None:
+    def __init__(self, owner: AskDeadlines, key: float) -> None:
         self.owner = owner
         self.key = key
         self.head: Ask | None = None
         self.tail: Ask | None = None
-        self.timer: TimerHandle | None = None
+        self.timer: Any = None
         self.kept = False  # among the owner's idle lists kept for reuse
 
+    @ki_protected
     def push(self, ask: Ask, deadline: float) -> None:
         ask.deadline = deadline
         ask.next = None
@@ -63,7 +93,7 @@ class _Queue:
             tail.next = ask
         self.tail = ask
         if self.timer is None:
-            self.timer = self.owner.loop.call_at(deadline, self.fire)
+            self.timer = self.owner.arm(self, deadline)
 
     def unlink(self, ask: Ask) -> None:
         prev, after = ask.prev, ask.next
@@ -79,6 +109,7 @@ class _Queue:
             after.prev = prev
         ask.prev = ask.next = None
 
+    @ki_protected
     def done(self, ask: Ask) -> None:
         """An ask left this list (answered, cancelled): unlink it, and if it
         was the last one, keep the list among the idle ones."""
@@ -100,36 +131,61 @@ class _Queue:
         if self.head is None and not self.kept:
             self.owner.idled(self)
 
+    @ki_protected
     def fire(self) -> None:
+        """The list's timer is due: expire what is due, then re-arm for the
+        next deadline or release the list."""
         owner = self.owner
-        loop = owner.loop
         self.timer = None
-        now = loop.time() + _EARLY
+        now = owner.now() + _EARLY
+        resolve = owner.resolve
         head = self.head
         while head is not None and head.deadline <= now:
             self.unlink(head)
-            fut = head.handle
-            if not fut.done():
-                fut.set_result(False)  # expired: the asker sees EXPIRED
+            # The asker sees EXPIRED, unless it was replied to or cancelled
+            # first (Stale).
+            with suppress(Stale):
+                resolve(head.handle, False)
             head = self.head
         if head is not None:
-            self.timer = loop.call_at(head.deadline, self.fire)
+            self.timer = owner.arm(self, head.deadline)
         else:
             owner.release(self)
 
 
-class Deadlines:
-    """The ask timeouts of one system on one asyncio loop."""
+class AskDeadlines:
+    """The ask timeouts of one running system: the lists, whatever the timer.
 
-    __slots__ = ("idle", "loop", "queues")
+    Subclasses say what a timer is: :meth:`arm`, :meth:`disarm`, :meth:`now`.
+    """
 
-    def __init__(self, loop: AbstractEventLoop) -> None:
-        self.loop = loop
+    __slots__ = ("backend", "idle", "new_handle", "now", "queues", "resolve")
+
+    def __init__(self, backend: Backend, now: Callable[[], float]) -> None:
+        self.backend = backend
+        # Bound once: the wait handles of the backend, and its clock.
+        self.new_handle = backend.new_handle
+        self.resolve = backend.resolve
+        self.now = now
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);
         #: every other list is dropped once it is empty.
         self.idle: deque[_Queue] = deque()
 
+    def arm(self, queue: _Queue, deadline: float) -> Any:
+        """Arm a timer that calls ``queue.fire()`` at ``deadline`` (on
+        :meth:`now`'s clock); return it (stored in ``queue.timer``)."""
+        raise NotImplementedError
+
+    def disarm(self, queue: _Queue) -> None:
+        """Cancel ``queue``'s armed timer (it is not None)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """The system is exiting: stop any timer task (asks made later still
+        time out, each with a timer of its own)."""
+
+    @ki_protected
     def idled(self, queue: _Queue) -> None:
         """``queue`` has just emptied: keep it, and release the list idle
         longest if that makes one too many."""
@@ -143,6 +199,7 @@ class Deadlines:
                 self.release(oldest)
             # else: in use again; it is kept anew when it empties
 
+    @ki_protected
     def release(self, queue: _Queue) -> None:
         """Drop an empty list and cancel its timer."""
         if self.queues.get(queue.key) is queue:
@@ -150,13 +207,13 @@ class Deadlines:
         if queue.kept:
             queue.kept = False
             self.idle.remove(queue)
-        timer = queue.timer
-        if timer is not None:
+        if queue.timer is not None:
+            self.disarm(queue)
             queue.timer = None
-            timer.cancel()
 
+    @ki_protected
     async def wait(self, ask: Ask, timeout: float) -> Any:
-        """:meth:`Ask.wait` with a timeout in seconds, on this loop.
+        """:meth:`Ask.wait` with a timeout in seconds.
 
         Returns:
             The reply, or :data:`EXPIRED` when the timeout expired first (the
@@ -165,25 +222,150 @@ class Deadlines:
         Raises:
             Exception: the handler's exception.
         """
-        if not ask.done:
-            loop = self.loop
-            fut = ask.handle = loop.create_future()
+        if ask.state == _PENDING:  # not ask.done: a property call saved
+            handle = ask.handle = self.new_handle()
             ask.waiting = True
             queues = self.queues
             queue = queues.get(timeout)
             if queue is None:
                 queue = queues[timeout] = _Queue(self, timeout)
-            queue.push(ask, loop.time() + timeout)
+            queue.push(ask, self.now() + timeout)
             try:
-                await fut
-            except CancelledError:
+                expired = await handle is False
+            except BaseException:
                 # Cancelled while parked, or (natively) after the reply was
                 # handed over: abandon() counts a handed-over reply.
                 queue.done(ask)
                 abandon(ask)
                 raise
-            if fut.result() is False:
+            if expired:
                 abandon(ask)  # the timer unlinked it already
                 return EXPIRED
             queue.done(ask)
         return ask.outcome_or_raise()
+
+
+class Deadlines(AskDeadlines):
+    """The ask timeouts of one system on one asyncio loop: a loop timer per
+    list."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, loop: AbstractEventLoop, backend: Backend | None = None) -> None:
+        super().__init__(backend or _asyncio_backend, loop.time)
+        self.loop = loop
+
+    def arm(self, queue: _Queue, deadline: float) -> TimerHandle:
+        return self.loop.call_at(deadline, queue.fire)
+
+    def disarm(self, queue: _Queue) -> None:
+        queue.timer.cancel()
+
+
+class TrioDeadlines(AskDeadlines):
+    """The ask timeouts of one system on Trio: one task sleeps until the
+    earliest armed list deadline and fires the lists that are due.
+
+    The task is started in the system's task group by the first armed list and
+    ends when no list is left, or when the system exits (:meth:`close`). An
+    earlier deadline than the one it sleeps until moves its sleep's deadline;
+    no scope is made per ask.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_running",
+        "_runtime",
+        "_scope",
+        "_sleep_until",
+        "_trio",
+        "tasks_started",
+    )
+
+    def __init__(self, runtime: Runtime, backend: Backend) -> None:
+        import trio
+
+        super().__init__(backend, trio.current_time)
+        self._trio = trio
+        self._runtime = runtime
+        self._running = False
+        self._closed = False
+        self._scope: Any = None  # the cancel scope of the task's sleep
+        self._sleep_until = math.inf
+        #: how many deadline tasks this system has started (one at a time)
+        self.tasks_started = 0
+
+    @ki_protected
+    def arm(self, queue: _Queue, deadline: float) -> float:
+        if not self._running:
+            tg = self._runtime.tg
+            if not self._closed and tg is not None:
+                tg.start_soon(self._run, name=DEADLINE_TASK_NAME)
+                self._running = True
+                self.tasks_started += 1
+        elif deadline < self._sleep_until:
+            # The task sleeps until later: wake it earlier by moving its
+            # sleep's deadline. (_sleep_until is inf while it does not sleep:
+            # it then looks at every list before it sleeps again.)
+            scope = self._scope
+            if scope is not None:
+                self._sleep_until = deadline
+                scope.deadline = deadline
+        return deadline
+
+    def disarm(self, queue: _Queue) -> None:
+        pass  # the task skips an unarmed list, and ends when none is left
+
+    @ki_protected
+    def close(self) -> None:
+        self._closed = True
+        scope = self._scope
+        if scope is not None:
+            scope.cancel()
+
+    @ki_protected
+    async def wait(self, ask: Ask, timeout: float) -> Any:
+        if not self._closed:
+            return await super().wait(ask, timeout)
+        # The system is exiting (its deadline task ends): this one ask waits
+        # under a cancel scope of its own.
+        with self._trio.move_on_after(timeout):
+            return await ask.wait(self.backend)
+        return EXPIRED
+
+    async def _run(self) -> None:
+        """The deadline task: sleep until the earliest armed list deadline,
+        fire the lists that are due, until no list is armed."""
+        trio = self._trio
+        queues = self.queues
+        current_time = trio.current_time
+        try:
+            while not self._closed:
+                armed = [q for q in queues.values() if q.timer is not None]
+                if not armed:
+                    break
+                earliest = min(q.timer for q in armed)
+                if earliest > current_time():
+                    with trio.CancelScope(deadline=earliest) as scope:
+                        self._scope = scope
+                        self._sleep_until = earliest
+                        await trio.sleep_forever()
+                    self._scope = None
+                    self._sleep_until = math.inf
+                    continue  # the lists may have changed while it slept
+                now = current_time() + _EARLY
+                for queue in armed:
+                    timer = queue.timer
+                    if timer is not None and timer <= now:
+                        queue.fire()
+        finally:
+            self._running = False
+            self._scope = None
+            self._sleep_until = math.inf
+
+
+def ask_deadlines(runtime: Runtime, backend: Backend) -> AskDeadlines:
+    """The ask-deadline service for a system entered on ``backend``."""
+    if backend.name == "trio":
+        return TrioDeadlines(runtime, backend)
+    return Deadlines(get_running_loop(), backend)

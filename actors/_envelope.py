@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .channel._waiters import Backend, Waiter, ki_protected
-from .channel._waiters import _asyncio_backend as _ASYNCIO
+from .channel._waiters import Backend, Stale, Waiter, ki_protected
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -47,10 +46,10 @@ class Ask(Waiter):
     that is lost after its hand-over is a dead letter to it.
     """
 
-    # prev, next, deadline: its place among the asks awaiting a timeout on
-    # asyncio (see _deadlines.py); set only there. context, enqueued: the
-    # asker's trace context and when it asked, in a traced system (set only
-    # there, read only by its instrumented receive).
+    # prev, next, deadline: its place among the asks awaiting a timeout
+    # (see _deadlines.py); set only there. context, enqueued: the asker's
+    # trace context and when it asked, in a traced system (set only there,
+    # read only by its instrumented receive).
     __slots__ = (
         "abandoned",
         "context",
@@ -114,19 +113,14 @@ class Ask(Waiter):
         # nobody takes, so the asker's abandon() must not count it again.
         if self.waiting:
             self.waiting = False
-            if backend is _ASYNCIO:
-                # Every ask's reply: resolve the future here rather than through
-                # two backend calls. Done already means Task.cancel() won, or
-                # the ask's deadline (the asker then sees it expired).
-                fut = self.handle
-                if fut.done():
-                    self.abandoned = True
-                    return False
-                fut.set_result(None)
-                return True
-            if backend is not None and not backend.is_cancelled(self):
-                backend.wake(self)
-                return True
+            if backend is not None:
+                try:
+                    backend.resolve(self.handle, None)
+                    return True
+                except Stale:
+                    # Task.cancel() won, or the ask's deadline (the asker
+                    # then sees it expired).
+                    pass
             self.abandoned = True
             return False
         # Not parked: either not yet (it takes the outcome when it waits) or
@@ -134,22 +128,26 @@ class Ask(Waiter):
         return not self.abandoned
 
     @ki_protected
-    async def wait(self, backend: Backend, timeout: float | None = None) -> Any:
-        """Wait for the outcome, at most ``timeout`` seconds (None: no limit).
+    async def wait(self, backend: Backend) -> Any:
+        """Wait for the outcome, without a time limit (for one, see
+        ``AskDeadlines.wait``).
 
         Returns:
-            The reply, or :data:`EXPIRED` when the timeout expired first (the
-            ask is then abandoned).
+            The reply.
 
         Raises:
             Exception: the handler's exception.
         """
         if self.state == _PENDING:
             self.waiting = True
-            if timeout is None:
-                await backend.park(self, abandon, abandon)
-            elif not await backend.park_for(self, timeout, abandon, abandon):
-                return EXPIRED
+            handle = self.handle = backend.new_handle()
+            try:
+                await handle
+            except BaseException:
+                # Cancelled while parked, or (natively) after the reply was
+                # handed over: abandon() counts a handed-over reply.
+                abandon(self)
+                raise
         return self.outcome_or_raise()
 
     def outcome_or_raise(self) -> Any:

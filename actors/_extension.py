@@ -90,10 +90,12 @@ class LocalAsk:
             Exception: whatever the handler raised.
         """
         envelope = self._envelope
-        backend = self._runtime.backend
-        if backend is None:
+        deadlines = self._runtime.deadlines
+        if deadlines is None:
             raise SystemNotRunning("the system has exited")
-        reply = await envelope.wait(backend, timeout)
+        if timeout is None:
+            return await envelope.wait(deadlines.backend)
+        reply = await deadlines.wait(envelope, timeout)
         if reply is EXPIRED:
             raise AskTimeout(
                 f"{envelope.recipient.path} did not reply within {timeout} s"

@@ -21,17 +21,18 @@ or for ``round_robin`` in the pool's own hold, flushed to the new workers).
 Whatever way the pool supervisor ends, closing its own mailbox stops the pool:
 the queue is closed, queued asks fail with ``ActorStopped`` and queued
 messages become dead letters, with no lifecycle hook involved.
+
+Its size: one class, ``PoolRef``, whose routing, restart hold and stop
+share their state; spawning lives in ``_pool_spawn``.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import anyio
 
-from ._actor import Actor
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import (
     ActorStopped,
@@ -44,55 +45,19 @@ from ._lifecycle import StopReason, current_cell
 from ._ref import ActorRef, ReplyTypeMismatch, signal_error
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
-from ._strategies import OneForOne, SupervisorStrategy
-from ._validation import check_capacity, check_limit, check_timeout
-from .mailbox import Mailbox, MailboxClosed, Signal
+from ._validation import check_timeout
+from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["PoolRef", "Routing", "spawn_pool"]
+__all__ = ["ROUTINGS", "PoolRef", "Routing"]
 
 Routing = Literal["round_robin", "shared_queue"]
 ROUTINGS: tuple[Routing, ...] = ("round_robin", "shared_queue")
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
-
-
-class PoolSupervisor(Actor):
-    """The pool's own actor: parent and supervisor of the workers. The workers
-    are spawned with it; if it is itself restarted, it spawns fresh ones."""
-
-    supervisor_strategy: ClassVar[SupervisorStrategy | None] = OneForOne(
-        max_restarts=10, within=1.0
-    )
-
-    def __init__(self, pool: PoolRef[Any]) -> None:
-        self.pool = pool
-
-    def on_restart(self, exc: BaseException | None) -> None:
-        self.pool._spawn_workers()
-
-
-class _PoolMailbox(Mailbox[Any]):
-    """The pool supervisor's own mailbox. The runtime closes an actor's mailbox
-    when it is asked to stop and when it terminates, however that happens
-    (stopped, its parent stopping, the system's teardown, cancelled by a
-    shutdown timeout, or stopped while suspended by a one-for-all restart); a
-    restart never closes it. So closing it is where the pool stops taking
-    messages and settles what is queued, with no lifecycle hook involved."""
-
-    __slots__ = ("_pool",)
-
-    def __init__(self, pool: PoolRef[Any]) -> None:
-        super().__init__()
-        self._pool = pool
-
-    def close(self) -> None:
-        if not self.closed:
-            super().close()
-            self._pool._stopping()
 
 
 class _Broadcast:
@@ -128,7 +93,7 @@ class PoolRef(Generic[M]):
         self.routing: Routing = routing
         self.size = size
         self._shared = shared
-        self._spawn_args = spawn_args  # (factory, args, kwargs, capacity, drain)
+        self._spawn_args = spawn_args  # (factory, args, kwargs, worker options)
         self._workers: list[ActorRef[Any]] = []
         self._next = 0
         # Messages (round_robin) and broadcasts kept while every worker is
@@ -139,7 +104,7 @@ class PoolRef(Generic[M]):
     def _spawn_workers(self) -> None:
         """Spawn (or, after a restart of the pool, re-spawn) every worker, and
         hand them what the pool held meanwhile."""
-        factory, args, kwargs, capacity, drain = self._spawn_args
+        factory, args, kwargs, options = self._spawn_args
         shared = self._shared
         fresh = not self._workers
         for index in range(self.size):
@@ -149,10 +114,7 @@ class PoolRef(Generic[M]):
                 factory,
                 args,
                 kwargs,
-                f"worker-{index}",
-                None if shared is not None else capacity,
-                drain,
-                "transient",
+                options.named(f"worker-{index}"),
                 mailbox,
             )
             if fresh:
@@ -229,7 +191,7 @@ class PoolRef(Generic[M]):
         # messages, as a restarted actor does), or it has stopped.
         if not self.is_alive:
             raise self._stopped()
-        capacity = self._spawn_args[3]
+        capacity = self._spawn_args[3].capacity
         if capacity is not None and len(self._held) >= capacity * count:
             raise MailboxFull(f"{self._cell.path} is restarting and full")
         self._held.append(message)
@@ -315,8 +277,8 @@ class PoolRef(Generic[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        backend = self._cell.runtime.backend
-        if backend is None:
+        deadlines = self._cell.runtime.deadlines
+        if deadlines is None:
             raise self._stopped()
         envelope = Ask(message, self._cell)
         shared = self._shared
@@ -333,19 +295,15 @@ class PoolRef(Generic[M]):
                 except BaseException:
                     abandon(envelope)  # see ActorRef.ask
                     raise
-                return await envelope.wait(backend)
+                return await envelope.wait(deadlines.backend)
             raise AskTimeout(
                 f"{self._cell.path} did not reply within {timeout} s"
             ) from None
         except MailboxClosed:
             raise self._stopped() from None
-        # The usual case, queued at once: the backend's timed park, much
-        # cheaper than a cancel scope per ask (as ActorRef.ask).
-        deadlines = self._cell.runtime.deadlines
-        if deadlines is not None:  # asyncio: see ActorRef.ask
-            reply = await deadlines.wait(envelope, timeout)
-        else:
-            reply = await envelope.wait(backend, timeout)
+        # The usual case, queued at once: one timer per timeout value (as
+        # ActorRef.ask).
+        reply = await deadlines.wait(envelope, timeout)
         if reply is EXPIRED:
             raise AskTimeout(f"{self._cell.path} did not reply within {timeout} s")
         return reply
@@ -477,61 +435,3 @@ class PoolRef(Generic[M]):
     def __repr__(self) -> str:
         state = "alive" if self.is_alive else "stopped"
         return f"<PoolRef {self._cell.path} {self.routing} size={self.size} {state}>"
-
-
-def spawn_pool(
-    parent: Cell,
-    factory: Callable[..., Actor],
-    size: int,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    routing: Routing,
-    name: str | None,
-    capacity: int | None,
-    drain: int | None,
-) -> PoolRef[Any]:
-    """Spawn a pool under ``parent``; see :meth:`ActorSystem.spawn_pool`.
-
-    Raises:
-        TypeError: ``size`` is not an integer, or ``factory`` is not an Actor
-            factory.
-        ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
-            ``drain``, or a taken name.
-    """
-    check_limit(size, "size")
-    if routing not in ROUTINGS:
-        raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
-    if isinstance(factory, type) and not issubclass(factory, Actor):
-        raise TypeError(f"{factory.__name__} is not an Actor subclass")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, not {factory!r}")
-    system = parent.runtime
-    check_capacity(capacity)
-    if drain is not None:
-        check_limit(drain, "drain")
-    backend = system.backend
-    if backend is None or not system.running:
-        raise SystemNotRunning("the actor system is not running")
-    shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
-    # Chosen once: a traced system's pool ref carries trace contexts.
-    pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
-    pool: PoolRef[Any] = pool_class(
-        routing, size, shared, (factory, args, kwargs, capacity, drain)
-    )
-    if name is None:
-        base = f"pool-{getattr(factory, '__name__', 'worker').lower()}"
-        name = system.default_name(parent, base)
-    ref = system.spawn(
-        parent,
-        PoolSupervisor,
-        (pool,),
-        {},
-        name,
-        None,
-        None,
-        "transient",
-        _PoolMailbox(pool),
-    )
-    pool._cell = ref._cell
-    pool._spawn_workers()
-    return pool

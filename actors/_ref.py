@@ -157,8 +157,8 @@ class ActorRef(Generic[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        backend = cell.runtime.backend
-        if backend is None:
+        deadlines = cell.runtime.deadlines
+        if deadlines is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         envelope = Ask(message, cell)
         mailbox = cell.mailbox
@@ -176,17 +176,13 @@ class ActorRef(Generic[M]):
                     # its reply is then a dead letter, never lost silently.
                     abandon(envelope)
                     raise
-                return await envelope.wait(backend)
+                return await envelope.wait(deadlines.backend)
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s") from None
         except MailboxClosed:
             raise self._stopped() from None
-        # The usual case: queued at once. The backend's timed park is much
-        # cheaper than a cancel scope per ask.
-        deadlines = cell.runtime.deadlines
-        if deadlines is not None:  # asyncio: one timer per timeout, not per ask
-            reply = await deadlines.wait(envelope, timeout)
-        else:
-            reply = await envelope.wait(backend, timeout)
+        # The usual case: queued at once. One timer per timeout value, not a
+        # timer or a cancel scope per ask (see _deadlines.py).
+        reply = await deadlines.wait(envelope, timeout)
         if reply is EXPIRED:
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
         return reply

@@ -26,14 +26,14 @@ from ._errors import ActorStopped, SystemNotRunning
 from ._lifecycle import StopReason
 from ._log import logger
 from ._ref import ActorRef
-from ._strategies import RESTART_TYPES, RestartType, check_strategy_attribute
+from ._spawn_options import SpawnOptions
+from ._strategies import RestartType, check_strategy_attribute
 from ._termination import finish
-from ._validation import check_limit, check_name
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from ._deadlines import Deadlines
+    from ._deadlines import AskDeadlines
     from ._extension import RemoteExtension
     from ._pool import PoolRef
     from ._strategies import SupervisorStrategy
@@ -116,7 +116,7 @@ class Runtime:
         self.shields: set[anyio.CancelScope] = set()
         self.cancelling = False
         #: Ask timeouts sharing loop timers (asyncio).
-        self.deadlines: Deadlines | None = None
+        self.deadlines: AskDeadlines | None = None
         #: The loop's token, for thread entry.
         self.loop_token: anyio.lowlevel.EventLoopToken | None = None
         #: Made by the first timer.
@@ -137,14 +137,12 @@ class Runtime:
         factory: Callable[..., Actor],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        name: str | None,
-        capacity: int | None,
-        drain: int | None,
-        restart: RestartType,
+        options: SpawnOptions,
         mailbox: Any = None,
     ) -> ActorRef[Any]:
         """Spawn a child of ``parent`` and start its task; see
-        :meth:`ActorSystem.spawn` for the arguments and errors."""
+        :meth:`ActorSystem.spawn` for the arguments and errors (``options``
+        are checked when they are made)."""
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
         if not callable(factory):
@@ -153,26 +151,26 @@ class Runtime:
             if not issubclass(factory, Actor):
                 raise TypeError(f"{factory.__name__} is not an Actor subclass")
             check_strategy_attribute(factory, factory.__qualname__)
-        if restart not in RESTART_TYPES:
-            raise ValueError(
-                f"restart must be one of {', '.join(RESTART_TYPES)}, not {restart!r}"
-            )
-        if drain is None:
-            drain = self.drain
-        else:
-            check_limit(drain, "drain")
+        name = options.name
         if name is None:
             name = self.default_name(
                 parent, getattr(factory, "__name__", "actor").lower()
             )
-        else:
-            check_name(name)
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if not parent.alive:
             raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
+        drain = options.drain if options.drain is not None else self.drain
         cell = self.make_cell(
-            parent, name, factory, args, kwargs, capacity, drain, restart, mailbox
+            parent,
+            name,
+            factory,
+            args,
+            kwargs,
+            options.capacity,
+            drain,
+            options.restart,
+            mailbox,
         )
         parent.children[name] = cell
         self.start(cell)

@@ -30,7 +30,13 @@ from collections import deque
 from typing import Any
 
 from .channel._state import ChannelState
-from .channel._waiters import DELIVERED, Backend, ReceiveWaiter, SendWaiter
+from .channel._waiters import (
+    DELIVERED,
+    Backend,
+    ReceiveWaiter,
+    SendWaiter,
+    ki_protected,
+)
 from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
 from .mailbox._quota import check_capacity
 
@@ -48,6 +54,7 @@ class SharedQueue:
         self.closed = False
         self.workers = 0  # open workers' mailboxes: the fair share's divisor
 
+    @ki_protected
     def try_send(self, message: object) -> None:
         """Hand to an idle worker or queue; never waits."""
         if isinstance(message, Signal):
@@ -55,7 +62,7 @@ class SharedQueue:
         if self.closed:
             raise MailboxClosed("the pool is stopped")
         state = self.state
-        if state.receivers and self._hand_off(message):
+        if state.receivers and state.offer(message):
             return
         buffer = state.buffer
         if len(buffer) < state.max_buffer_size:
@@ -65,25 +72,7 @@ class SharedQueue:
             return
         raise MailboxFull(f"the pool's queue is full ({state.max_buffer_size})")
 
-    def _hand_off(self, item: object) -> bool:
-        """Hand ``item`` to the oldest parked worker and wake it; False if none
-        is parked. One item per parked worker: the woken worker takes its share
-        of the rest from the buffer when it runs (see the module docstring)."""
-        state = self.state
-        receivers = state.receivers
-        backend = state.backend
-        assert backend is not None
-        while receivers:
-            waiter = receivers.popleft()
-            waiter.queued = False
-            if backend.is_cancelled(waiter):
-                continue
-            waiter.items.append(item)
-            backend.wake(waiter)
-            state.receive_wakeups += 1
-            return True
-        return False
-
+    @ki_protected
     def take(self, room: int) -> list[Any]:
         """Take up to ``room`` items but no more than a fair share: the waiting
         items (buffered, and held by waiting senders) divided by the open
@@ -92,27 +81,14 @@ class SharedQueue:
         waiting = len(state.buffer) + len(state.senders)
         return state.take(min(room, -(-waiting // (self.workers or 1))))
 
-    def give_back(self, items: list[Any]) -> None:
-        """Put items a worker was handed but will not handle back at the head
-        of the queue, oldest first, and hand them on to parked workers."""
-        state = self.state
-        buffer = state.buffer
-        buffer.extendleft(reversed(items))
-        # Given-back items may exceed the capacity; peak still counts them.
-        if len(buffer) > state.peak:
-            state.peak = len(buffer)
-        while buffer and state.receivers and self._hand_off(buffer[0]):
-            buffer.popleft()
-        if state.senders:
-            state.admit_senders()
-
+    @ki_protected
     async def send(self, message: object) -> None:
         """Like try_send, but waits (first come, first served) while full."""
         state = self.state
         if self.closed or isinstance(message, Signal):
             self.try_send(message)  # raises MailboxClosed or TypeError
             return
-        if state.receivers and self._hand_off(message):
+        if state.receivers and state.offer(message):
             return
         if len(state.buffer) < state.max_buffer_size and not state.senders:
             self.try_send(message)
@@ -125,15 +101,14 @@ class SharedQueue:
         if waiter.status != DELIVERED:
             raise MailboxClosed("the pool stopped while the sender waited")
 
+    @ki_protected
     def close(self) -> list[Any]:
         """Refuse new messages, fail waiting senders, return what was queued
         (idempotent: later calls return nothing)."""
         self.closed = True
         state = self.state
         state.close_senders_of(None, last=False)  # owner None: every sender
-        items = list(state.buffer)
-        state.buffer.clear()
-        return items
+        return state.clear()
 
 
 class WorkerMailbox:
@@ -154,11 +129,13 @@ class WorkerMailbox:
     def closed(self) -> bool:
         return self._closed
 
+    @ki_protected
     def try_send(self, message: object) -> None:
         if isinstance(message, Signal):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
         self._push(message)
 
+    @ki_protected
     async def send(self, message: object) -> None:
         self.try_send(message)
 
@@ -167,12 +144,14 @@ class WorkerMailbox:
             raise TypeError(f"send_signal() takes a Signal, not {signal!r}")
         self._push(signal)
 
+    @ki_protected
     def _push(self, item: object) -> None:
         if self._closed:
             raise MailboxClosed("the worker is stopped")
         self._own.append(item)
         self._wake()
 
+    @ki_protected
     def _wake(self) -> None:
         waiter = self._parked
         # Only a waiter still queued needs a wake: one handed a shared item was
@@ -186,6 +165,7 @@ class WorkerMailbox:
             if not backend.is_cancelled(waiter):
                 backend.wake(waiter)
 
+    @ki_protected
     async def receive_batch(self, limit: int) -> list[Any]:
         shared = self._shared
         state = shared.state
@@ -212,7 +192,10 @@ class WorkerMailbox:
                 continue
             if self._closed:
                 raise EndOfMailbox("the worker is stopped")
-            waiter: ReceiveWaiter[Any] = ReceiveWaiter(limit, self)
+            # Parked with a limit of 1: a burst is handed one item per parked
+            # worker (the channel's offer rule), and the woken worker takes
+            # its share of the rest when it runs.
+            waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
             state.receivers.append(waiter)
             self._parked = waiter
             try:
@@ -220,15 +203,15 @@ class WorkerMailbox:
             finally:
                 self._parked = None
             state.unqueue_receiver(waiter)
-            items = waiter.items
-            if not items:
+            if not waiter.items:
                 continue  # woken for the own lane, or closed
-            waiter.items = []
             if self._closed and not shared.closed:
                 # Stopped between the hand-off and now: the workers that go on
-                # (or the pool's next ones) handle it.
-                shared.give_back(items)
+                # (or the pool's next ones) handle it, in send order.
+                state.restore_receive(waiter)
                 continue
+            items = waiter.items
+            waiter.items = []
             # Own-lane items that came in the same step stay in ``own`` for the
             # next batch: each item leaves its lane exactly once.
             if (
@@ -239,26 +222,28 @@ class WorkerMailbox:
                 items.extend(shared.take(limit - len(items)))
             return items
 
+    @ki_protected
     def _restore(self, waiter: ReceiveWaiter[Any]) -> None:
         """Cancelled natively after the hand-off: give the items back."""
         shared = self._shared
-        shared.state.unqueue_receiver(waiter)
-        items = waiter.items
-        if items:
+        if shared.closed:
+            shared.state.unqueue_receiver(waiter)
+            items = waiter.items
             waiter.items = []
-            if shared.closed:
-                # The queue was drained already: the worker's own drain makes
-                # them dead letters.
-                self._own.extendleft(reversed(items))
-            else:
-                shared.give_back(items)
+            # The queue was drained already: the worker's own drain makes them
+            # dead letters.
+            self._own.extendleft(reversed(items))
+        else:  # back in send order, oldest first across give-backs
+            shared.state.restore_receive(waiter)
 
+    @ki_protected
     def close(self) -> None:
         if not self._closed:
             self._closed = True
             self._shared.workers -= 1
             self._wake()
 
+    @ki_protected
     def drain(self) -> list[Any]:
         items = list(self._own)
         self._own.clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from types import TracebackType
@@ -13,12 +12,13 @@ import anyio
 from ._actor import Actor
 from ._actor_task import run_actor
 from ._dead_letters import DeadLetter, DeadLetters
-from ._deadlines import Deadlines
+from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._extension import RemoteExtension, RemoteHost
 from ._lifecycle import StopReason
-from ._pool import spawn_pool
+from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
+from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry
 from ._threads import FromThread
@@ -202,8 +202,7 @@ class ActorSystem:
         # a task group entered by hand and then abandoned corrupts Trio's
         # cancel scope stack.
         backend = runtime.backend = current_backend()
-        if backend.name == "asyncio":
-            runtime.deadlines = Deadlines(asyncio.get_running_loop())
+        runtime.deadlines = ask_deadlines(runtime, backend)
         runtime.loop_token = anyio.lowlevel.current_token()
         guardian = runtime.make_cell(
             None, "user", _Guardian, (), {}, None, runtime.drain, "permanent", None
@@ -221,6 +220,8 @@ class ActorSystem:
             tg.start_soon(self._run_guardian, name="/user")
         except BaseException:
             runtime.running = False
+            if runtime.deadlines is not None:
+                runtime.deadlines.close()
             tg.cancel_scope.cancel()
             await tg.__aexit__(None, None, None)  # nothing started: returns
             raise
@@ -292,6 +293,8 @@ class ActorSystem:
                         logger.exception(
                             "actor system: stopping %r failed", self._remote
                         )
+            if runtime.deadlines is not None:
+                runtime.deadlines.close()  # ends the Trio deadline task
             try:
                 await tg.__aexit__(exc_type, exc, tb)
             except BaseExceptionGroup as group:
@@ -352,12 +355,11 @@ class ActorSystem:
                 ``drain`` < 1, or ``restart`` is unknown.
             SystemNotRunning: the system is not running.
         """
+        options = SpawnOptions(name, capacity, drain, restart)
         guardian = self._runtime.guardian
         if guardian is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
-        return self._runtime.spawn(
-            guardian, factory, args, kwargs, name, capacity, drain, restart
-        )
+        return self._runtime.spawn(guardian, factory, args, kwargs, options)
 
     def spawn_pool(
         self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import traceback
 from typing import TYPE_CHECKING
 
-from ._pool import PoolSupervisor
+from ._pool_spawn import PoolSupervisor
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

@@ -11,6 +11,9 @@ was entered), then blocks on a lock until the loop has settled it.
 No call can hang on a dead system: a call first registers itself, and when the
 system exits every registered call still waiting fails with
 :exc:`~actors.SystemNotRunning`; later calls raise it at once.
+
+Its size: one class, ``FromThread``, whose public methods are documented
+in full (most of the lines).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ._errors import ActorStopped, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, ReplyTypeMismatch
 from ._request import Request
+from ._spawn_options import SpawnOptions
 from ._validation import check_timeout
 
 if TYPE_CHECKING:
@@ -204,23 +208,19 @@ class FromThread:
         return its ref (use it with this object's methods).
 
         Raises:
-            TypeError, ValueError: as :meth:`ActorSystem.spawn`.
+            TypeError, ValueError: as :meth:`ActorSystem.spawn` (the options
+                are checked in the calling thread).
             SystemNotRunning: the system is not running (see the class).
-            TypeError: ``ref`` is not an ActorRef or a PoolRef.
             RuntimeError: called from the event loop's thread.
         """
-        system = self._runtime.system
+        options = SpawnOptions(name, capacity, drain, restart)
+        runtime = self._runtime
 
         def spawn() -> ActorRef[Any]:
-            return system.spawn(
-                factory,
-                *args,
-                name=name,
-                capacity=capacity,
-                drain=drain,
-                restart=restart,
-                **kwargs,
-            )
+            guardian = runtime.guardian
+            if guardian is None:
+                raise SystemNotRunning("the actor system is not running")
+            return runtime.spawn(guardian, factory, args, kwargs, options)
 
         return self._call_sync(spawn)
 

@@ -15,6 +15,9 @@ makes a new timer object, so a firing knows its own generation: when it reaches
 the actor it is dropped unless its timer is still the current one for its key,
 which is how a cancelled or replaced timer never delivers, even when its firing
 was already queued (Akka's guarantee).
+
+Its size: the scheduler users see and the one service behind it are one
+concept, keyed timers, and share the timer object's life.
 """
 
 from __future__ import annotations

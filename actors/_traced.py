@@ -11,6 +11,9 @@ asks carry it on the ask's own envelope; and each incarnation's ``receive`` is
 wrapped once, when it starts (:func:`instrument`, as OpenTelemetry's
 instrumentations wrap the instrumented callable): the same message loop runs,
 with or without telemetry.
+
+Its size: the traced refs and the instrumented ``receive`` are the two ends
+of one message's trace and share its envelope.
 """
 
 from __future__ import annotations
@@ -45,9 +48,9 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from ._cell import Cell
+    from ._deadlines import AskDeadlines
     from ._telemetry import Telemetry
     from ._telemetry_labels import Labels
-    from .channel._waiters import Backend
 
 __all__ = ["Traced", "TracedPoolRef", "TracedRef", "instrument"]
 
@@ -129,15 +132,15 @@ class TracedRef(ActorRef[M]):
                 f"{cell.path} asked itself from its own handler: it would never "
                 "get the reply (use tell, or call the method directly)"
             )
-        backend = cell.runtime.backend
-        if backend is None:
+        deadlines = cell.runtime.deadlines
+        if deadlines is None:
             raise SystemNotRunning(f"the system of {cell.path} is not running")
         return await _ask(
             self.telemetry,
             self.labels,
             cell,
             message,
-            backend,
+            deadlines,
             timeout,
             self._try_send,
             self._send,
@@ -209,8 +212,8 @@ class TracedPoolRef(PoolRef[M]):
         cell = current_cell.get()
         if cell is not None and cell.parent is self._cell:
             raise AskSelfError(f"{cell.path} asked its own pool from its handler")
-        backend = self._cell.runtime.backend
-        if backend is None:
+        deadlines = self._cell.runtime.deadlines
+        if deadlines is None:
             raise self._stopped()
         telemetry, labels = self._telemetry()
         # PoolRef's tell and send, not ours: the envelope carries the client
@@ -220,7 +223,7 @@ class TracedPoolRef(PoolRef[M]):
             labels,
             self._cell,
             message,
-            backend,
+            deadlines,
             timeout,
             super().tell,
             super().send,
@@ -232,7 +235,7 @@ async def _ask(
     labels: Labels,
     cell: Cell,
     message: Any,
-    backend: Backend,
+    deadlines: AskDeadlines,
     timeout: float,
     try_send: Callable[[Any], None],
     send: Callable[[Any], Awaitable[None]],
@@ -241,7 +244,7 @@ async def _ask(
     carries; the span records the outcome and any exception.
 
     As ``ActorRef.ask``: queued at once, the reply is awaited with the
-    backend's timed park; a full mailbox is waited for, and the reply, under
+    system's ask deadlines; a full mailbox is waited for, and the reply, under
     one cancel scope. ``try_send`` raises MailboxFull (and ActorStopped);
     ``send`` waits for room.
     """
@@ -266,7 +269,7 @@ async def _ask(
                     abandon(envelope)  # see ActorRef.ask
                     raise
                 labels.counts[SENT] += 1
-                reply = await envelope.wait(backend)
+                reply = await envelope.wait(deadlines.backend)
                 outcome = "ok"
                 return reply
             outcome = "timeout"
@@ -274,7 +277,7 @@ async def _ask(
                 f"{labels.path} did not reply within {timeout} s"
             ) from None
         labels.counts[SENT] += 1
-        reply = await envelope.wait(backend, timeout)
+        reply = await deadlines.wait(envelope, timeout)
         if reply is EXPIRED:
             outcome = "timeout"
             raise AskTimeout(f"{labels.path} did not reply within {timeout} s")

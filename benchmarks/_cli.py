@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "compare":
         # Each revision's own harness chooses its rows: nothing to load here.
-        from ._compare import run_compare
+        from ._compare_command import run_compare
 
         return run_compare(args, shlex.join(command))
     rows.load()

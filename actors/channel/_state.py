@@ -32,6 +32,9 @@ before them (a sender only buffers while no receiver waits), so the buffer is
 always [given-back items, by key][sent items]. The channel remembers the keys of
 its given-back prefix and where it ends (counted in items taken from the
 buffer's head, ``taken``), so the next give-back merges into that prefix.
+
+Its size: every rule about where an item goes lives here, in one class, so
+the endpoints in ``_streams`` hold none.
 """
 
 from __future__ import annotations

@@ -13,13 +13,26 @@ cancel a parked task only while it has not been woken. One race is left on
 asyncio: a native ``Task.cancel()`` can land after a waker resolved the future
 but before the task resumed. ``park`` reports that case to the caller through its
 ``restore`` callback, so the caller can put back whatever it was handed.
+
+The runtime's per-message waits (an idle actor's mailbox, an asker waiting for
+its reply) use a lighter primitive, the *wait handle*, with the same code on
+every backend and no method call of ours around it:
+``handle = backend.new_handle()``, then ``await handle``; a waker calls
+``backend.resolve(handle, value)`` and the task resumes with ``value`` (None:
+woken; False: expired). Both are callables chosen once per backend and bound
+into a slot: on asyncio the future class itself and ``Future.set_result``
+(C code, no Python frame), on Trio a small handle class around
+``wait_task_rescheduled``/``reschedule``. A handle resolves once:
+resolving it again, or after its task was cancelled, raises :data:`Stale`, and
+the parked task's own ``except`` clause undoes its queueing (on Trio too, so
+the two backends share one protocol).
 """
 
 from __future__ import annotations
 
 import sys
 import types
-from asyncio import CancelledError, get_running_loop
+from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Generic, TypeVar
 
@@ -28,6 +41,7 @@ __all__ = [
     "Key",
     "ReceiveWaiter",
     "SendWaiter",
+    "Stale",
     "Waiter",
     "current_backend",
     "ki_protected",
@@ -77,6 +91,11 @@ def _learn_trio_ki_protection() -> None:
 
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
+
+#: Raised by ``Backend.resolve`` when the wait handle was resolved already,
+#: or its task was cancelled (asyncio's own
+#: exception for a done future; the Trio handle raises it too).
+Stale: Final = InvalidStateError
 
 #: A waiting sender's outcomes (``SendWaiter.status``).
 PENDING: Final = 0
@@ -138,11 +157,19 @@ def _yield_now() -> Generator[None, None, None]:
 
 
 class Backend:
-    """The operations a channel needs from an event loop."""
+    """The operations a channel needs from an event loop.
 
-    __slots__ = ()
+    Besides the methods, two callables bound once per backend (see the module
+    docstring): ``new_handle()`` makes a wait handle for the current task,
+    ``resolve(handle, value)`` wakes it with ``value`` (None or False) or
+    raises :data:`Stale`.
+    """
+
+    __slots__ = ("new_handle", "resolve")
 
     name: str
+    new_handle: Callable[[], Any]
+    resolve: Callable[[Any, Any], None]
 
     #: How a channel operation makes its checkpoint. True (asyncio): yield
     #: first, then act on the state after the yield, as anyio does; an operation
@@ -211,6 +238,15 @@ class _AsyncioBackend(Backend):
     # anyio offers no cheap "raise if cancelled" on asyncio (its cancel scopes
     # deliver Task.cancel() from a loop callback), so the yield comes first.
     yield_first = True
+
+    def __init__(self) -> None:
+        # The wait handle is a future of the running loop. Future() finds the
+        # loop in C, as loop.create_future() does on asyncio and uvloop, minus
+        # a Python call. The unbound set_result is one C call, as fast as the
+        # inline method call; a done future (Task.cancel() or an earlier
+        # resolve got there first) raises InvalidStateError, that is Stale.
+        self.new_handle = Future
+        self.resolve = Future.set_result
 
     def checkpoint(self) -> Awaitable[None]:
         return _yield_now()
@@ -296,6 +332,9 @@ class _TrioBackend(Backend):
         self._move_on_after = trio.move_on_after
         self._cancel_check = lowlevel.checkpoint_if_cancelled
         self._schedule_point = lowlevel.cancel_shielded_checkpoint
+        handle = _trio_handle_class()
+        self.new_handle = handle
+        self.resolve = handle.resolve
 
     def checkpoint(self) -> Awaitable[None]:
         return self._checkpoint()
@@ -348,6 +387,50 @@ class _TrioBackend(Backend):
 def _expire(fut: Any) -> None:
     if not fut.done():
         fut.set_result(False)
+
+
+def _trio_handle_class() -> type[Any]:
+    """Make the Trio wait handle class (Trio is imported only when running)."""
+    import outcome
+    import trio
+
+    lowlevel = trio.lowlevel
+    current_task = lowlevel.current_task
+    wait = lowlevel.wait_task_rescheduled
+    reschedule = lowlevel.reschedule
+    succeeded = lowlevel.Abort.SUCCEEDED
+    value = outcome.Value  # one per resolve: an outcome is unwrapped only once
+
+    class TrioHandle:
+        """A task parked until resolved (None), expired (False) or cancelled."""
+
+        __slots__ = ("done", "task")
+
+        def __init__(self) -> None:
+            self.task = current_task()
+            self.done = False
+
+        def __await__(self) -> Generator[Any, None, Any]:
+            return wait(self._abort).__await__()
+
+        def _abort(self, raise_cancel: object) -> Any:
+            # Trio calls this only while the task is still parked. The waker
+            # sees done and gets Stale, as with asyncio's cancelled future;
+            # the parked task's except clause unqueues it.
+            self.done = True
+            return succeeded
+
+        @ki_protected  # done set, then rescheduled: never one without the other
+        def resolve(self, result: Any) -> None:
+            if self.done:
+                raise Stale
+            self.done = True
+            if result is None:
+                reschedule(self.task)  # its default: Value(None)
+            else:
+                reschedule(self.task, value(result))
+
+    return TrioHandle
 
 
 _asyncio_backend: Final = _AsyncioBackend()

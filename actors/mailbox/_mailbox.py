@@ -1,8 +1,11 @@
-"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals."""
+"""The mailbox: one consumer's FIFO of quota-counted messages and uncounted signals.
+
+Its size: one class, ``Mailbox``, whose receive paths are written out
+rather than shared (no extra coroutine frame per message).
+"""
 
 from __future__ import annotations
 
-from asyncio import CancelledError, get_running_loop
 from collections import deque
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -14,9 +17,9 @@ from ..channel._waiters import (
     Backend,
     ReceiveWaiter,
     SendWaiter,
+    Stale,
     ki_protected,
 )
-from ..channel._waiters import _asyncio_backend as _ASYNCIO
 from ..channel._waiters import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
@@ -114,17 +117,14 @@ class Mailbox(Generic[M]):
         queue.append(message)
         consumer = self._consumer
         if consumer is not None:
-            # An idle actor's per-message wakeup, inlined for asyncio (the
-            # common case); _wake_consumer has the general version.
+            # An idle actor's per-message wakeup: _wake_consumer inlined (a
+            # call saved per message).
             self._consumer = None
-            if self._backend is _ASYNCIO:
-                fut = consumer.handle
-                if not fut.done():  # done: Task.cancel() got there first
-                    fut.set_result(None)
-                    self._wakeups += 1
-            else:
-                self._consumer = consumer
-                self._wake_consumer()
+            try:
+                self._backend.resolve(consumer.handle, None)  # type: ignore[union-attr]
+                self._wakeups += 1
+            except Stale:  # its task was cancelled first
+                pass
         if len(queue) > self._peak:
             self._peak = len(queue)
 
@@ -185,17 +185,11 @@ class Mailbox(Generic[M]):
         self._consumer = None
         backend = self._backend
         assert consumer is not None and backend is not None
-        if backend is _ASYNCIO:
-            # The per-message wakeup of an idle actor: resolve the future here
-            # rather than through two backend method calls. A done future
-            # means Task.cancel() got there first.
-            fut = consumer.handle
-            if not fut.done():
-                fut.set_result(None)
-                self._wakeups += 1
-        elif not backend.is_cancelled(consumer):
-            backend.wake(consumer)
+        try:
+            backend.resolve(consumer.handle, None)
             self._wakeups += 1
+        except Stale:  # its task was cancelled first: it unqueues itself
+            pass
 
     # -- receiving ---------------------------------------------------------
 
@@ -359,17 +353,16 @@ class Mailbox(Generic[M]):
                         "a mailbox has one consumer: another task is already waiting"
                     )
                 self._consumer = waiter
-                if backend is _ASYNCIO:
-                    fut = waiter.handle = get_running_loop().create_future()
-                    try:
-                        await fut
-                    except CancelledError:
-                        # Woken or not, nothing was taken: the items stay queued.
-                        if self._consumer is waiter:
-                            self._consumer = None
-                        raise
-                else:
-                    await backend.park(waiter, self._abort_consumer, _keep)
+                # The backend's wait handle, awaited directly: a future on
+                # asyncio (no frame of ours), a wait_task_rescheduled on Trio.
+                handle = waiter.handle = backend.new_handle()
+                try:
+                    await handle
+                except BaseException:
+                    # Woken or not, nothing was taken: the items stay queued.
+                    if self._consumer is waiter:
+                        self._consumer = None
+                    raise
         return self._take(limit)
 
     @ki_protected
@@ -381,12 +374,14 @@ class Mailbox(Generic[M]):
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
-            await backend.park(waiter, self._abort_consumer, _keep)
-
-    @ki_protected
-    def _abort_consumer(self, waiter: ReceiveWaiter[Any]) -> None:
-        if self._consumer is waiter:
-            self._consumer = None
+            handle = waiter.handle = backend.new_handle()
+            try:
+                await handle
+            except BaseException:
+                # Cancelled, woken or not: nothing was taken (see receive).
+                if self._consumer is waiter:
+                    self._consumer = None
+                raise
 
     def _get_backend(self) -> Backend:
         backend = self._backend = _current_backend()
@@ -466,9 +461,3 @@ class Mailbox(Generic[M]):
             f"<Mailbox {status} queued={len(self._queue)}"
             f" capacity={self._capacity} in_use={self._quota.used}>"
         )
-
-
-def _keep(waiter: ReceiveWaiter[Any]) -> None:
-    # The consumer is only woken, never handed items, so a native cancellation
-    # after the wakeup has nothing to give back: the items are still queued.
-    pass

@@ -20,6 +20,9 @@ rebuilt with ``cls(*args)``, the remote traceback added as a note. An exception
 of an unregistered type (or one whose args cannot be encoded or that cannot be
 rebuilt) travels as a :class:`~._errors.RemoteActorError` carrying its type
 name, message and traceback text.
+
+Its size: registration, encoding, decoding and the exception round trip
+share one registry and are one concept, the codec.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ int); message bodies are inlined MessagePack values, decoded by the codec by
 their type tag. The senders encode each envelope once, when it is sent (so an
 unencodable message fails at the call), and a frame is the frame's prefix, an
 array header and the envelopes' bytes joined.
+
+Its size: one envelope struct per kind, each with its builder and decoder:
+the wire format in one place, as its document describes it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Actor rows (issue 7): our actors beside the same workload written on the tools a
+"""Actor rows: our actors beside the same workload written on the tools a
 user would pick instead.
 
 * ``queued``: 100,000 messages are told to one idle actor first (nothing runs

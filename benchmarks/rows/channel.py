@@ -1,4 +1,4 @@
-"""Channel rows (issue 2): the channel core beside anyio, asyncio.Queue and Trio.
+"""Channel rows: the channel core beside anyio, asyncio.Queue and Trio.
 
 * ``channel/ready/nowait`` and ``channel/ready/await``: one task sends an item
   and receives it back, ``count`` times; the ready path (nothing ever waits).
@@ -39,7 +39,7 @@ __all__: list[str] = []
 
 BATCH = 64  #: the batch limit of the receive_many rows
 BOUNDED = 64  #: the capacity of the bounded rows and of the ready-path rows
-ITEMS = 16_384  #: items per sample of the producer/consumer rows (issue 2)
+ITEMS = 16_384  #: items per sample of the producer/consumer rows
 READY_NOWAIT_PAIRS = 200_000  #: pairs per sample, ready path without waiting
 READY_AWAIT_PAIRS = 50_000  #: pairs per sample, ready path with await
 QUICK = 512  #: items (pairs) per sample with --quick

@@ -1,4 +1,4 @@
-"""Mailbox rows (issue 3): the mailbox beside asyncio.Queue, Trio and anyio.
+"""Mailbox rows: the mailbox beside asyncio.Queue, Trio and anyio.
 
 * ``mailbox/ready/nowait``: one task ``try_send`` + ``receive_nowait``,
   ``count`` times, on a mailbox of capacity 64 (asyncio.Queue: ``put_nowait`` +
@@ -50,7 +50,7 @@ __all__: list[str] = []
 BATCH = 64  #: the batch limit of the consumer
 BOUNDED = 64  #: the capacity of the bounded row and of the ready-path row
 PRODUCERS = 4
-MESSAGES = 100_000  #: messages per sample (issue 3)
+MESSAGES = 100_000  #: messages per sample
 QUICK = 1_000  #: messages per sample with --quick
 
 _STOP = -1  #: asyncio.Queue's end-of-work sentinel (messages are 0, 1, 2, ...)

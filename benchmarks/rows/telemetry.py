@@ -1,4 +1,4 @@
-"""Telemetry rows (issue 8): the same actor workload with telemetry off and on.
+"""Telemetry rows: the same actor workload with telemetry off and on.
 
 * ``telemetry/tell``: one task tells ``count`` messages to one actor, which
   counts them; timed until the last one is handled. Unit: one message.

@@ -1,4 +1,4 @@
-"""The ``timers`` row (issue 5): the CPU cost of one timer firing.
+"""The ``timers`` row: the CPU cost of one timer firing.
 
 * ``ours``: 1,000 actors, each with a periodic timer (``start_periodic``,
   every 50 ms); each handles its share of the firings, then cancels its timer.

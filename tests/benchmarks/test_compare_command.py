@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks import _compare
+from benchmarks import _compare_command as _compare
 from benchmarks._cli import _parser, main
-from benchmarks._comparison import Verdict, compare
+from benchmarks._ratios import Verdict, compare
 
 
 def _parse(*argv: str) -> argparse.Namespace:

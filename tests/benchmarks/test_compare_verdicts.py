@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks._comparison import (
+from benchmarks._ratios import (
     MIN_ROUNDS,
     RowKey,
     RowSamples,

@@ -1,4 +1,5 @@
-"""The channel core's contract (issue 2), one test per point.
+"""The channel core's contract (anyio's memory object streams, and ours on top),
+one test per point.
 
 Tests taking the ``create`` fixture run against our streams and, as a reference,
 against ``anyio.create_memory_object_stream``: where both pass, our behaviour is

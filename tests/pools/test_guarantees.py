@@ -160,6 +160,30 @@ async def test_items_handed_to_a_worker_cancelled_natively_go_to_the_next_worker
     assert first.drain() == ["own"]  # the own lane kept its item
 
 
+@pytest.mark.parametrize("order", ["in_order", "reversed"])
+async def test_two_workers_cancelled_after_hand_off_give_back_oldest_first(
+    order: str,
+) -> None:
+    # The shared queue gives back through the channel's rule: oldest item
+    # first across every give-back, whatever order the cancellations land in.
+    if not on_asyncio():
+        pytest.skip("Trio cannot cancel a task after it was rescheduled")
+    shared = SharedQueue(None, current_backend())
+    workers = [WorkerMailbox(shared) for _ in range(2)]
+    tasks = []
+    for mailbox in workers:
+        tasks.append(asyncio.ensure_future(mailbox.receive_batch(8)))
+        await wait_all_blocked()
+    shared.try_send(1)  # to the first parked worker
+    shared.try_send(2)  # to the second
+    shared.try_send(3)  # queued
+    for task in tasks if order == "in_order" else reversed(tasks):
+        task.cancel()  # before it resumes
+    await wait_all_blocked()
+    assert all(task.cancelled() for task in tasks)
+    assert list(shared.state.buffer) == [1, 2, 3]
+
+
 async def test_items_handed_to_a_worker_cancelled_natively_after_the_pool_stopped_stay_its_leftovers() -> (  # noqa: E501
     None
 ):

@@ -206,13 +206,19 @@ async def test_a_full_mailbox_does_not_lose_a_firing() -> None:
     log: list[Any] = []
     fired = anyio.Event()
     entered = anyio.Event()
+    filled = anyio.Event()
+    started = anyio.Event()
     release = anyio.Event()
 
     class Full(Log):
         async def receive(self, message: Any) -> Any:
             if message == "block":
-                self.context.timers.start_single("k", "fired", TICK)
                 entered.set()
+                # The timer starts once "filler" is queued: its firing comes
+                # after it, however slow the machine.
+                await filled.wait()
+                self.context.timers.start_single("k", "fired", TICK)
+                started.set()
                 await release.wait()
                 return None
             return super().receive(message)
@@ -223,6 +229,8 @@ async def test_a_full_mailbox_does_not_lose_a_firing() -> None:
         ref.tell("block")
         await entered.wait()
         ref.tell("filler")
+        filled.set()
+        await started.wait()
         with pytest.raises(MailboxFull):
             ref.tell("one too many")
         await after(alarm, 2 * TICK)

@@ -3,6 +3,9 @@
 Its public API (publish, subscribe, request, flush, close) on top of the
 connection machinery of :mod:`._session`. All of it runs on asyncio, uvloop
 and Trio through anyio, on one code path.
+
+Its size: the client's public API (publish, subscribe, request, flush,
+drain, close), each method documented in full.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
 A manager task reconnects when the connection breaks, with backoff and jitter
 across the server list, replaying the subscriptions with their ids. The public
 API is :class:`~._client.Client`, which subclasses :class:`Session`.
+
+Its size: the connection's tasks (reader, writer, pinger, reconnect) share
+the connection's state and are one concept, the session.
 """
 
 from __future__ import annotations

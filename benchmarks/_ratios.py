@@ -3,7 +3,7 @@
 ``python -m benchmarks compare BASE CANDIDATE`` runs each revision's own harness
 one round at a time, alternately, and feeds every round's JSON report (the
 harness's ``--output`` file) to :func:`collect`. This module is the arithmetic
-and the table; it runs nothing (``_checkouts`` and ``_compare`` do).
+and the table; it runs nothing (``_checkouts`` and ``_compare_command`` do).
 
 A row's ratio is ``candidate / base`` of the subject implementation's time per
 item, taken round by round (the two samples of a round ran one right after the

@@ -3,7 +3,7 @@
 Both revisions are checked out and installed (``_checkouts``); then each round
 runs the chosen rows once with each revision's own harness and interpreter, in
 a fresh process, the revision that goes first alternating from round to round.
-The reports are collected and compared row by row (``_comparison``); the
+The reports are collected and compared row by row (``_ratios``); the
 Markdown table goes to stdout, progress to stderr, and every round's report
 with a ``compare.json`` summary under ``benchmarks/.compare/runs/<time>/``.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._checkouts import COMPARE_DIR, Checkout, CheckoutError, prepare, resolve
-from ._comparison import (
+from ._ratios import (
     RowKey,
     RowSamples,
     Verdict,

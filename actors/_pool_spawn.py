@@ -1,0 +1,108 @@
+"""Spawning a pool: its supervisor actor and the supervisor's mailbox, whose
+closing stops the pool (see ``_pool.py`` for the pool's ref and routing)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ._actor import Actor
+from ._errors import SystemNotRunning
+from ._pool import ROUTINGS, PoolRef, Routing
+from ._shared_queue import SharedQueue
+from ._spawn_options import SpawnOptions
+from ._strategies import OneForOne, SupervisorStrategy
+from ._validation import check_capacity, check_limit
+from .mailbox import Mailbox
+
+if TYPE_CHECKING:
+    from ._cell import Cell
+
+__all__ = ["PoolSupervisor", "spawn_pool"]
+
+
+class PoolSupervisor(Actor):
+    """The pool's own actor: parent and supervisor of the workers. The workers
+    are spawned with it; if it is itself restarted, it spawns fresh ones."""
+
+    supervisor_strategy: ClassVar[SupervisorStrategy | None] = OneForOne(
+        max_restarts=10, within=1.0
+    )
+
+    def __init__(self, pool: PoolRef[Any]) -> None:
+        self.pool = pool
+
+    def on_restart(self, exc: BaseException | None) -> None:
+        self.pool._spawn_workers()
+
+
+class _PoolMailbox(Mailbox[Any]):
+    """The pool supervisor's own mailbox. The runtime closes an actor's mailbox
+    when it is asked to stop and when it terminates, however that happens
+    (stopped, its parent stopping, the system's teardown, cancelled by a
+    shutdown timeout, or stopped while suspended by a one-for-all restart); a
+    restart never closes it. So closing it is where the pool stops taking
+    messages and settles what is queued, with no lifecycle hook involved."""
+
+    __slots__ = ("_pool",)
+
+    def __init__(self, pool: PoolRef[Any]) -> None:
+        super().__init__()
+        self._pool = pool
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._pool._stopping()
+
+
+def spawn_pool(
+    parent: Cell,
+    factory: Callable[..., Actor],
+    size: int,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    routing: Routing,
+    name: str | None,
+    capacity: int | None,
+    drain: int | None,
+) -> PoolRef[Any]:
+    """Spawn a pool under ``parent``; see :meth:`ActorSystem.spawn_pool`.
+
+    Raises:
+        TypeError: ``size`` is not an integer, or ``factory`` is not an Actor
+            factory.
+        ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
+            ``drain``, or a taken name.
+    """
+    check_limit(size, "size")
+    if routing not in ROUTINGS:
+        raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
+    if isinstance(factory, type) and not issubclass(factory, Actor):
+        raise TypeError(f"{factory.__name__} is not an Actor subclass")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, not {factory!r}")
+    system = parent.runtime
+    check_capacity(capacity)
+    # The workers' options: the shared queue carries a shared_queue pool's
+    # quota, so its workers' own lanes are unbounded.
+    worker = SpawnOptions(
+        None, capacity if routing == "round_robin" else None, drain, "transient"
+    )
+    options = SpawnOptions(name)
+    backend = system.backend
+    if backend is None or not system.running:
+        raise SystemNotRunning("the actor system is not running")
+    shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
+    # Chosen once: a traced system's pool ref carries trace contexts.
+    pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
+    spec = (factory, args, kwargs, worker)
+    pool: PoolRef[Any] = pool_class(routing, size, shared, spec)
+    if name is None:
+        base = f"pool-{getattr(factory, '__name__', 'worker').lower()}"
+        options = options.named(system.default_name(parent, base))
+    mailbox = _PoolMailbox(pool)
+    ref = system.spawn(parent, PoolSupervisor, (pool,), {}, options, mailbox)
+    pool._cell = ref._cell
+    pool._spawn_workers()
+    return pool
