@@ -21,6 +21,7 @@ from actors import (
     MailboxFull,
     StopReason,
     SystemNotRunning,
+    Telemetry,
     Terminated,
 )
 from actors.remote import (
@@ -669,3 +670,19 @@ async def test_remote_arguments_are_checked_naming_them(
             b.remote.register("x", b.spawn(Echo))
         with pytest.raises(RuntimeError, match="once"):
             await a.remote.start(None)
+
+
+async def test_a_traced_system_serves_remote_tells_and_asks(
+    nats_server: NatsServer,
+) -> None:
+    system = "t" + new_nuid(10)
+    async with (
+        ActorSystem(
+            remote=remote(nats_server.url, system, "a"), telemetry=Telemetry()
+        ) as a,
+        ActorSystem(remote=remote(nats_server.url, system, "b")) as b,
+    ):
+        a.spawn(Collector, name="collector")
+        ref = await b.remote.lookup("a", "/user/collector")
+        ref.tell(1)
+        assert await ref.ask("get") == [1]
