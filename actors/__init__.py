@@ -18,6 +18,9 @@ from ._errors import MailboxFull as MailboxFull
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._errors import UnhandledMessage as UnhandledMessage
+from ._extension import LocalAsk as LocalAsk
+from ._extension import RemoteExtension as RemoteExtension
+from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import StopReason as StopReason
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
@@ -54,11 +57,14 @@ __all__ = [
     "DeadLetters",
     "Directive",
     "FromThread",
+    "LocalAsk",
     "MailboxClosed",
     "MailboxFull",
     "OneForAll",
     "OneForOne",
     "PoolRef",
+    "RemoteExtension",
+    "RemoteHost",
     "ReplyTypeMismatch",
     "RestForOne",
     "RestartType",

@@ -46,6 +46,7 @@ class CellExtras:
         "escalated",
         "intensity",
         "last_restart",
+        "remote_watched",
         "timers",
         "watchers",
         "watching",
@@ -54,8 +55,11 @@ class CellExtras:
     def __init__(self) -> None:
         #: Cells watching this one (they get its Terminated).
         self.watchers: set[Cell] = set()
-        #: Cells this one watches.
-        self.watching: set[Cell] = set()
+        #: Cells this one watches, and refs without a local cell (remote).
+        self.watching: set[Cell | ActorRef[Any]] = set()
+        #: Another node watches it: its termination is reported to the
+        #: system's remote extension.
+        self.remote_watched = False
         #: Its keyed timers (``context.timers``).
         self.timers: TimerScheduler | None = None
         #: Its restarts of its own children, for the restart intensity; reset

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._death_watch import unwatch as unwatch_cell
+from ._death_watch import unwatch_remote, watch_remote
 from ._death_watch import watch as watch_cell
 from ._lifecycle import StopReason
 from ._ref import ActorRef
@@ -123,12 +124,20 @@ class ActorContext:
         :class:`~actors.Terminated` (at once if it is already dead). Watching
         twice still delivers once.
 
+        A ref to another node's actor (``actors.remote.RemoteRef``) gets its
+        ``Terminated`` when that actor stops (its reason transported) or when
+        its node is declared down (reason ``actors.remote.NodeDown``).
+
         Raises:
             TypeError: ``ref`` is not an ActorRef.
         """
         if not isinstance(ref, ActorRef):
             raise TypeError(f"watch() takes an ActorRef, not {type(ref).__name__}")
-        watch_cell(self._cell, ref._cell)
+        target = ref._cell
+        if target is None:  # another node's actor
+            watch_remote(self._cell, ref)
+        else:
+            watch_cell(self._cell, target)
 
     def unwatch(self, ref: ActorRef[Any]) -> None:
         """Stop watching: no ``Terminated`` for ``ref`` reaches this actor after
@@ -140,7 +149,11 @@ class ActorContext:
         """
         if not isinstance(ref, ActorRef):
             raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
-        unwatch_cell(self._cell, ref._cell)
+        target = ref._cell
+        if target is None:  # another node's actor
+            unwatch_remote(self._cell, ref)
+        else:
+            unwatch_cell(self._cell, target)
 
     @property
     def timers(self) -> TimerScheduler:

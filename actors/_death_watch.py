@@ -8,13 +8,21 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from ._invoke import call_handler, call_hook
+from ._ref import ActorRef
 from ._system_signals import Terminated
 from .mailbox import MailboxClosed
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["deliver_terminated", "notify_watchers", "unwatch", "watch"]
+__all__ = [
+    "deliver_terminated",
+    "notify_watchers",
+    "unwatch",
+    "unwatch_remote",
+    "watch",
+    "watch_remote",
+]
 
 
 def watch(cell: Cell, target: Cell) -> None:
@@ -41,11 +49,41 @@ def unwatch(cell: Cell, target: Cell) -> None:
         target_extras.watchers.discard(cell)
 
 
+def watch_remote(cell: Cell, ref: ActorRef[Any]) -> None:
+    """``cell`` watches ``ref``, a ref without a local cell (another node's
+    actor): the system's remote extension delivers its Terminated.
+
+    Raises:
+        TypeError: the system has no remote extension (``ref`` is not a ref
+            it could have made).
+    """
+    remote = cell.runtime.remote
+    if remote is None:
+        raise TypeError(f"{ref!r} is not a ref of this system")
+    watching = cell.ensure_extras().watching
+    if ref in watching:
+        return
+    watching.add(ref)
+    remote.watch(cell, ref)
+
+
+def unwatch_remote(cell: Cell, ref: ActorRef[Any]) -> None:
+    """``cell`` stops watching ``ref`` (see :func:`watch_remote`)."""
+    extras = cell.extras
+    if extras is not None and ref in extras.watching:
+        extras.watching.discard(ref)
+        remote = cell.runtime.remote
+        if remote is not None:
+            remote.unwatch(cell, ref)
+
+
 async def deliver_terminated(cell: Cell, signal: Terminated, receive: Any) -> None:
     """Hand a queued Terminated to the actor (its ``on_terminated`` hook, else
     ``receive``) unless it unwatched the actor after the signal was queued."""
     extras = cell.extras
-    watched = signal.ref._cell
+    watched: Cell | ActorRef[Any] = signal.ref._cell
+    if watched is None:  # a remote ref: watched by the ref itself
+        watched = signal.ref
     if extras is None or watched not in extras.watching:
         return  # unwatched after it was queued: never delivered
     extras.watching.discard(watched)
@@ -62,10 +100,19 @@ def notify_watchers(cell: Cell, reason: object) -> None:
     if extras is None:
         return
     for watched in extras.watching:
+        if isinstance(watched, ActorRef):  # another node's actor
+            remote = cell.runtime.remote
+            if remote is not None:
+                remote.unwatch(cell, watched)
+            continue
         watched_extras = watched.extras
         if watched_extras is not None:
             watched_extras.watchers.discard(cell)
     extras.watching.clear()
+    if extras.remote_watched:
+        remote = cell.runtime.remote
+        if remote is not None:
+            remote.local_terminated(cell.ref, reason)
     if extras.watchers:
         terminated = Terminated(cell.ref, reason)
         for watcher in extras.watchers:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from ._deadlines import AskDeadlines
+    from ._extension import RemoteExtension
     from ._pool import PoolRef
     from ._strategies import SupervisorStrategy
     from ._system import ActorSystem
@@ -63,6 +64,7 @@ class Runtime:
         "loop_token",
         "make_timers",
         "names",
+        "remote",
         "restarts",
         "running",
         "shields",
@@ -121,6 +123,8 @@ class Runtime:
         self.timer_service: TimerService | None = None
         #: Made by the first use of ``system.from_thread``.
         self.from_thread: FromThread | None = None
+        #: The remote extension (``ActorSystem(remote=...)``), or None.
+        self.remote: RemoteExtension | None = None
         #: Cells whose task has not run yet: a task cancelled before its first
         #: step never runs (asyncio), so the exit settles them itself.
         self.unstarted: set[Cell] = set()

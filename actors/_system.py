@@ -14,6 +14,7 @@ from ._actor_task import run_actor
 from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
+from ._extension import RemoteExtension, RemoteHost
 from ._lifecycle import StopReason
 from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
@@ -79,6 +80,11 @@ class ActorSystem:
             cancellation that arrives while the block waits for the stop.
         telemetry: an :class:`~actors.Telemetry` to trace and measure messages
             (default: off, no telemetry work at all).
+        remote: an extension joining the system to others, e.g.
+            ``actors.remote.Remote()`` (any :class:`~actors.RemoteExtension`):
+            started when the system is entered, before the first actor (an
+            error starting it propagates from ``async with``), and stopped
+            after the actors when it is left. None (the default): local only.
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
@@ -96,6 +102,7 @@ class ActorSystem:
         dead_letters_kept: int = 100,
         shutdown_timeout: float | None = None,
         telemetry: Telemetry | None = None,
+        remote: RemoteExtension | None = None,
     ) -> None:
         if strategy is None:
             strategy = OneForOne()
@@ -113,7 +120,13 @@ class ActorSystem:
             raise TypeError(
                 f"telemetry must be a Telemetry or None, not {telemetry!r}"
             )
+        if remote is not None and not isinstance(remote, RemoteExtension):
+            raise TypeError(
+                f"remote must be a RemoteExtension (e.g. actors.remote.Remote()) "
+                f"or None, not {remote!r}"
+            )
         self.shutdown_timeout = shutdown_timeout
+        self._remote = remote
         self._runtime = Runtime(
             self,
             strategy,
@@ -123,6 +136,7 @@ class ActorSystem:
             TimerScheduler,
             spawn_pool,
         )
+        self._runtime.remote = remote
 
     # -- what it is and how it is doing ----------------------------------------
 
@@ -146,6 +160,12 @@ class ActorSystem:
         """Messages that could not be delivered or handled (see
         :class:`~actors.DeadLetters`)."""
         return self._runtime.dead_letters
+
+    @property
+    def remote(self) -> Any:
+        """The ``remote`` extension given (e.g. an ``actors.remote.Remote``:
+        ``system.remote.url``, ``system.remote.lookup(...)``), or None."""
+        return self._remote
 
     @property
     def backend(self) -> Backend | None:
@@ -193,10 +213,15 @@ class ActorSystem:
             runtime.tg = tg
             runtime.guardian = guardian
             runtime.running = True
+            if self._remote is not None:
+                # Before the first actor: nothing to undo but the task group.
+                await self._remote.start(RemoteHost(runtime))
             runtime.unstarted.add(guardian)
             tg.start_soon(self._run_guardian, name="/user")
         except BaseException:
             runtime.running = False
+            if runtime.deadlines is not None:
+                runtime.deadlines.close()
             tg.cancel_scope.cancel()
             await tg.__aexit__(None, None, None)  # nothing started: returns
             raise
@@ -259,6 +284,15 @@ class ActorSystem:
             runtime.running = False
             if runtime.from_thread is not None:
                 runtime.from_thread._close()
+            if self._remote is not None:
+                # After the actors; its tasks end before the task group does.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self._remote.stop()
+                    except Exception:
+                        logger.exception(
+                            "actor system: stopping %r failed", self._remote
+                        )
             if runtime.deadlines is not None:
                 runtime.deadlines.close()  # ends the Trio deadline task
             try:

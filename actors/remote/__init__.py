@@ -1,6 +1,11 @@
 """Remote actors over NATS.
 
-The building blocks so far, each on its own and tested on its own:
+``ActorSystem(remote=Remote(...))`` makes the system a node: its actors are
+reachable from other nodes (``await system.remote.lookup(node, path)`` gives a
+:class:`RemoteRef` with the local API). The format on the wire is documented in
+``docs/remote-wire-format.md``.
+
+The building blocks, each tested on its own:
 
 * ``_nats``: an anyio-native NATS client; ``_server``: a launcher of the
   official ``nats-server`` binary;
@@ -13,11 +18,35 @@ The building blocks so far, each on its own and tested on its own:
 * ``_outbound``: the bounded outbound buffer per peer and its batching writer;
 * ``_failure_detector`` and ``_heartbeat``: phi accrual failure detection and
   the heartbeat monitor that declares a peer down (``NodeDown``);
-* ``_errors``: ``DecodeError``, ``FrameTooLarge``, ``NodeUnreachable``,
-  ``NodeDown``, ``RemoteActorError``.
+* ``_remote`` (``Remote``: the node in a system) and ``_ref``
+  (``RemoteRef``);
+* ``_errors``: ``ActorNotFound``, ``DecodeError``, ``FrameTooLarge``,
+  ``NodeUnreachable``, ``NodeDown``, ``RemoteActorError``.
 
 The remote layer imports the channel core, the mailbox layer and the
 runtime's public face; the runtime never imports it.
 """
 
-__all__: list[str] = []
+from ._errors import ActorNotFound as ActorNotFound
+from ._errors import DecodeError as DecodeError
+from ._errors import FrameTooLarge as FrameTooLarge
+from ._errors import NodeDown as NodeDown
+from ._errors import NodeUnreachable as NodeUnreachable
+from ._errors import RemoteActorError as RemoteActorError
+from ._node import NodeAddress as NodeAddress
+from ._node import RefAddress as RefAddress
+from ._ref import RemoteRef as RemoteRef
+from ._remote import Remote as Remote
+
+__all__ = [
+    "ActorNotFound",
+    "DecodeError",
+    "FrameTooLarge",
+    "NodeAddress",
+    "NodeDown",
+    "NodeUnreachable",
+    "RefAddress",
+    "Remote",
+    "RemoteActorError",
+    "RemoteRef",
+]

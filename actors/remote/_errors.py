@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._node import NodeAddress
 
 __all__ = [
+    "ActorNotFound",
     "DecodeError",
     "FrameTooLarge",
     "NodeDown",
@@ -22,6 +23,12 @@ class DecodeError(ValueError):
     it and drops what it could not decode. The underlying error, when there is
     one, is its ``__cause__``.
     """
+
+
+class ActorNotFound(LookupError):
+    """No actor lives at that path (or under that registered name) on the
+    remote node: raised by ``system.remote.lookup``, and to an ``ask`` of a
+    remote ref whose actor is not (or no longer) there."""
 
 
 class FrameTooLarge(ValueError):

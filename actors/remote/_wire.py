@@ -35,6 +35,7 @@ __all__ = [
     "LOOKUP_REPLY",
     "MAX_FRAME_HEADER",
     "REPLY",
+    "STOP",
     "TELL",
     "UNWATCH",
     "VERSION",
@@ -49,6 +50,7 @@ __all__ = [
     "Lookup",
     "LookupReply",
     "Reply",
+    "Stop",
     "Subjects",
     "Tell",
     "Unwatch",
@@ -76,6 +78,7 @@ HEARTBEAT: Final = 7
 HEARTBEAT_ACK: Final = 8
 LOOKUP: Final = 9
 LOOKUP_REPLY: Final = 10
+STOP: Final = 11
 
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Trace = Annotated[str, msgspec.Meta(max_length=512)]
@@ -249,6 +252,12 @@ class LookupReply(msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP_REPLY
     found: bool
 
 
+class Stop(msgspec.Struct, array_like=True, frozen=True, tag=STOP):
+    """``[11, path]``: stop the actor at ``path`` (as ``ref.stop()``)."""
+
+    path: Path
+
+
 Envelope = (
     Tell
     | Ask
@@ -261,6 +270,7 @@ Envelope = (
     | HeartbeatAck
     | Lookup
     | LookupReply
+    | Stop
 )
 
 
@@ -465,6 +475,10 @@ class Wire:
     def lookup(self, ask_id: int, path: str) -> bytes:
         """A :class:`Lookup` of ``path``."""
         return self._encode((LOOKUP, ask_id, path))
+
+    def stop(self, path: str) -> bytes:
+        """A :class:`Stop` of ``path``."""
+        return self._encode((STOP, path))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
         """A :class:`LookupReply`."""
