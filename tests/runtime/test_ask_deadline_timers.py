@@ -134,7 +134,7 @@ async def test_an_idle_list_is_dropped_when_its_timer_fires() -> None:
     async with ActorSystem() as system:
         deadlines = deadlines_of(system)
         ref = system.spawn(Echo)
-        assert await ref.ask("x", timeout=0.01) == "x"
+        assert await ref.ask("x", timeout=0.2) == "x"
         assert len(deadlines.queues) == 1
         fired = asyncio.Event()
         (queue,) = deadlines.queues.values()
