@@ -1,4 +1,9 @@
-"""``ActorSystem``: the ``async with`` scope that owns every actor task."""
+"""``ActorSystem``: the ``async with`` scope that owns every actor task.
+
+Its size: the public face in one class, whose entering and leaving (the
+graceful stop, its bound, cancellation, the remote extension) are documented in
+full; what its actors share lives in ``_runtime``.
+"""
 
 from __future__ import annotations
 
