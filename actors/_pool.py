@@ -125,7 +125,9 @@ class PoolRef(Generic[M]):
         self._held.clear()
         for item in held:
             if type(item) is _Broadcast:
-                self._broadcast(item.message)
+                # Nobody to raise MailboxFull to: a full worker misses it as a
+                # dead letter, and the rest of the hold still goes on.
+                self._broadcast(item.message, held=True)
             else:
                 try:
                     self._route(item)
@@ -331,14 +333,19 @@ class PoolRef(Generic[M]):
             raise self._stopped()
         self._broadcast(message)
 
-    def _broadcast(self, message: object) -> None:
+    def _broadcast(self, message: object, held: bool = False) -> None:
+        """Tell every worker ``message``; ``held``: a broadcast the pool held
+        while restarting, whose caller has returned, so a full worker misses
+        it as a dead letter instead of raising MailboxFull."""
         full = None
         skipped = []
+        missed = []
         for worker in self._workers:
             try:
                 worker._cell.mailbox.try_send(message)
             except MailboxFull as exc:
                 full = exc
+                missed.append(worker)
             except MailboxClosed:
                 skipped.append(worker)
         if len(skipped) == len(self._workers):
@@ -350,7 +357,11 @@ class PoolRef(Generic[M]):
         for worker in skipped:
             (item,) = self._unwrap([message])
             system.dead_letter(worker._cell, item, "worker stopped")
-        if full is not None:
+        if held:
+            for worker in missed:
+                (item,) = self._unwrap([message])
+                system.dead_letter(worker._cell, item, "worker full")
+        elif full is not None:
             raise full
 
     # -- lifecycle -----------------------------------------------------------
