@@ -317,7 +317,9 @@ class PoolRef(Generic[M]):
     def broadcast(self, message: M) -> None:
         """Tell every live worker the message (uncounted by the shared queue's
         quota; counted by each worker's own quota in ``round_robin``). While
-        the pool is restarting its workers, the new workers get it.
+        the pool is restarting its workers, the new workers get it; a new
+        worker already filled by what the pool held before it gets it as a
+        dead letter (nobody is left to raise MailboxFull to).
 
         A worker that has stopped (alone, or just before its pool's restart)
         does not get it: it is counted as a dead letter for that worker.
