@@ -123,7 +123,9 @@ class PoolRef(Generic[M]):
         self._held.clear()
         for item in held:
             if type(item) is _Broadcast:
-                self._broadcast(item.message)
+                # Nobody to raise MailboxFull to: a full worker misses it as a
+                # dead letter, and the rest of the hold still goes on.
+                self._broadcast(item.message, held=True)
             else:
                 try:
                     self._route(item)
@@ -302,7 +304,9 @@ class PoolRef(Generic[M]):
     def broadcast(self, message: M) -> None:
         """Tell every live worker the message (uncounted by the shared queue's
         quota; counted by each worker's own quota in ``round_robin``). While
-        the pool is restarting its workers, the new workers get it.
+        the pool is restarting its workers, the new workers get it; a new
+        worker already filled by what the pool held before it gets it as a
+        dead letter (nobody is left to raise MailboxFull to).
 
         A worker that has stopped (alone, or just before its pool's restart)
         does not get it: it is counted as a dead letter for that worker.
@@ -318,14 +322,19 @@ class PoolRef(Generic[M]):
             raise self._stopped()
         self._broadcast(message)
 
-    def _broadcast(self, message: object) -> None:
+    def _broadcast(self, message: object, held: bool = False) -> None:
+        """Tell every worker ``message``; ``held``: a broadcast the pool held
+        while restarting, whose caller has returned, so a full worker misses
+        it as a dead letter instead of raising MailboxFull."""
         full = None
         skipped = []
+        missed = []
         for worker in self._workers:
             try:
                 worker._cell.mailbox.try_send(message)
             except MailboxFull as exc:
                 full = exc
+                missed.append(worker)
             except MailboxClosed:
                 skipped.append(worker)
         if len(skipped) == len(self._workers):
@@ -337,7 +346,11 @@ class PoolRef(Generic[M]):
         for worker in skipped:
             (item,) = self._unwrap([message])
             system.dead_letter(worker._cell, item, "worker stopped")
-        if full is not None:
+        if held:
+            for worker in missed:
+                (item,) = self._unwrap([message])
+                system.dead_letter(worker._cell, item, "worker full")
+        elif full is not None:
             raise full
 
     # -- lifecycle -----------------------------------------------------------

@@ -435,6 +435,42 @@ async def test_a_round_robin_pool_being_restarted_holds_its_quota_and_send_waits
     assert _letters(system) == []
 
 
+async def test_every_message_held_while_a_round_robin_pool_restarts_is_handled_or_a_dead_letter_when_a_held_broadcast_finds_a_worker_full() -> (  # noqa: E501
+    None
+):
+    # Held while the workers are replaced: broadcast, message, broadcast,
+    # message (2 workers x capacity 2). Flushed to the new workers, the second
+    # broadcast finds the worker that took the first message full: that worker
+    # misses it (a dead letter), and the hold goes on: the last message finds
+    # both workers full, a dead letter too. (The flush used to raise the
+    # broadcast's MailboxFull out of the pool's restart: the pool failed and
+    # the rest of the hold was lost.)
+    journal = Journal()
+    stopping, gate = anyio.Event(), anyio.Event()
+    out: list[Any] = []
+    async with ActorSystem() as system:
+        system.spawn(GatedGroup, "round_robin", journal, stopping, gate, out, 2)
+        await wait_all_blocked()
+        pool, failing = out
+        failing.tell("fail")
+        await stopping.wait()  # suspended: its workers are stopped
+        pool.broadcast("everyone 1")
+        pool.tell("told 1")
+        pool.broadcast("everyone 2")
+        await pool.send("sent 2")
+        gate.set()  # the group starts its children again
+        await wait_all_blocked()
+        assert pool.is_alive
+        assert system.restarts == 1  # the pool restarted once, and did not fail
+    assert sorted(journal.messages()) == [
+        "everyone 1",
+        "everyone 1",
+        "everyone 2",
+        "told 1",
+    ]
+    assert _letters(system) == ["everyone 2", "sent 2"]
+
+
 @ROUTINGS
 async def test_messages_queued_in_old_workers_are_dead_letters_when_the_pool_restarts(
     routing: Any,
