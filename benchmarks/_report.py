@@ -14,6 +14,7 @@ from ._runner import RowResult, Settings, Spread
 __all__ = ["Report", "impl_columns"]
 
 SCHEMA = 1
+FASTEST = "vs fastest baseline"  #: the header of the fastest-other column
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,9 @@ class Report:
             f"(min-max) of {rounds} round{'s' if rounds != 1 else ''}. Ratios: "
             "time of the subject over time of the other implementation, round by "
             "round, median (min-max); below 1 the subject is faster. "
+            f"{FASTEST}: the subject over the fastest other implementation "
+            "of each round on that backend, median (min-max), and the one "
+            "fastest in most rounds. "
             "Implementations alternate within each round; every sample runs in a "
             "fresh event loop and checks that everything sent was received. "
             f"Clock: {DESCRIPTIONS[self.settings.clock]}.",
@@ -124,7 +128,12 @@ def _table(results: Sequence[RowResult]) -> list[str]:
         if other != r.row.subject
     ]
     ratio_columns = list(dict.fromkeys(ratio_columns))
-    header = ["row", *columns, *(f"{a} / {b}" for a, b in ratio_columns)]
+    header = [
+        "row",
+        *columns,
+        FASTEST,
+        *(f"{a} / {b}" for a, b in ratio_columns),
+    ]
     lines = [
         "| " + " | ".join(header) + " |",
         "| --- |" + " ---: |" * (len(header) - 1),
@@ -134,6 +143,10 @@ def _table(results: Sequence[RowResult]) -> list[str]:
             cells = ["FAILED"] + ["" for _ in header[2:]]
         else:
             cells = [_ns(r.per_item(c)) if c in r.impls else "" for c in columns]
+            fastest = r.fastest()
+            cells.append(
+                "" if fastest is None else f"{_ratio(fastest[0])} {fastest[1]}"
+            )
             cells += [
                 _ratio(r.ratio(a, b)) if a in r.impls and b in r.impls else ""
                 for a, b in ratio_columns
@@ -179,4 +192,7 @@ def _result_json(r: RowResult) -> dict[str, Any]:
             if other != r.row.subject:
                 ratio = r.ratio(r.row.subject, other)
                 out["ratios"][f"{r.row.subject}/{other}"] = _spread_json(ratio)
+        fastest = r.fastest()
+        if fastest is not None:
+            out["fastest"] = {"impl": fastest[1], "ratio": _spread_json(fastest[0])}
     return out

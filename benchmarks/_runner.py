@@ -81,6 +81,27 @@ class RowResult:
         pairs = zip(self.seconds[impl], self.seconds[other], strict=True)
         return Spread.of([a / b for a, b in pairs])
 
+    def fastest(self) -> tuple[Spread, str] | None:
+        """The subject against the fastest other implementation, round by round.
+
+        In each round the subject's time is divided by the smallest time any
+        other implementation took in that round on this backend; the result
+        is the median and min-max of those ratios (below 1: the subject beat
+        every other), with the implementation that was fastest in the most
+        rounds (the first declared on a tie). None when the row has no other
+        implementation here or no samples yet.
+        """
+        subject = self.row.subject
+        others = [n for n in self.impls if n != subject]
+        if not others or not self.seconds.get(subject):
+            return None
+        ratios, wins = [], dict.fromkeys(others, 0)
+        for round_, mine in enumerate(self.seconds[subject]):
+            best = min(others, key=lambda n: self.seconds[n][round_])
+            wins[best] += 1
+            ratios.append(mine / self.seconds[best][round_])
+        return Spread.of(ratios), max(others, key=wins.__getitem__)
+
     @property
     def ok(self) -> bool:
         return self.error is None

@@ -10,6 +10,8 @@ user would pick instead.
 * ``fan_out/workers/{4,16}/{round_robin,shared_queue}``: one root tells
   100,000 messages to a pool of W workers. The others: W queues fed in turn
   (round robin), or one queue W consumers share. Unit: one message.
+* ``fan_out/workers/{4,16}/actors``: the same with W plain actors (no pool)
+  the root tells in turn; the others as in ``round_robin``. Unit: one message.
 * ``ping_pong/pairs/{1,4}``: N pairs bounce a message, 20,000 round trips per
   pair (our actors ``tell`` each other). Unit: one round trip.
 * ``ask``: one task asks one actor 20,000 times in turn (``await ref.ask``,
@@ -23,7 +25,12 @@ user would pick instead.
 The others, in the same process (see ``_actor_tasks`` and ``_actor_pykka``):
 asyncio.Queue tasks (asyncio, uvloop), anyio memory object streams (every
 backend), Trio memory channels (trio), Pykka actors (threads: run once per
-round and shown on every backend's table, labelled ``pykka (threads)``).
+round and shown on every backend's table, labelled ``pykka (threads)``). The
+fan_out, ping_pong and ask rows also have each task-based flavour *light*
+(``asyncio.Queue (light)``, ``anyio (light)``, ``trio (light)``): non-waiting
+sends into unbounded queues, and a future (asyncio) or an Event plus a result
+slot (anyio, Trio) per ask; the table's ``vs fastest baseline`` column divides
+ours by the fastest implementation of each round.
 
 Every handler or consumer does the same bookkeeping per message (one
 :class:`Tally` increment and comparison) and every sample reports what its
@@ -56,12 +63,14 @@ from ._actor_tasks import (
     ANYIO,
     Tally,
     queue_ask,
+    queue_ask_light,
     queue_fan_out,
     queue_flood,
     queue_ping_pong,
     queue_queued,
     shares,
     streams_ask,
+    streams_ask_light,
     streams_fan_out,
     streams_flood,
     streams_ping_pong,
@@ -195,6 +204,23 @@ def ours_fan_out(workers: int, routing: Routing) -> SampleFn:
     return sample
 
 
+def ours_fan_out_actors(workers: int) -> SampleFn:
+    """W plain actors (no pool) the root tells in turn."""
+
+    async def sample(count: int) -> Sample:
+        tally = Tally(count)
+        async with ActorSystem() as system:
+            start = now()
+            tells = [system.spawn(Counter, tally).tell for _ in range(workers)]
+            for i in range(count):
+                tells[i % workers](i)
+            await tally.done.wait()
+            elapsed = now() - start
+        return Sample(elapsed, tally.count)
+
+    return sample
+
+
 def ours_ping_pong(pairs: int) -> SampleFn:
     async def sample(count: int) -> Sample:
         tally = Tally(count)
@@ -288,14 +314,23 @@ def _impls(
     anyio_: SampleFn,
     trio: SampleFn,
     pykka: SampleFn,
+    light: tuple[SampleFn, SampleFn, SampleFn] | None = None,
 ) -> tuple[Impl, ...]:
-    return (
+    """The row's implementations; ``light``: the light queue, anyio and trio
+    variants, each listed after its plain one."""
+    impls = [
         Impl("ours", ours),
         Impl("asyncio.Queue", queue, ASYNCIO_LOOPS),
         Impl("anyio", anyio_),
         Impl("trio", trio, TRIO_ONLY),
         Impl(PYKKA, pykka),
-    )
+    ]
+    if light is not None:
+        queue_light, anyio_light, trio_light = light
+        impls[2:2] = [Impl("asyncio.Queue (light)", queue_light, ASYNCIO_LOOPS)]
+        impls[4:4] = [Impl("anyio (light)", anyio_light)]
+        impls[6:6] = [Impl("trio (light)", trio_light, TRIO_ONLY)]
+    return tuple(impls)
 
 
 def _register() -> None:
@@ -350,10 +385,37 @@ def _register() -> None:
                         streams_fan_out(lambda: ANYIO, workers, shared),
                         streams_fan_out(trio_flavour, workers, shared),
                         pykka_fan_out(workers),
+                        light=(
+                            queue_fan_out(workers, shared, light=True),
+                            streams_fan_out(lambda: ANYIO, workers, shared, True),
+                            streams_fan_out(trio_flavour, workers, shared, True),
+                        ),
                     ),
                     unit="message",
                 )
             )
+        register(
+            Row(
+                f"fan_out/workers/{workers}/actors",
+                f"one root tells {MESSAGES:,} messages in turn to {workers} plain "
+                "actors (no pool)",
+                MESSAGES,
+                QUICK,
+                _impls(
+                    ours_fan_out_actors(workers),
+                    queue_fan_out(workers, False),
+                    streams_fan_out(lambda: ANYIO, workers, False),
+                    streams_fan_out(trio_flavour, workers, False),
+                    pykka_fan_out(workers),
+                    light=(
+                        queue_fan_out(workers, False, light=True),
+                        streams_fan_out(lambda: ANYIO, workers, False, True),
+                        streams_fan_out(trio_flavour, workers, False, True),
+                    ),
+                ),
+                unit="message",
+            )
+        )
     for routing in ("round_robin", "shared_queue"):
         register(
             Row(
@@ -383,6 +445,11 @@ def _register() -> None:
                     streams_ping_pong(lambda: ANYIO, pairs),
                     streams_ping_pong(trio_flavour, pairs),
                     pykka_ping_pong(pairs),
+                    light=(
+                        queue_ping_pong(pairs, light=True),
+                        streams_ping_pong(lambda: ANYIO, pairs, light=True),
+                        streams_ping_pong(trio_flavour, pairs, light=True),
+                    ),
                 ),
                 unit="round trip",
             )
@@ -399,6 +466,11 @@ def _register() -> None:
                 streams_ask(lambda: ANYIO),
                 streams_ask(trio_flavour),
                 pykka_ask,
+                light=(
+                    queue_ask_light,
+                    streams_ask_light(lambda: ANYIO),
+                    streams_ask_light(trio_flavour),
+                ),
             ),
             unit="round trip",
         )
