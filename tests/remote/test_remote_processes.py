@@ -1,0 +1,203 @@
+"""Remote actors across processes: a node in a child process (started with
+``sys.executable``) answers asks; killed with ``kill -9``, its watchers get
+``Terminated(ref, NodeDown)`` within the detector's bound and asks to it fail
+fast."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from actors import Actor, ActorSystem, AskTimeout, Terminated
+from actors.remote import NodeDown, NodeUnreachable, Remote, RemoteRef
+from actors.remote._failure_detector import PhiAccrualFailureDetector
+from actors.remote._nats._protocol import new_nuid
+from actors.remote._server import NatsServer
+
+pytestmark = pytest.mark.anyio
+
+CHILD = Path(__file__).with_name("_echo_node.py")
+#: Seconds a child may take to start (interpreter, imports, connect).
+STARTUP = 30.0
+
+
+def backend_name(anyio_backend: Any) -> str:
+    name, options = anyio_backend
+    return "uvloop" if options.get("loop_factory") else str(name)
+
+
+class Child:
+    """A node process: its lines of output are read, never waited on by
+    sleeping."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        assert process.stdout is not None
+        self._out = BufferedByteReceiveStream(process.stdout)
+
+    async def line(self, timeout: float) -> str:
+        """The next line of the child's output (without the newline).
+
+        Raises:
+            AssertionError: the child printed nothing more (it exited, with its
+                standard error in the message) or took over ``timeout`` s.
+        """
+        try:
+            with anyio.fail_after(timeout):
+                data = await self._out.receive_until(b"\n", 65536)
+        except (anyio.EndOfStream, anyio.IncompleteRead, TimeoutError):
+            self.process.kill()
+            stderr = b""
+            if self.process.stderr is not None:
+                with anyio.move_on_after(5):
+                    async for chunk in self.process.stderr:
+                        stderr += chunk
+            raise AssertionError(
+                f"the child node printed no line within {timeout} s; "
+                f"stderr:\n{stderr.decode(errors='replace')}"
+            ) from None
+        return data.decode()
+
+
+@asynccontextmanager
+async def child_node(
+    url: str, system: str, node: str, backend: str
+) -> AsyncIterator[tuple[Child, str]]:
+    """A child process hosting ``/user/echo`` as ``node``; yields it and its
+    incarnation once it printed ``ready``. Killed when the block ends."""
+    process = await anyio.open_process(
+        [sys.executable, str(CHILD), url, system, node, backend]
+    )
+    try:
+        child = Child(process)
+        words = (await child.line(STARTUP)).split()
+        assert words[:1] == ["ready"], words
+        yield child, words[1]
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with anyio.move_on_after(10, shield=True):
+            await process.aclose()
+
+
+class Watcher(Actor):
+    """Watches the ref it is told (replies ``"watching"``); records
+    Terminated."""
+
+    def __init__(self, seen: list[Terminated], got: anyio.Event) -> None:
+        self.seen = seen
+        self.got = got
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, Terminated):
+            self.seen.append(message)
+            self.got.set()
+            return None
+        self.context.watch(message)
+        return "watching"
+
+
+#: Heartbeats every 50 ms; a silent peer is down about 0.5 s after its last
+#: answer (pause 0.3 s + a few deviations of 0.05 s).
+HEARTBEAT = 0.05
+
+
+def fast_detector() -> PhiAccrualFailureDetector:
+    return PhiAccrualFailureDetector(
+        first_heartbeat_estimate=HEARTBEAT,
+        acceptable_heartbeat_pause=0.3,
+        min_std_deviation=0.05,
+    )
+
+
+#: The bound for NodeDown after kill -9: no-responders arrives as soon as the
+#: server saw the connection close; the detector's bound (about 0.5 s plus a
+#: check interval) is the fallback; generous for a loaded CI machine.
+DOWN_BOUND = 10.0
+
+
+async def test_a_node_in_another_process_answers_and_its_kill_is_node_down(
+    nats_server: NatsServer, anyio_backend: Any
+) -> None:
+    system = "p" + new_nuid(10)
+    async with (
+        child_node(nats_server.url, system, "child", backend_name(anyio_backend)) as (
+            child,
+            incarnation,
+        ),
+        ActorSystem(
+            remote=Remote(
+                nats_server.url,
+                system=system,
+                node="parent",
+                heartbeat_interval=HEARTBEAT,
+                failure_detector=fast_detector,
+            )
+        ) as parent,
+    ):
+        ref = await parent.remote.lookup("child", "/user/echo", timeout=10)
+        assert isinstance(ref, RemoteRef)
+        assert ref.node.incarnation == incarnation
+        assert await ref.ask("across", timeout=10) == "across"
+        assert await ref.ask([1, 2.5, None], timeout=10) == [1, 2.5, None]
+
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = parent.spawn(Watcher, seen, got)
+        assert await watcher.ask(ref, timeout=10) == "watching"
+        # The watch is in place on the child once an ask behind it returned.
+        assert await ref.ask("behind the watch", timeout=10) == "behind the watch"
+
+        child.process.kill()  # SIGKILL: no goodbye of any kind
+        with anyio.fail_after(DOWN_BOUND):
+            await got.wait()
+        [terminated] = seen
+        assert terminated.ref == ref
+        assert isinstance(terminated.reason, NodeDown)
+        assert terminated.reason.node == ref.node
+        assert not ref.is_alive
+
+        # An ask to the dead node fails at once, not after its timeout.
+        with anyio.fail_after(5), pytest.raises(NodeUnreachable):
+            await ref.ask("anyone?", timeout=60)
+        # So does a fresh lookup by the node's name (nobody listens).
+        with anyio.fail_after(5), pytest.raises((NodeUnreachable, AskTimeout)):
+            await parent.remote.lookup("child", "/user/echo", timeout=3)
+
+
+async def test_a_child_node_that_leaves_cleanly_reports_its_actors_stopped(
+    nats_server: NatsServer, anyio_backend: Any
+) -> None:
+    system = "p" + new_nuid(10)
+    async with (
+        child_node(nats_server.url, system, "child", backend_name(anyio_backend)) as (
+            child,
+            _,
+        ),
+        ActorSystem(remote=Remote(nats_server.url, system=system, node="parent")) as parent,
+    ):
+        ref = await parent.remote.lookup("child", "/user/echo", timeout=10)
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = parent.spawn(Watcher, seen, got)
+        assert await watcher.ask(ref, timeout=10) == "watching"
+        assert await ref.ask(1, timeout=10) == 1
+        assert child.process.stdin is not None
+        await child.process.stdin.aclose()  # the child leaves its system
+        assert await child.line(10) == "left"
+        with anyio.fail_after(10):
+            await got.wait()
+        [terminated] = seen
+        assert terminated.ref == ref
+        # The actor stopped as its system left, or the node was gone first.
+        assert not isinstance(terminated.reason, BaseException) or isinstance(
+            terminated.reason, NodeDown
+        )
