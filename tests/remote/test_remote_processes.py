@@ -5,6 +5,8 @@ fast."""
 
 from __future__ import annotations
 
+import math
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +18,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from actors import Actor, ActorSystem, AskTimeout, Terminated
+from actors import Actor, ActorSystem, AskTimeout, StopReason, Terminated
 from actors.remote import NodeDown, NodeUnreachable, Remote, RemoteRef
 from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._nats._protocol import new_nuid
@@ -182,7 +184,9 @@ async def test_a_child_node_that_leaves_cleanly_reports_its_actors_stopped(
             child,
             _,
         ),
-        ActorSystem(remote=Remote(nats_server.url, system=system, node="parent")) as parent,
+        ActorSystem(
+            remote=Remote(nats_server.url, system=system, node="parent")
+        ) as parent,
     ):
         ref = await parent.remote.lookup("child", "/user/echo", timeout=10)
         seen: list[Terminated] = []
@@ -197,7 +201,49 @@ async def test_a_child_node_that_leaves_cleanly_reports_its_actors_stopped(
             await got.wait()
         [terminated] = seen
         assert terminated.ref == ref
-        # The actor stopped as its system left, or the node was gone first.
-        assert not isinstance(terminated.reason, BaseException) or isinstance(
-            terminated.reason, NodeDown
-        )
+        # The death notice travels before the node leaves: not NodeDown.
+        assert terminated.reason == StopReason.SYSTEM
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP is POSIX")
+async def test_a_frozen_node_process_is_declared_down_by_the_failure_detector(
+    nats_server: NatsServer, anyio_backend: Any
+) -> None:
+    # A stopped (SIGSTOP) process keeps its NATS connection and subscriptions
+    # (no no-responders), but answers no heartbeat: only the phi accrual
+    # detector can tell, within its bound.
+    system = "p" + new_nuid(10)
+    async with (
+        child_node(nats_server.url, system, "child", backend_name(anyio_backend)) as (
+            child,
+            _,
+        ),
+        ActorSystem(
+            remote=Remote(
+                nats_server.url,
+                system=system,
+                node="parent",
+                heartbeat_interval=HEARTBEAT,
+                failure_detector=fast_detector,
+            )
+        ) as parent,
+    ):
+        ref = await parent.remote.lookup("child", "/user/echo", timeout=10)
+        seen: list[Terminated] = []
+        got = anyio.Event()
+        watcher = parent.spawn(Watcher, seen, got)
+        assert await watcher.ask(ref, timeout=10) == "watching"
+        assert await ref.ask(1, timeout=10) == 1
+        child.process.send_signal(signal.SIGSTOP)
+        try:
+            with anyio.fail_after(DOWN_BOUND):
+                await got.wait()
+        finally:
+            child.process.kill()
+        [terminated] = seen
+        assert isinstance(terminated.reason, NodeDown)
+        assert terminated.reason.node == ref.node
+        assert math.isfinite(terminated.reason.phi)
+        assert terminated.reason.phi >= fast_detector().threshold
+        with anyio.fail_after(5), pytest.raises(NodeUnreachable):
+            await ref.ask(2, timeout=60)
