@@ -647,6 +647,9 @@ class Remote:
             with anyio.move_on_after(timeout):
                 outbound = self._outbound(peer)
                 if outbound is None:
+                    # Still a checkpoint, as every ask is: a retry loop around
+                    # an ask to a gone node must not starve the event loop.
+                    await anyio.lowlevel.checkpoint()
                     raise NodeUnreachable(f"node {peer} is gone")
                 await outbound.put(envelope)
                 await pending.event.wait()

@@ -219,6 +219,14 @@ async def test_an_ask_to_a_node_nobody_listens_on_fails_at_once(
             with pytest.raises(NodeUnreachable):
                 await gone.ask(1, timeout=60)
         assert not gone.is_alive
+        # Known gone now: a later ask fails at once, and is a checkpoint still
+        # (a cancelled scope cancels it rather than letting it fail first).
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await gone.ask(2, timeout=60)
+        assert scope.cancelled_caught
+        with pytest.raises(NodeUnreachable):
+            await gone.ask(3, timeout=60)
         # Later tells to it are dead letters here, counted.
         before = a.dead_letters.count
         gone.tell(1)
