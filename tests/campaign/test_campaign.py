@@ -5,9 +5,9 @@ failing handlers under random strategies, stops, pools, timers and thread
 entry, every message is handled once, rejected at the call, or counted as a
 dead letter; nothing is handled twice; leaving the system always ends.
 
-The green run switches off the features behind known bugs (:data:`KNOWN`);
-each known class also runs on its own, marked ``xfail(strict=False)``: when its
-fix lands it starts passing (XPASS), and its switch comes out of ``KNOWN``.
+A bug class the campaign finds gets a deterministic repro in ``test_repros.py``
+(``xfail(strict=True)`` until fixed), and its feature is switched off in this
+run meanwhile (:data:`KNOWN`), so the campaign stays green on what holds.
 """
 
 from __future__ import annotations
@@ -34,15 +34,6 @@ def _seeds(long_mode: bool) -> tuple[range, int]:
     return range(6), 3000
 
 
-#: Operations to make more frequent when a known class runs on its own.
-BOOST: dict[str, dict[str, int]] = {
-    "shared_queue": {"broadcast": 5},
-    "thread_asks": {"thread": 20},
-    "native_ask": {"native_ask": 5},
-    "group_strategies": {"stop": 5},
-}
-
-
 def _run(
     backend: str,
     seeds: range,
@@ -66,26 +57,3 @@ def test_every_message_is_handled_once_rejected_or_a_dead_letter(
 ) -> None:
     seeds, ops = _seeds(long_mode)
     _run(backend, seeds, ops, {name: False for name in KNOWN}, timeout=30.0)
-
-
-@pytest.mark.timeout(0)
-@pytest.mark.parametrize("backend", BACKEND_IDS)
-@pytest.mark.parametrize(
-    "feature",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=False, reason=why))
-        for name, why in KNOWN.items()
-    ],
-)
-def test_a_known_bug_class_still_breaks_the_invariant(
-    backend: str, feature: str, long_mode: bool
-) -> None:
-    # Only the one known feature on, so a failure here is that class.
-    if feature in ("native_ask", "stray_cancel") and backend == "trio":
-        pytest.skip("native Task.cancel() is asyncio's")
-    seeds, ops = _seeds(long_mode)
-    if not long_mode:
-        seeds, ops = range(3), 1500
-    features = {name: name == feature for name in KNOWN}
-    # A hang shows within 3 s here (the runs take well under a second).
-    _run(backend, seeds, ops, features, 3.0, BOOST.get(feature))
