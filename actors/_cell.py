@@ -207,7 +207,10 @@ class Cell:
         each one sets the event and we wait again (``wait_control`` would
         return at once while the queue is not empty, and spin).
         """
-        with anyio.move_on_after(delay):
+        clock = self.runtime.clock
+        with (
+            anyio.move_on_after(delay) if clock is None else clock.move_on_after(delay)
+        ):
             while not self.stop_requested:
                 event = self.control_event = anyio.Event()
                 try:

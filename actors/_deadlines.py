@@ -14,7 +14,11 @@ thus share one timer firing per timeout period.
 The timer is the backend's cheapest: on asyncio a loop timer per list
 (:class:`Deadlines`); on Trio one task per system (:class:`TrioDeadlines`,
 started in the system's task group by the first ask, ended when no list is
-left or the system exits) that sleeps until the earliest armed deadline.
+left or the system exits) that sleeps until the earliest armed deadline. A
+system with a clock of its own (``ActorSystem(clock=...)``, such as
+``actors.testing.ManualClock``) arms its lists on that clock instead
+(:class:`ClockDeadlines`), on every backend; the choice is made once, when the
+system is entered, so the event loop's path costs nothing more per ask.
 
 Resources: a list with no ask in it is *idle*. The last few lists to go idle
 (:data:`IDLE_KEPT`) keep their timer and their place, so sequential asks with
@@ -40,12 +44,14 @@ from ._envelope import _PENDING, EXPIRED, Ask, abandon
 from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
 if TYPE_CHECKING:
+    from ._clock import Clock
     from ._runtime import Runtime
 
 __all__ = [
     "DEADLINE_TASK_NAME",
     "IDLE_KEPT",
     "AskDeadlines",
+    "ClockDeadlines",
     "Deadlines",
     "TrioDeadlines",
     "ask_deadlines",
@@ -364,8 +370,29 @@ class TrioDeadlines(AskDeadlines):
             self._sleep_until = math.inf
 
 
+class ClockDeadlines(AskDeadlines):
+    """The ask timeouts of a system with a clock of its own: one call on that
+    clock per list (as a loop timer per list on asyncio)."""
+
+    __slots__ = ("clock",)
+
+    def __init__(self, clock: Clock, backend: Backend) -> None:
+        super().__init__(backend, clock.now)
+        self.clock = clock
+
+    def arm(self, queue: _Queue, deadline: float) -> Any:
+        return self.clock.call_at(deadline, queue.fire)
+
+    def disarm(self, queue: _Queue) -> None:
+        queue.timer.cancel()
+
+
 def ask_deadlines(runtime: Runtime, backend: Backend) -> AskDeadlines:
-    """The ask-deadline service for a system entered on ``backend``."""
+    """The ask-deadline service for a system entered on ``backend`` (on the
+    system's own clock if it has one)."""
+    clock = runtime.clock
+    if clock is not None:
+        return ClockDeadlines(clock, backend)
     if backend.name == "trio":
         return TrioDeadlines(runtime, backend)
     return Deadlines(get_running_loop(), backend)

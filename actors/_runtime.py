@@ -33,6 +33,7 @@ from ._termination import finish
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
+    from ._clock import Clock
     from ._deadlines import AskDeadlines
     from ._extension import RemoteExtension
     from ._pool import PoolRef
@@ -52,6 +53,7 @@ class Runtime:
     __slots__ = (
         "backend",
         "cancelling",
+        "clock",
         "dead_letters",
         "deadlines",
         "drain",
@@ -123,6 +125,9 @@ class Runtime:
         self.timer_service: TimerService | None = None
         #: Made by the first use of ``system.from_thread``.
         self.from_thread: FromThread | None = None
+        #: The clock of timers, ask deadlines and backoff; None: the event
+        #: loop's own (``ActorSystem(clock=...)``).
+        self.clock: Clock | None = None
         #: The remote extension (``ActorSystem(remote=...)``), or None.
         self.remote: RemoteExtension | None = None
         #: Cells whose task has not run yet: a task cancelled before its first

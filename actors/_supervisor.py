@@ -93,7 +93,8 @@ async def handle_child_failure(
     intensity = parent_extras.intensity
     if intensity is None:
         intensity = parent_extras.intensity = RestartIntensity()
-    now = anyio.current_time()
+    clock = parent.runtime.clock
+    now = anyio.current_time() if clock is None else clock.now()
     if not intensity.allow(strategy, now):
         await _escalate(
             parent,

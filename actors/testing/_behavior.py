@@ -1,0 +1,658 @@
+"""``BehaviorTestKit``: one message at a time through an actor instance,
+without an event loop or a system, and the effects it had (Akka's
+BehaviorTestKit).
+
+The actor sees a stand-in context (``self.context``) that records instead of
+doing: spawning gives a :class:`TestInbox` ref per child, watching, stopping
+and timers become :class:`Effect` records, and tells to refs the test handed
+in (``TestInbox.ref``) land in those inboxes. An ``async def`` handler runs to
+completion synchronously as long as it never waits; one that waits (on a
+reply, a sleep, a checkpoint) cannot be run here, and the kit says so.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from .._actor import UNHANDLED, Actor
+from .._context import ActorContext
+from .._dead_letters import DeadLetter
+from .._lifecycle import StopReason
+from .._ref import ActorRef
+from .._system_signals import Terminated
+from .._validation import check_duration
+
+__all__ = [
+    "BehaviorTestKit",
+    "Effect",
+    "Spawned",
+    "SpawnedPool",
+    "Stopped",
+    "TestInbox",
+    "TimerCancelled",
+    "TimerStarted",
+    "Unwatched",
+    "Watched",
+]
+
+T = TypeVar("T")
+A = TypeVar("A", bound=Actor)
+
+
+# -- effects --------------------------------------------------------------------
+
+
+class Effect:
+    """Base class of what an actor did through its context, besides tells."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Spawned(Effect):
+    """``context.spawn(factory, *args, name=..., **kwargs)``; ``ref`` is the
+    child's inbox ref (``kit.child_inbox(name)``)."""
+
+    factory: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    name: str
+    ref: ActorRef[Any] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class SpawnedPool(Effect):
+    """``context.spawn_pool(factory, size, *args, ...)``."""
+
+    factory: Callable[..., Any]
+    size: int
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    name: str
+    ref: ActorRef[Any] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Stopped(Effect):
+    """``context.stop(ref)``; ``ref`` None: the actor stopped itself."""
+
+    ref: ActorRef[Any] | None = None
+
+
+@dataclass(frozen=True)
+class Watched(Effect):
+    """``context.watch(ref)``."""
+
+    ref: ActorRef[Any]
+
+
+@dataclass(frozen=True)
+class Unwatched(Effect):
+    """``context.unwatch(ref)``."""
+
+    ref: ActorRef[Any]
+
+
+@dataclass(frozen=True)
+class TimerStarted(Effect):
+    """A timer started: ``interval`` None for a single timer (fires once
+    after ``delay`` seconds), else periodic (first after ``delay``)."""
+
+    key: Hashable
+    message: object
+    delay: float
+    interval: float | None = None
+
+
+@dataclass(frozen=True)
+class TimerCancelled(Effect):
+    """``context.timers.cancel(key)`` of an active timer (``cancel_all``
+    records one per timer)."""
+
+    key: Hashable
+
+
+# -- inboxes ----------------------------------------------------------------------
+
+
+class _InboxCell:
+    """What an inbox ref stands on: a name, a path, the inbox (identity makes
+    ref equality)."""
+
+    __slots__ = ("inbox", "name", "path")
+
+    def __init__(self, inbox: TestInbox[Any], name: str, path: str) -> None:
+        self.inbox = inbox
+        self.name = name
+        self.path = path
+
+
+class _InboxRef(ActorRef[T]):
+    """A ref whose messages land in a :class:`TestInbox`."""
+
+    __slots__ = ()
+
+    _cell: Any
+
+    def tell(self, message: T) -> None:
+        self._cell.inbox._put(message)
+
+    async def send(self, message: T) -> None:
+        self._cell.inbox._put(message)
+
+    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
+        return self._cell.inbox._ask(message)
+
+    def stop(self) -> None:
+        self._cell.inbox.stopped = True
+
+    async def join(self) -> object:
+        raise RuntimeError(
+            f"{self.path} is a TestInbox ref: nothing terminates in a "
+            "BehaviorTestKit (use the async kit: actor_system, TestProbe)"
+        )
+
+    @property
+    def is_alive(self) -> bool:
+        return not self._cell.inbox.stopped
+
+    @property
+    def name(self) -> str:
+        return str(self._cell.name)
+
+    @property
+    def path(self) -> str:
+        return str(self._cell.path)
+
+    def __repr__(self) -> str:
+        return f"<TestInbox ref {self.path}>"
+
+
+class TestInbox(Generic[T]):
+    """Where tells to its :attr:`ref` land, for a synchronous test.
+
+    Args:
+        name: a name for the ref (its path is ``/inbox/<name>``).
+        reply: for asks of the ref: a function of the message that returns
+            the reply (without it, an ask raises RuntimeError).
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        name: str = "inbox",
+        *,
+        reply: Callable[[Any], Any] | None = None,
+        path: str | None = None,
+    ) -> None:
+        #: The messages told, sent or asked to :attr:`ref`, not taken yet.
+        self.messages: list[T] = []
+        #: Whether ``ref.stop()`` was called.
+        self.stopped = False
+        self._reply = reply
+        #: The ref to hand to the actor under test.
+        self.ref: ActorRef[T] = _InboxRef(
+            _InboxCell(self, name, path or f"/inbox/{name}")  # type: ignore[arg-type]
+        )
+
+    def _put(self, message: T) -> None:
+        self.messages.append(message)
+
+    def _ask(self, message: T) -> Any:
+        self.messages.append(message)
+        if self._reply is None:
+            raise RuntimeError(
+                f"{self.ref.path} was asked {message!r}: give its TestInbox a "
+                "reply= function to answer asks"
+            )
+        return self._reply(message)
+
+    def receive_all(self) -> list[T]:
+        """Take every message, oldest first."""
+        out, self.messages = self.messages, []
+        return out
+
+    def expect_message(self, expected: Any) -> T:
+        """Take the oldest message and check it: a type (an instance of it), a
+        predicate, or a value (equal).
+
+        Raises:
+            AssertionError: no message, or the oldest does not match.
+        """
+        if not self.messages:
+            raise AssertionError(
+                f"{self.ref.path}: expected a message, but none was sent"
+            )
+        message = self.messages.pop(0)
+        if isinstance(expected, type):
+            ok, wanted = isinstance(message, expected), expected.__qualname__
+        elif callable(expected):
+            ok, wanted = bool(expected(message)), "a message the predicate accepts"
+        else:
+            ok, wanted = message == expected, repr(expected)
+        if not ok:
+            left = f"; still queued: {self.messages!r}" if self.messages else ""
+            raise AssertionError(
+                f"{self.ref.path}: expected {wanted}, got {message!r}{left}"
+            )
+        return message
+
+    def expect_no_message(self) -> None:
+        """Raises AssertionError if any message is queued."""
+        if self.messages:
+            raise AssertionError(
+                f"{self.ref.path}: expected no message, got {self.messages!r}"
+            )
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __repr__(self) -> str:
+        return f"<TestInbox {self.ref.path}: {len(self.messages)} messages>"
+
+
+# -- the stand-in context ------------------------------------------------------
+
+
+class _Timers:
+    """The kit's ``context.timers``: records, never fires (``kit.fire``)."""
+
+    def __init__(self, kit: BehaviorTestKit[Any]) -> None:
+        self._kit = kit
+        self._active: dict[Hashable, TimerStarted] = {}
+
+    def start_single(self, key: Hashable, message: object, delay: float) -> None:
+        delay = check_duration("delay", delay, zero=True)
+        self._start(TimerStarted(key, message, delay, None))
+
+    def start_periodic(
+        self,
+        key: Hashable,
+        message: object,
+        interval: float,
+        *,
+        initial_delay: float | None = None,
+    ) -> None:
+        interval = check_duration("interval", interval)
+        first = (
+            interval
+            if initial_delay is None
+            else check_duration("initial_delay", initial_delay, zero=True)
+        )
+        self._start(TimerStarted(key, message, first, interval))
+
+    def _start(self, effect: TimerStarted) -> None:
+        try:
+            hash(effect.key)
+        except TypeError:
+            raise TypeError(
+                f"key must be hashable, not {type(effect.key).__name__}"
+            ) from None
+        self._active[effect.key] = effect
+        self._kit._effects.append(effect)
+
+    def cancel(self, key: Hashable) -> None:
+        if self._active.pop(key, None) is not None:
+            self._kit._effects.append(TimerCancelled(key))
+
+    def cancel_all(self) -> None:
+        for key in list(self._active):
+            self.cancel(key)
+
+    def is_active(self, key: Hashable) -> bool:
+        return key in self._active
+
+    def __len__(self) -> int:
+        return len(self._active)
+
+
+class _FakeRuntime:
+    """What ``Actor.receive``'s default reaches for: the dead letters."""
+
+    def __init__(self, kit: BehaviorTestKit[Any]) -> None:
+        self._kit = kit
+
+    def dead_letter(self, cell: Any, message: object, reason: str) -> None:
+        self._kit.dead_letters.append(DeadLetter(self._kit.self_ref, message, reason))
+
+
+class _FakeCell:
+    __slots__ = ("runtime",)
+
+    def __init__(self, kit: BehaviorTestKit[Any]) -> None:
+        self.runtime = _FakeRuntime(kit)
+
+
+class _KitContext(ActorContext):
+    """The context an actor sees in a BehaviorTestKit: records effects."""
+
+    __slots__ = ("_kit",)
+
+    def __init__(self, kit: BehaviorTestKit[Any]) -> None:
+        super().__init__(_FakeCell(kit))  # type: ignore[arg-type]
+        self._kit = kit
+
+    @property
+    def self_ref(self) -> ActorRef[Any]:
+        return self._kit.self_ref
+
+    @property
+    def parent(self) -> ActorRef[Any]:
+        return self._kit.parent_inbox.ref
+
+    @property
+    def system(self) -> Any:
+        raise RuntimeError(
+            "a BehaviorTestKit has no ActorSystem: test code that needs one "
+            "with the async kit (the actor_system fixture, TestProbe)"
+        )
+
+    @property
+    def children(self) -> list[ActorRef[Any]]:
+        return [inbox.ref for inbox in self._kit._children.values()]
+
+    @property
+    def name(self) -> str:
+        return self._kit.name
+
+    @property
+    def path(self) -> str:
+        return self._kit.path
+
+    def spawn(
+        self,
+        factory: Callable[..., Any],
+        *args: Any,
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        restart: str = "transient",
+        **kwargs: Any,
+    ) -> ActorRef[Any]:
+        inbox = self._kit._new_child(factory, name)
+        self._kit._effects.append(
+            Spawned(factory, args, kwargs, inbox.ref.name, inbox.ref)
+        )
+        return inbox.ref
+
+    def spawn_pool(
+        self,
+        factory: Callable[..., Any],
+        size: int,
+        *args: Any,
+        routing: str = "round_robin",
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        inbox = self._kit._new_child(factory, name)
+        self._kit._effects.append(
+            SpawnedPool(factory, size, args, kwargs, inbox.ref.name, inbox.ref)
+        )
+        return inbox.ref
+
+    def stop(self, ref: ActorRef[Any] | None = None) -> None:
+        kit = self._kit
+        if ref is not None and not isinstance(ref, ActorRef):
+            raise TypeError(
+                f"stop() takes an ActorRef or nothing, not {type(ref).__name__}"
+            )
+        if ref is None or ref == kit.self_ref:
+            kit.stopped = True
+            kit._effects.append(Stopped(None))
+            return
+        if ref not in self.children:
+            raise ValueError(
+                f"{ref.path} is not a child of {kit.path}: stop it with ref.stop()"
+            )
+        kit._children.pop(ref.name)
+        kit._effects.append(Stopped(ref))
+
+    def watch(self, ref: ActorRef[Any]) -> None:
+        if not isinstance(ref, ActorRef):
+            raise TypeError(f"watch() takes an ActorRef, not {type(ref).__name__}")
+        self._kit._effects.append(Watched(ref))
+
+    def unwatch(self, ref: ActorRef[Any]) -> None:
+        if not isinstance(ref, ActorRef):
+            raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
+        self._kit._effects.append(Unwatched(ref))
+
+    @property
+    def timers(self) -> Any:
+        return self._kit._timers
+
+
+# -- the kit ------------------------------------------------------------------------
+
+
+def _run_sync(result: Any, what: str) -> Any:
+    """``result``, or what the awaitable ``result`` returns if it completes
+    without waiting.
+
+    Raises:
+        RuntimeError: it waited for something (it is closed).
+    """
+    if not inspect.isawaitable(result):
+        return result
+    step = result.__await__()
+    try:
+        yielded = step.send(None)
+    except StopIteration as done:
+        return done.value
+    step.close()
+    raise RuntimeError(
+        f"{what} waited for something ({yielded!r}): a BehaviorTestKit runs "
+        "handlers without an event loop, so only those that never wait; test "
+        "this actor with the async kit (the actor_system fixture, TestProbe)"
+    )
+
+
+class BehaviorTestKit(Generic[A]):
+    """Runs messages through one actor instance synchronously, without an
+    event loop or a system, and records what it did.
+
+    ``BehaviorTestKit(Counter, 0)`` makes the instance (``Counter(0)``), gives
+    it a stand-in ``context`` and runs its ``on_start``. Then::
+
+        assert kit.run(Get()) == 0        # the reply: receive's return value
+        kit.run(Spawn("w"))
+        assert kit.expect_effect(Spawned).name == "w"
+        kit.child_inbox("w").expect_message(Hello())
+
+    What the actor does through its context is recorded: children it spawns
+    (each gets a :class:`TestInbox`: ``kit.child_inbox(name)``), watches,
+    timers, stops, as :class:`Effect` objects in :attr:`effects`; tells to the
+    refs of inboxes the test made land in those inboxes; tells to
+    ``context.self_ref`` in :attr:`self_inbox`, to ``context.parent`` in
+    :attr:`parent_inbox`; dead letters (``super().receive``) in
+    :attr:`dead_letters`. Timers never fire by themselves:
+    :meth:`fire_timer` runs one's message.
+
+    Args:
+        factory: the actor class (or a callable making the instance).
+        *args, **kwargs: its arguments.
+        name: the actor's name (its path is ``/user/<name>``).
+
+    Raises:
+        TypeError: ``factory`` did not make an Actor.
+        RuntimeError: ``on_start`` waited for something (see :meth:`run`).
+    """
+
+    __test__ = False
+
+    def __init__(
+        self,
+        factory: Callable[..., A],
+        *args: Any,
+        name: str = "testee",
+        **kwargs: Any,
+    ) -> None:
+        self.name = name
+        self.path = f"/user/{name}"
+        self._effects: list[Effect] = []
+        self._children: dict[str, TestInbox[Any]] = {}
+        self._counter = 0
+        self._timers = _Timers(self)
+        #: Whether the actor stopped itself (``context.stop()``).
+        self.stopped = False
+        #: Tells to the actor's own ref.
+        self.self_inbox: TestInbox[Any] = TestInbox(name, path=self.path)
+        #: Tells to ``context.parent``.
+        self.parent_inbox: TestInbox[Any] = TestInbox("parent", path="/user")
+        #: Every reply :meth:`run` returned, oldest first.
+        self.replies: list[Any] = []
+        #: Messages the actor did not handle (``super().receive``).
+        self.dead_letters: list[DeadLetter] = []
+        self.context = _KitContext(self)
+        instance = factory(*args, **kwargs)
+        if not isinstance(instance, Actor):
+            raise TypeError(f"{factory!r} did not make an Actor, but {instance!r}")
+        instance.context = self.context
+        #: The actor instance under test.
+        self.instance: A = instance
+        _run_sync(instance.on_start(), f"{type(instance).__qualname__}.on_start")
+
+    @property
+    def self_ref(self) -> ActorRef[Any]:
+        """The actor's own ref (tells land in :attr:`self_inbox`)."""
+        return self.self_inbox.ref
+
+    def run(self, message: Any) -> Any:
+        """Hand ``message`` to ``receive`` and return its result: the reply an
+        asker would get (:data:`~actors.UNHANDLED` when not handled).
+
+        A :class:`~actors.Terminated` goes to ``on_terminated`` if the actor
+        defines it, as the runtime does.
+
+        Raises:
+            RuntimeError: ``receive`` is async and waited for something (use
+                the async kit), or the actor has stopped.
+            Exception: whatever ``receive`` raised.
+        """
+        if self.stopped:
+            raise RuntimeError(f"{self.path} has stopped itself")
+        instance = self.instance
+        kind = type(instance).__qualname__
+        handler = instance.receive
+        if isinstance(message, Terminated):
+            handler = getattr(instance, "on_terminated", handler)
+        result = _run_sync(handler(message), f"{kind}.receive({message!r})")
+        self.replies.append(result)
+        return result
+
+    def terminated(
+        self, ref: ActorRef[Any], reason: object = StopReason.NORMAL
+    ) -> Any:
+        """Deliver ``Terminated(ref, reason)`` as the runtime would to a
+        watcher; returns what the handler returned."""
+        return self.run(Terminated(ref, reason))
+
+    def fire_timer(self, key: Hashable) -> Any:
+        """Run the message of the active timer ``key`` as its firing would (a
+        single timer ends with it).
+
+        Raises:
+            KeyError: no timer with that key is active.
+        """
+        effect = self._timers._active.get(key)
+        if effect is None:
+            active = list(self._timers._active)
+            raise KeyError(f"no active timer {key!r} (active: {active})")
+        if effect.interval is None:
+            del self._timers._active[key]
+        return self.run(effect.message)
+
+    @property
+    def handled(self) -> bool:
+        """Whether the last :meth:`run` handled its message (did not return
+        ``UNHANDLED``)."""
+        return not self.replies or self.replies[-1] is not UNHANDLED
+
+    # -- effects ------------------------------------------------------------------
+
+    @property
+    def effects(self) -> list[Effect]:
+        """The effects recorded and not retrieved yet, oldest first."""
+        return list(self._effects)
+
+    def retrieve_effects(self) -> list[Effect]:
+        """Take every recorded effect, oldest first."""
+        out, self._effects = self._effects, []
+        return out
+
+    def expect_effect(self, expected: Any) -> Any:
+        """Take the oldest effect and check it: an effect type (an instance
+        of it), or an effect (equal: ``Watched(ref)``, ``TimerStarted("t",
+        Tick(), 1.0)``...).
+
+        Returns:
+            The effect.
+
+        Raises:
+            AssertionError: no effect, or the oldest does not match (listing
+                every effect recorded).
+        """
+        if not self._effects:
+            raise AssertionError(f"{self.path}: expected {expected!r}, but no effect")
+        effect = self._effects[0]
+        ok = (
+            isinstance(effect, expected)
+            if isinstance(expected, type)
+            else effect == expected
+        )
+        if not ok:
+            listed = "\n".join(f"    {e!r}" for e in self._effects)
+            raise AssertionError(
+                f"{self.path}: expected {expected!r}, but the effects are "
+                f"(oldest first):\n{listed}"
+            )
+        del self._effects[0]
+        return effect
+
+    def expect_no_effect(self) -> None:
+        """Raises AssertionError if any effect was recorded and not taken."""
+        if self._effects:
+            raise AssertionError(
+                f"{self.path}: expected no effect, got {self._effects!r}"
+            )
+
+    # -- children -----------------------------------------------------------------
+
+    def _new_child(
+        self, factory: Callable[..., Any], name: str | None
+    ) -> TestInbox[Any]:
+        if name is None:
+            self._counter += 1
+            base = getattr(factory, "__name__", "actor").lower()
+            name = f"{base}-{self._counter}"
+        if name in self._children:
+            raise ValueError(f"{self.path} already has a child named {name!r}")
+        inbox: TestInbox[Any] = TestInbox(name, path=f"{self.path}/{name}")
+        self._children[name] = inbox
+        return inbox
+
+    def child_inbox(self, name: str) -> TestInbox[Any]:
+        """The inbox of the child spawned with ``name`` (its tells land there).
+
+        Raises:
+            KeyError: no live child has that name.
+        """
+        try:
+            return self._children[name]
+        except KeyError:
+            raise KeyError(
+                f"{self.path} has no child {name!r} (children: {list(self._children)})"
+            ) from None
+
+    def __repr__(self) -> str:
+        return (
+            f"<BehaviorTestKit {self.path}: {type(self.instance).__qualname__}, "
+            f"{len(self._effects)} effects>"
+        )
+

@@ -1,0 +1,629 @@
+"""``TestProbe``: an actor whose messages the test takes and checks (Akka's
+TestProbe).
+
+The probe is a real actor (a ref with a path, that can be told, sent to,
+asked, watched, and can watch), but its mailbox hands every message straight
+to the probe's queue, in arrival order, where the test's expectations take
+them. An ask is recorded with its reply slot: ``probe.reply(value)`` answers
+the last ask an expectation took, whenever the test decides, while later
+messages keep arriving. ``Terminated`` signals of watched actors arrive through
+the actor itself, after every message their actor sent before it stopped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import reprlib
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import anyio
+
+from .._actor import Actor
+from .._context import ActorContext
+from .._envelope import Ask
+from .._errors import ActorStopped, SystemNotRunning
+from .._spawn_options import SpawnOptions
+from .._system_signals import Terminated
+from ..mailbox import Mailbox, MailboxClosed, Signal
+from ._blocked import wait_all_blocked
+from ._timefactor import DEFAULT_TIMEOUT, NO_MESSAGE_TIMEOUT, dilated
+
+if TYPE_CHECKING:
+    from .._cell import Cell
+    from .._ref import ActorRef
+    from .._system import ActorSystem
+
+__all__ = ["TestProbe", "await_assert"]
+
+T = TypeVar("T")
+
+#: How many received messages a failed expectation lists, at most, on each
+#: side of the one it failed on.
+_SHOWN = 20
+
+_repr = reprlib.Repr()
+_repr.maxstring = 120
+_repr.maxother = 120
+_repr.maxlevel = 3
+
+
+def _show(value: object) -> str:
+    try:
+        return _repr.repr(value)
+    except Exception:  # a broken __repr__ must not hide the failure
+        return f"<{type(value).__qualname__} object (repr failed)>"
+
+
+def _describe(expected: object) -> tuple[Callable[[Any], bool], str]:
+    """A match function for an expectation, and its description."""
+    if isinstance(expected, type):
+        return (lambda m: isinstance(m, expected)), (
+            f"a message of type {expected.__qualname__}"
+        )
+    if callable(expected):
+        name = getattr(expected, "__qualname__", None) or _show(expected)
+        return expected, f"a message for which {name} is true"
+    return (lambda m: m == expected), f"a message equal to {_show(expected)}"
+
+
+class _Received:
+    """One message the probe received (``ask``: its reply slot, if asked)."""
+
+    __slots__ = ("ask", "message")
+
+    def __init__(self, message: object, ask: Ask | None) -> None:
+        self.message = message
+        self.ask = ask
+
+
+class _ProbeActor(Actor):
+    """The probe's actor: only signals (``Terminated``) reach its
+    ``receive``; messages go to the probe's queue from the mailbox."""
+
+    def __init__(self, probe: TestProbe[Any]) -> None:
+        self._probe = probe
+
+    def receive(self, message: Any) -> None:
+        self._probe._arrived(_Received(message, None))
+
+
+class _ProbeMailbox(Mailbox[Any]):
+    """Hands every message to the probe on arrival; signals take the usual way
+    through the actor. Unbounded: ``send`` never waits. Closing it (the probe
+    stops) fails the asks nobody replied to with ``ActorStopped``."""
+
+    __slots__ = ("_probe",)
+
+    def __init__(self, probe: TestProbe[Any]) -> None:
+        super().__init__()
+        self._probe = probe
+
+    def try_send(self, message: Any) -> None:
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        if self.closed:
+            raise MailboxClosed("the mailbox is closed")
+        if type(message) is Ask:
+            self._probe._arrived(_Received(message.message, message))
+        else:
+            self._probe._arrived(_Received(message, None))
+
+    async def send(self, message: Any) -> None:
+        self.try_send(message)
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            self._probe._closed()
+
+
+class _Within:
+    """``probe.within(...)``: a block with a time budget (``with`` or
+    ``async with``)."""
+
+    def __init__(self, probe: TestProbe[Any], low: float, high: float) -> None:
+        self._probe = probe
+        self._low = low
+        self._high = high
+        self._start = 0.0
+
+    def __enter__(self) -> _Within:
+        self._start = anyio.current_time()
+        self._probe._deadlines.append(self._start + self._high)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._probe._deadlines.pop()
+        if exc_type is not None:
+            return
+        took = anyio.current_time() - self._start
+        if took < self._low:
+            raise AssertionError(
+                f"the block took {took:.3f} s, less than its minimum of "
+                f"{self._low} s"
+            )
+        if took > self._high:
+            raise AssertionError(
+                f"the block took {took:.3f} s, more than its maximum of "
+                f"{self._high} s"
+            )
+
+    async def __aenter__(self) -> _Within:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left before the block's maximum."""
+        return max(0.0, self._start + self._high - anyio.current_time())
+
+
+class TestProbe(Generic[T]):
+    """An actor whose received messages the test expects, one by one.
+
+    ``TestProbe(system)`` spawns it as a top-level actor at once. Hand
+    ``probe.ref`` to the actors under test, then check what they sent::
+
+        probe = TestProbe[int](system)
+        counter.tell(Get(reply_to=probe.ref))
+        assert await probe.expect_message(int) == 0
+
+    Every expectation takes messages from the front of the probe's queue, in
+    arrival order, and waits for them at most ``timeout`` seconds (default:
+    the remaining time of the innermost :meth:`within` block, else 3 seconds
+    times the time factor, see :func:`~actors.testing.time_factor`). Timeouts
+    are on the event loop's clock, whatever the system's clock is. A failed
+    expectation raises ``AssertionError`` listing the messages the probe
+    received, which one it failed on, and those not taken yet.
+
+    An ``ask`` to the probe waits until the test answers it with
+    :meth:`reply` (or :meth:`reply_error`) after taking it; messages keep
+    arriving meanwhile. Asks never answered fail with ``ActorStopped`` when the
+    probe stops (``probe.stop()``, or its system exits).
+
+    Args:
+        system: the running system to spawn it in.
+        name: its name (default: ``probe-<n>``).
+        default_timeout: seconds expectations wait by default, before the time
+            factor.
+
+    Raises:
+        SystemNotRunning: the system is not running.
+        ValueError: ``name`` is taken or malformed.
+    """
+
+    __test__ = False  # a class pytest must not collect, despite its name
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        *,
+        name: str | None = None,
+        default_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        runtime = system._runtime
+        guardian = runtime.guardian
+        if guardian is None or not runtime.running:
+            raise SystemNotRunning("the actor system is not running (use async with)")
+        self._queue: deque[_Received] = deque()
+        self._taken: deque[_Received] = deque(maxlen=_SHOWN)
+        self._taken_count = 0
+        self._changed: anyio.Event | None = None
+        self._last_ask: Ask | None = None
+        self._unanswered: list[Ask] = []
+        self._deadlines: list[float] = []
+        self._default_timeout = default_timeout
+        if name is None:
+            name = runtime.default_name(guardian, "probe")
+        options = SpawnOptions(name, None, None, "temporary")
+        self._mailbox = _ProbeMailbox(self)
+        #: The probe's ref: tell, send and ask it, watch it, hand it on.
+        self.ref: ActorRef[T] = runtime.spawn(
+            guardian, _ProbeActor, (self,), {}, options, self._mailbox
+        )
+        self._cell: Cell = self.ref._cell
+
+    # -- arrivals ----------------------------------------------------------
+
+    def _arrived(self, item: _Received) -> None:
+        self._queue.append(item)
+        if item.ask is not None:
+            self._unanswered.append(item.ask)
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            changed.set()
+
+    def _closed(self) -> None:
+        backend = self.ref._cell.runtime.backend
+        unanswered, self._unanswered = self._unanswered, []
+        for ask in unanswered:
+            ask.fail(ActorStopped(f"{self.ref.path} has stopped"), backend)
+        changed = self._changed
+        if changed is not None:
+            self._changed = None
+            changed.set()
+
+    # -- what it is ----------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The probe's path, e.g. ``"/user/probe-1"``."""
+        return self.ref.path
+
+    @property
+    def queued(self) -> list[T]:
+        """The messages received and not taken yet, oldest first."""
+        return [item.message for item in self._queue]  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"<TestProbe {self.path}: {len(self._queue)} queued>"
+
+    # -- taking messages -----------------------------------------------------
+
+    def _deadline(self, timeout: float | None) -> tuple[float, float]:
+        """(deadline, timeout) on the event loop's clock."""
+        now = anyio.current_time()
+        if timeout is not None:
+            return now + timeout, timeout
+        if self._deadlines:
+            deadline = self._deadlines[-1]
+            return deadline, max(0.0, deadline - now)
+        timeout = dilated(self._default_timeout)
+        return now + timeout, timeout
+
+    async def _next(self, deadline: float) -> _Received | None:
+        """The next message, or None if none came before ``deadline``."""
+        queue = self._queue
+        while not queue:
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                return None
+            changed = self._changed
+            if changed is None:
+                changed = self._changed = anyio.Event()
+            with anyio.move_on_after(remaining):
+                await changed.wait()
+        item = queue.popleft()
+        self._taken.append(item)
+        self._taken_count += 1
+        if item.ask is not None:
+            self._last_ask = item.ask
+        return item
+
+    def _failure(
+        self,
+        what: str,
+        failed_on: _Received | None = None,
+        extra: str = "",
+    ) -> AssertionError:
+        """An AssertionError saying what was expected and listing what came."""
+        lines = [f"{self.path}: {what}"]
+        if extra:
+            lines.append(extra)
+        taken = list(self._taken)
+        queued = list(self._queue)
+        if not taken and not queued:
+            lines.append("The probe has received no message.")
+            return AssertionError("\n".join(lines))
+        lines.append("Messages the probe received, oldest first:")
+        earlier = self._taken_count - len(taken)
+        if earlier > 0:
+            lines.append(f"    ... {earlier} earlier")
+        for item in taken:
+            asked = " (asked)" if item.ask is not None else ""
+            if item is failed_on:
+                lines.append(f"  > {_show(item.message)}{asked}   <- this one")
+            else:
+                lines.append(
+                    f"    {_show(item.message)}{asked}   (taken by an earlier "
+                    f"expectation)"
+                )
+        for item in queued[:_SHOWN]:
+            asked = " (asked)" if item.ask is not None else ""
+            lines.append(f"    {_show(item.message)}{asked}   (not taken yet)")
+        if len(queued) > _SHOWN:
+            lines.append(f"    ... {len(queued) - _SHOWN} more not taken yet")
+        return AssertionError("\n".join(lines))
+
+    async def expect_message(
+        self, expected: Any = None, *, timeout: float | None = None
+    ) -> T:
+        """Take the next message and check it.
+
+        Args:
+            expected: what it must be: a type (an instance of it), a callable
+                (a predicate: it must return true; an ``AssertionError`` it
+                raises counts as false and is shown), or a value (equal to it);
+                None (the default): any message. To expect ``None`` itself or a
+                callable value, pass a predicate (``lambda m: m is None``).
+            timeout: seconds to wait for it (default: see the class).
+
+        Returns:
+            The message.
+
+        Raises:
+            AssertionError: no message came in time, or the next one does not
+                match (it is taken all the same).
+        """
+        deadline, timeout = self._deadline(timeout)
+        if expected is None:
+            match: Callable[[Any], bool] = lambda _: True  # noqa: E731
+            wanted = "a message"
+        else:
+            match, wanted = _describe(expected)
+        item = await self._next(deadline)
+        if item is None:
+            raise self._failure(f"expected {wanted}, but none came within {timeout} s")
+        problem = ""
+        try:
+            ok = bool(match(item.message))
+        except AssertionError as exc:
+            ok, problem = False, f"The predicate raised: {exc!r}"
+        if not ok:
+            raise self._failure(
+                f"expected {wanted}, but got {_show(item.message)}", item, problem
+            )
+        return item.message  # type: ignore[return-value]
+
+    async def expect_no_message(self, within: float | None = None) -> None:
+        """Check that no message arrives for ``within`` seconds.
+
+        Args:
+            within: seconds to watch (default 0.1 s times the time factor). 0:
+                no waiting on the clock: once every other task is blocked
+                (:func:`~actors.testing.wait_all_blocked`), nothing may be
+                queued.
+
+        Raises:
+            AssertionError: a message came (it is taken).
+        """
+        if within is None:
+            within = dilated(NO_MESSAGE_TIMEOUT)
+        if within == 0:
+            await wait_all_blocked()
+            deadline = anyio.current_time()
+        else:
+            deadline = anyio.current_time() + within
+        item = await self._next(deadline)
+        if item is not None:
+            raise self._failure(
+                f"expected no message within {within} s, but got "
+                f"{_show(item.message)}",
+                item,
+            )
+
+    async def expect_terminated(
+        self, ref: ActorRef[Any], *, timeout: float | None = None
+    ) -> Terminated:
+        """Take the next message: it must be ``ref``'s :class:`Terminated`
+        (the probe watches it: :meth:`watch`).
+
+        Returns:
+            The ``Terminated`` (its ``reason`` says how ``ref`` ended).
+
+        Raises:
+            AssertionError: nothing came in time, or something else came.
+        """
+        message = await self.expect_message(
+            _TerminatedOf(ref), timeout=timeout
+        )
+        assert isinstance(message, Terminated)
+        return message
+
+    async def fish_for_message(
+        self, fn: Callable[[T], bool], *, timeout: float | None = None
+    ) -> T:
+        """Take messages until ``fn(message)`` is true; skip the others.
+
+        Returns:
+            The message ``fn`` accepted.
+
+        Raises:
+            AssertionError: none was accepted within the timeout (all the
+                messages skipped are listed).
+        """
+        deadline, timeout = self._deadline(timeout)
+        name = getattr(fn, "__qualname__", None) or _show(fn)
+        skipped = 0
+        while True:
+            item = await self._next(deadline)
+            if item is None:
+                raise self._failure(
+                    f"fished for a message for which {name} is true, but none "
+                    f"came within {timeout} s ({skipped} skipped)"
+                )
+            if fn(item.message):  # type: ignore[arg-type]
+                return item.message  # type: ignore[return-value]
+            skipped += 1
+
+    async def receive_messages(
+        self, n: int, *, timeout: float | None = None
+    ) -> list[T]:
+        """Take the next ``n`` messages, whatever they are.
+
+        Args:
+            n: how many (>= 0).
+            timeout: seconds for all of them (default: see the class).
+
+        Raises:
+            AssertionError: fewer than ``n`` came in time.
+            ValueError: ``n`` is negative.
+        """
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"n must be an int, not {n!r}")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, not {n}")
+        deadline, timeout = self._deadline(timeout)
+        out: list[T] = []
+        for _ in range(n):
+            item = await self._next(deadline)
+            if item is None:
+                raise self._failure(
+                    f"expected {n} messages, but only {len(out)} came within "
+                    f"{timeout} s"
+                )
+            out.append(item.message)  # type: ignore[arg-type]
+        return out
+
+    def within(self, low: float, high: float | None = None) -> _Within:
+        """A block that must take at most ``high`` seconds (and at least
+        ``low``): ``async with probe.within(1.0):`` or ``within(0.5, 1.0)``.
+        Expectations inside without a timeout get the block's remaining time.
+
+        Args:
+            low: the minimum in seconds; with one argument, the maximum (and
+                the minimum is 0).
+            high: the maximum in seconds.
+
+        Raises:
+            AssertionError: (on leaving) the block took too short or too long.
+            ValueError: a bound is negative, or the minimum is over the
+                maximum.
+        """
+        if high is None:
+            low, high = 0.0, low
+        if not 0 <= low <= high:
+            raise ValueError(
+                f"within() needs 0 <= min <= max seconds, got {low!r}, {high!r}"
+            )
+        return _Within(self, low, high)
+
+    async def await_assert(
+        self,
+        fn: Callable[[], object],
+        *,
+        timeout: float | None = None,
+        interval: float = 0.01,
+    ) -> None:
+        """:func:`await_assert` with the probe's timeouts (the remaining time
+        of a :meth:`within` block, else the default)."""
+        _, timeout = self._deadline(timeout)
+        await await_assert(fn, timeout=timeout, interval=interval)
+
+    # -- answering and watching ---------------------------------------------
+
+    def _take_last_ask(self) -> Ask:
+        ask = self._last_ask
+        if ask is None:
+            raise RuntimeError(
+                f"{self.path}: no ask to reply to: take an asked message with an "
+                f"expectation first (each ask is answered once)"
+            )
+        self._last_ask = None
+        if ask in self._unanswered:
+            self._unanswered.remove(ask)
+        return ask
+
+    def reply(self, value: object) -> None:
+        """Answer the last ask an expectation took with ``value`` (Akka's
+        ``sender() ! value``).
+
+        An asker that has gone (timed out) gets nothing: the reply is counted
+        as a dead letter, as any actor's would be.
+
+        Raises:
+            RuntimeError: the last message taken was not asked, or was
+                answered already.
+        """
+        ask = self._take_last_ask()
+        cell = self._cell
+        if not ask.reply(value, cell.runtime.backend):
+            cell.runtime.dead_letter(cell, ask.message, "ask abandoned")
+
+    def reply_error(self, exc: BaseException) -> None:
+        """Answer the last ask an expectation took with an exception: the
+        asker's ``ask`` raises it.
+
+        Raises:
+            RuntimeError: as :meth:`reply`.
+        """
+        ask = self._take_last_ask()
+        ask.fail(exc, self._cell.runtime.backend)
+
+    def watch(self, ref: ActorRef[Any]) -> None:
+        """Watch ``ref``: its :class:`Terminated` comes to this probe
+        (:meth:`expect_terminated`)."""
+        ActorContext(self._cell).watch(ref)
+
+    def unwatch(self, ref: ActorRef[Any]) -> None:
+        """Stop watching ``ref``."""
+        ActorContext(self._cell).unwatch(ref)
+
+    def tell(self, message: T) -> None:
+        """``probe.ref.tell(message)``: queue a message to the probe itself."""
+        self.ref.tell(message)
+
+    def stop(self) -> None:
+        """Stop the probe (its unanswered asks fail with ``ActorStopped``)."""
+        self.ref.stop()
+
+
+class _TerminatedOf:
+    """A predicate: the ``Terminated`` of one ref."""
+
+    def __init__(self, ref: ActorRef[Any]) -> None:
+        self.ref = ref
+        self.__qualname__ = f"Terminated({ref.path})"
+
+    def __call__(self, message: object) -> bool:
+        return isinstance(message, Terminated) and message.ref == self.ref
+
+
+async def await_assert(
+    fn: Callable[[], object],
+    *,
+    timeout: float | None = None,
+    interval: float = 0.01,
+) -> None:
+    """Call ``fn`` until it stops raising ``AssertionError`` (Akka's
+    ``awaitAssert``): for conditions no message announces.
+
+    ``fn`` may be sync or async. Between attempts the test waits until every
+    other task is blocked, then ``interval`` seconds if that was not enough.
+
+    Args:
+        fn: the assertion.
+        timeout: seconds to keep trying (default 3 s times the time factor).
+        interval: seconds between attempts (> 0).
+
+    Raises:
+        AssertionError: ``fn``'s last one, once the timeout has passed (with
+            a note saying how long it was tried).
+    """
+    if timeout is None:
+        timeout = dilated(DEFAULT_TIMEOUT)
+    deadline = anyio.current_time() + timeout
+    blocked_once = False
+    while True:
+        try:
+            result = fn()
+            if inspect.isawaitable(result):
+                await result
+            return
+        except AssertionError as exc:
+            if anyio.current_time() >= deadline:
+                exc.add_note(f"(await_assert: still failing after {timeout} s)")
+                raise
+        if not blocked_once:
+            blocked_once = True
+            await wait_all_blocked()
+        else:
+            await anyio.sleep(
+                max(0.0, min(interval, deadline - anyio.current_time()))
+            )

