@@ -8,6 +8,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# pytester: the test kit's plugin is tested by running pytest on small files
+# (tests/testing/test_plugin.py).
+pytest_plugins = ["pytester"]
+
 # Hypothesis profiles. The one named by HYPOTHESIS_PROFILE is loaded; without
 # it, "ci": the same examples on every machine (derandomized, no example
 # database), so a property test cannot pass in CI and fail locally, or the

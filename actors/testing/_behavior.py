@@ -17,6 +17,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import anyio
+import sniffio
+
 from .._actor import UNHANDLED, Actor
 from .._context import ActorContext
 from .._dead_letters import DeadLetter
@@ -431,6 +434,13 @@ class _KitContext(ActorContext):
 # -- the kit ------------------------------------------------------------------------
 
 
+_USE_ASYNC = (
+    "a BehaviorTestKit runs handlers without an event loop, so only those "
+    "that never wait; test this actor with the async kit (the actor_system "
+    "fixture, TestProbe)"
+)
+
+
 def _run_sync(result: Any, what: str) -> Any:
     """``result``, or what the awaitable ``result`` returns if it completes
     without waiting.
@@ -445,12 +455,11 @@ def _run_sync(result: Any, what: str) -> Any:
         yielded = step.send(None)
     except StopIteration as done:
         return done.value
+    except (anyio.NoEventLoopError, sniffio.AsyncLibraryNotFoundError) as exc:
+        # It asked which event loop runs it (anyio.sleep, a lock...): none.
+        raise RuntimeError(f"{what} needs an event loop: {_USE_ASYNC}") from exc
     step.close()
-    raise RuntimeError(
-        f"{what} waited for something ({yielded!r}): a BehaviorTestKit runs "
-        "handlers without an event loop, so only those that never wait; test "
-        "this actor with the async kit (the actor_system fixture, TestProbe)"
-    )
+    raise RuntimeError(f"{what} waited for something ({yielded!r}): {_USE_ASYNC}")
 
 
 class BehaviorTestKit(Generic[A]):
@@ -525,7 +534,8 @@ class BehaviorTestKit(Generic[A]):
 
     def run(self, message: Any) -> Any:
         """Hand ``message`` to ``receive`` and return its result: the reply an
-        asker would get (:data:`~actors.UNHANDLED` when not handled).
+        asker would get (the runtime's ``UNHANDLED`` marker when the actor did
+        not handle it: :attr:`handled` says so).
 
         A :class:`~actors.Terminated` goes to ``on_terminated`` if the actor
         defines it, as the runtime does.

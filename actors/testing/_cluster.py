@@ -141,10 +141,11 @@ class Cluster:
 
     def kill(self, i: int) -> None:
         """Take node ``i`` out abruptly: its system's block is cancelled, so its
-        actors are cancelled at once (no ``on_stop``), as on a crash; then its
-        remote layer leaves (watchers on the other nodes get ``Terminated``
-        for the actors they watch there, reason ``StopReason.SYSTEM``, and
-        asks to it fail with ``NodeUnreachable`` or ``ActorStopped``).
+        actors are cancelled at once (no ``on_stop``), as on a crash, and its
+        remote layer leaves. Watchers on the other nodes get a ``Terminated``
+        for each actor they watch there, with the reason ``NodeDown`` (or
+        ``StopReason.SYSTEM`` when the node's last words got out first);
+        asks to it fail (``NodeUnreachable``, ``ActorStopped``).
         ``await cluster.wait_down(i)`` waits until it is gone.
 
         For a node that vanishes without a word (a ``kill -9``), see

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from .._lifecycle import RUNNING, STARTING, SUSPENDED
 from ._blocked import wait_all_blocked
 from ._timefactor import DEFAULT_TIMEOUT, dilated
 
@@ -49,6 +50,17 @@ def _queued(cell: Cell) -> str:
         return "a pool worker"
 
 
+def _doing(cell: Cell) -> str:
+    state = cell.state
+    if state == RUNNING:
+        return "in a handler"
+    if state == STARTING:
+        return "starting"
+    if state == SUSPENDED:
+        return "failed, waiting for its supervisor"
+    return "stopping"
+
+
 def busy_actors(system: ActorSystem) -> list[str]:
     """The paths of the system's actors that are not idle right now, each with
     its state and how many items wait in its mailbox."""
@@ -56,7 +68,7 @@ def busy_actors(system: ActorSystem) -> list[str]:
     if guardian is None:
         return []
     return [
-        f"{cell.path} ({cell.state.name.lower()}, {_queued(cell)})"
+        f"{cell.path} ({_doing(cell)}, {_queued(cell)})"
         for cell in _cells(guardian)
         if not _idle(cell)
     ]

