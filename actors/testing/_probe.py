@@ -27,6 +27,7 @@ from .._envelope import Ask
 from .._errors import ActorStopped, SystemNotRunning
 from .._spawn_options import SpawnOptions
 from .._system_signals import Terminated
+from .._traced import Traced
 from ..mailbox import Mailbox, MailboxClosed, Signal
 from ._blocked import wait_all_blocked
 from ._timefactor import DEFAULT_TIMEOUT, NO_MESSAGE_TIMEOUT, dilated
@@ -106,6 +107,8 @@ class _ProbeMailbox(Mailbox[Any]):
             raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
         if self.closed:
             raise MailboxClosed("the mailbox is closed")
+        if type(message) is Traced:  # a traced system's envelope: the probe
+            message = message.message  # records what was sent
         if type(message) is Ask:
             self._probe._arrived(_Received(message.message, message))
         else:

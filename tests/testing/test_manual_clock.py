@@ -182,3 +182,77 @@ async def test_a_system_without_a_clock_uses_the_event_loop_s() -> None:
         assert system.clock is None
         deadlines = type(system._runtime.deadlines).__name__
         assert deadlines in ("Deadlines", "TrioDeadlines")
+
+
+class Fragile(Actor):
+    """Fails on "boom"; reports each (re)start to the probe."""
+
+    def __init__(self, probe: TestProbe[Any]) -> None:
+        self.probe = probe
+
+    def on_start(self) -> None:
+        self.probe.ref.tell("started")
+
+    def receive(self, message: Any) -> Any:
+        raise RuntimeError(message)
+
+
+class Strict(Actor):
+    """At most one restart within 10 s of its clock."""
+
+    supervisor_strategy = OneForOne(max_restarts=1, within=10.0)
+
+    def __init__(self, probe: TestProbe[Any]) -> None:
+        self.probe = probe
+
+    def receive(self, message: Any) -> Any:
+        return self.context.spawn(Fragile, self.probe, name="fragile")
+
+
+async def test_restart_intensity_counts_restarts_within_its_window_on_the_clock(
+    actor_system: ActorSystem, manual_time: ManualClock, probe: TestProbe[Any]
+) -> None:
+    parent = actor_system.spawn(Strict, probe, restart="temporary")
+    probe.watch(parent)
+    child = await parent.ask("spawn")
+    await probe.expect_message("started")
+    child.tell("boom")
+    await probe.expect_message("started")  # restarted at 0 s
+    await manual_time.advance(10.5)  # that restart has left the window
+    child.tell("boom")
+    await probe.expect_message("started")  # restarted at 10.5 s
+    await manual_time.advance(9.0)  # still within 10 s of the last one
+    child.tell("boom")
+    terminated = await probe.expect_terminated(parent)
+    assert isinstance(terminated.reason, RuntimeError)
+
+
+def trio_mock_clock() -> Any:
+    import trio.testing
+
+    return pytest.param(
+        ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)}),
+        id="trio-mockclock",
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", [trio_mock_clock()])
+async def test_on_trio_s_mock_clock_probe_timeouts_and_timers_run_in_virtual_time(
+    actor_system: ActorSystem, probe: TestProbe[Any]
+) -> None:
+    # No ManualClock: Trio's MockClock is the event loop's clock, so the
+    # system's timers and the probe's timeouts both run on it, and the clock
+    # jumps ahead whenever every task is blocked.
+    import trio
+
+    class Later(Actor):
+        def on_start(self) -> None:
+            self.context.timers.start_single("k", "fired", 3600.0)
+
+        def receive(self, message: Any) -> None:
+            probe.ref.tell((message, trio.current_time() - start))
+
+    start = trio.current_time()
+    actor_system.spawn(Later)
+    await probe.expect_no_message(3599.0)
+    assert await probe.expect_message(timeout=2.0) == ("fired", 3600.0)
