@@ -40,7 +40,7 @@ from ._errors import (
     MailboxFull,
     SystemNotRunning,
 )
-from ._lifecycle import StopReason
+from ._lifecycle import ExitReason, StopReason
 from ._ref import ActorRef, ReplyTypeMismatch, prepare_ask, signal_error
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
@@ -407,9 +407,9 @@ class PoolRef(Generic[M]):
             else:
                 system.dead_letter(self._cell, item, reason)
 
-    async def join(self) -> object:
+    async def join(self) -> ExitReason:
         """Wait until the pool and all its workers have terminated; returns how
-        the pool ended."""
+        the pool ended (:data:`~actors.ExitReason`)."""
         await self._cell.terminated.wait()
         return self._cell.reason
 
