@@ -114,6 +114,10 @@ class PoolRef(Generic[M]):
                 kwargs,
                 options.named(f"worker-{index}"),
                 mailbox,
+                # The first workers are made by the spawner (a factory that
+                # fails raises from spawn_pool); after a restart of the pool,
+                # in their own tasks, under the pool's supervision.
+                construct_now=fresh,
             )
             if fresh:
                 self._workers.append(ref)
