@@ -5,8 +5,9 @@ their instance in the actor's own task, under supervision."""
 
 from __future__ import annotations
 
+import logging
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -17,7 +18,10 @@ from actors import (
     ActorStopped,
     ActorSystem,
     Directive,
+    OneForAll,
     OneForOne,
+    PoolRef,
+    SupervisorStrategy,
     Terminated,
 )
 from actors._lifecycle import current_cell
@@ -210,6 +214,47 @@ async def test_spawn_pool_raises_when_a_workers_factory_fails_at_once() -> None:
         # The workers made before it stopped with the pool.
         pool = system.spawn_pool(Fragile, 2, Made(fail=set()), name="pool")
         assert await pool.ask("ok") == "ok"
+
+
+async def test_workers_made_again_after_a_pool_restart_fail_under_its_supervision(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Constructions 1 and 2 make the pool's first workers; the one-for-all
+    # restart of the pool (its sibling failed) makes them again in their own
+    # tasks: construction 3 fails there, and the pool's supervisor restarts
+    # that worker instead of the pool's restart hook failing.
+    made = Made(fail={3})
+
+    class Crasher(Actor):
+        def receive(self, message: Any) -> Any:
+            raise RuntimeError("crash")
+
+    class Parent(Actor[str]):
+        supervisor_strategy: ClassVar[SupervisorStrategy | None] = OneForAll()
+
+        def on_start(self) -> None:
+            self.pool = self.context.spawn_pool(Fragile, 2, made, name="pool")
+            self.crasher = self.context.spawn(Crasher, name="crasher")
+
+        def receive(self, message: str) -> PoolRef[str]:
+            if message == "crash":
+                self.crasher.tell(message)
+            return self.pool
+
+    caplog.set_level(logging.INFO, logger="actors")
+    async with ActorSystem() as system:
+        parent = system.spawn(Parent, name="parent")
+        pool = await parent.ask("crash")
+        await wait_all_blocked()
+        assert made.count == 5  # 2, then 2 again, then worker-0 once more
+        assert system.failures == 2 and system.restarts == 2
+        assert await pool.ask("ok") == "ok"
+    failed = [
+        getattr(record, "actor_path", None)
+        for record in caplog.records
+        if getattr(record, "actor_event", None) == "failure"
+    ]
+    assert failed == ["/user/parent/crasher", "/user/parent/pool/worker-0"]
 
 
 async def test_spawn_from_a_thread_raises_the_factorys_exception_there() -> None:
