@@ -341,8 +341,8 @@ class ActorSystem:
 
         The factory (an :class:`Actor` subclass, or any callable returning an
         Actor) is called with ``*args`` here, before ``spawn`` returns, with
-        the new actor as the current one (its ``context`` works in
-        ``__init__``); a factory that raises makes ``spawn`` raise that
+        the new actor as the current one (as in its own task); a factory
+        that raises makes ``spawn`` raise that
         exception, and the actor is never started (nor restarted). Every
         restart calls it again, in the actor's own task, under supervision.
         ``on_start`` runs in the actor's task, after ``spawn`` returned.
