@@ -91,10 +91,13 @@ def _run(main: Callable[[], Coroutine[Any, Any, None]], backend: str) -> None:
 def test_the_example_runs_and_prints_what_its_page_shows(
     path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    main = _load_main(path)
+    # As `python docs_src/topic/name.py` would: its folder on sys.path, so an
+    # example may import a helper module beside it (named with a leading _).
+    sys.path.insert(0, str(path.parent))
     try:
-        _run(main, backend)
+        _run(_load_main(path), backend)
     finally:
+        sys.path.remove(str(path.parent))
         sys.modules.pop("docs_src_" + _name(path).replace("/", "_"), None)
     expected = path.with_suffix(".txt")
     if expected.exists():
