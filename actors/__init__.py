@@ -21,6 +21,7 @@ from ._errors import UnhandledMessage as UnhandledMessage
 from ._extension import LocalAsk as LocalAsk
 from ._extension import RemoteExtension as RemoteExtension
 from ._extension import RemoteHost as RemoteHost
+from ._lifecycle import ExitReason as ExitReason
 from ._lifecycle import StopReason as StopReason
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
@@ -56,6 +57,7 @@ __all__ = [
     "DeadLetterSubscription",
     "DeadLetters",
     "Directive",
+    "ExitReason",
     "FromThread",
     "LocalAsk",
     "MailboxClosed",

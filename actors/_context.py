@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import unwatch_remote, watch_remote
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ActorContext"]
 
-A = TypeVar("A", bound="Actor")
+M = TypeVar("M")
+Ts = TypeVarTuple("Ts")
 
 
 class ActorContext:
@@ -67,34 +68,33 @@ class ActorContext:
 
     def spawn(
         self,
-        factory: Callable[..., A],
-        *args: Any,
+        factory: Callable[[*Ts], Actor[M]],
+        *args: *Ts,
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         restart: RestartType = "transient",
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
-        """Spawn a child of this actor; same arguments as
-        :meth:`ActorSystem.spawn`."""
+    ) -> ActorRef[M]:
+        """Spawn a child of this actor; same arguments, typing and errors as
+        :meth:`ActorSystem.spawn` (a factory that raises makes this raise)."""
         options = SpawnOptions(name, capacity, drain, restart)
-        return self._cell.runtime.spawn(self._cell, factory, args, kwargs, options)
+        return self._cell.runtime.spawn(self._cell, factory, args, {}, options)
 
     def spawn_pool(
         self,
-        factory: Callable[..., A],
+        factory: Callable[[*Ts], Actor[M]],
         size: int,
-        *args: Any,
+        *args: *Ts,
         routing: Routing = "round_robin",
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
-        **kwargs: Any,
-    ) -> PoolRef[Any]:
+    ) -> PoolRef[M]:
         """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
-        return self._cell.runtime.spawn_pool(
-            self._cell, factory, size, args, kwargs, routing, name, capacity, drain
+        pool: PoolRef[M] = self._cell.runtime.spawn_pool(
+            self._cell, factory, size, args, {}, routing, name, capacity, drain
         )
+        return pool
 
     def stop(self, ref: ActorRef[Any] | None = None) -> None:
         """Stop this actor (no argument) or one of its children, after the
