@@ -152,7 +152,7 @@ class _InboxRef(ActorRef[T]):
     def stop(self) -> None:
         self._cell.inbox.stopped = True
 
-    async def join(self) -> object:
+    async def join(self) -> StopReason | BaseException:
         raise RuntimeError(
             f"{self.path} is a TestInbox ref: nothing terminates in a "
             "BehaviorTestKit (use the async kit: actor_system, TestProbe)"
@@ -366,7 +366,7 @@ class _KitContext(ActorContext):
     def path(self) -> str:
         return self._kit.path
 
-    def spawn(
+    def spawn(  # type: ignore[override]
         self,
         factory: Callable[..., Any],
         *args: Any,
@@ -382,7 +382,7 @@ class _KitContext(ActorContext):
         )
         return inbox.ref
 
-    def spawn_pool(
+    def spawn_pool(  # type: ignore[override]
         self,
         factory: Callable[..., Any],
         size: int,
@@ -557,7 +557,7 @@ class BehaviorTestKit(Generic[A]):
         return result
 
     def terminated(
-        self, ref: ActorRef[Any], reason: object = StopReason.NORMAL
+        self, ref: ActorRef[Any], reason: StopReason | BaseException = StopReason.NORMAL
     ) -> Any:
         """Deliver ``Terminated(ref, reason)`` as the runtime would to a
         watcher; returns what the handler returned."""
