@@ -485,7 +485,8 @@ class BehaviorTestKit(Generic[A]):
 
     Args:
         factory: the actor class (or a callable making the instance).
-        *args, **kwargs: its arguments.
+        *args: its positional arguments.
+        **kwargs: its keyword arguments.
         name: the actor's name (its path is ``/user/<name>``).
 
     Raises:
