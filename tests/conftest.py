@@ -1,4 +1,6 @@
-"""Shared pytest configuration: every async test runs on asyncio, uvloop and trio."""
+"""Shared pytest configuration: every async test runs on asyncio, uvloop and
+trio; the fixtures of the test kit's plugin (``actor_system``, ``probe``,
+``manual_time``, ``nats_server``, ...) are everywhere."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from actors.testing.plugin import all_backends
 
 # pytester: the test kit's plugin is tested by running pytest on small files
 # (tests/testing/test_plugin.py).
@@ -30,19 +34,8 @@ settings.register_profile("dev", deadline=None, max_examples=60)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
-def _uvloop_factory() -> Any:
-    import uvloop
-
-    return uvloop.new_event_loop
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(("asyncio", {}), id="asyncio"),
-        pytest.param(("asyncio", {"loop_factory": _uvloop_factory()}), id="uvloop"),
-        pytest.param(("trio", {}), id="trio"),
-    ]
-)
+@pytest.fixture(params=all_backends())
 def anyio_backend(request: pytest.FixtureRequest) -> Any:
-    """The three event loops every async test runs on."""
+    """The three event loops every async test runs on (the test kit's
+    ``all_backends``: asyncio, uvloop, trio)."""
     return request.param

@@ -29,6 +29,7 @@ Options: ``--actors-timefactor=F`` (or the environment variable
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -50,6 +51,7 @@ except ImportError:  # pragma: no cover - depends on the installation
 
 __all__ = [
     "actor_system",
+    "all_backends",
     "cluster",
     "dead_letters",
     "manual_time",
@@ -59,6 +61,31 @@ __all__ = [
     "probe_factory",
     "settle",
 ]
+
+
+def all_backends() -> list[Any]:
+    """``anyio_backend`` parameters for every event loop installed: asyncio,
+    uvloop (if installed), Trio (if installed). Every async test on all of
+    them, in a conftest::
+
+        from actors.testing.plugin import all_backends
+
+        @pytest.fixture(params=all_backends())
+        def anyio_backend(request):
+            return request.param
+    """
+    params = [pytest.param(("asyncio", {}), id="asyncio")]
+    if importlib.util.find_spec("uvloop") is not None:
+        import uvloop
+
+        params.append(
+            pytest.param(
+                ("asyncio", {"loop_factory": uvloop.new_event_loop}), id="uvloop"
+            )
+        )
+    if importlib.util.find_spec("trio") is not None:
+        params.append(pytest.param(("trio", {}), id="trio"))
+    return params
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

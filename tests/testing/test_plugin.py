@@ -164,3 +164,11 @@ async def test_settle_names_the_actors_still_busy(actor_system: ActorSystem) -> 
     assert "busy: /user/stuck (in a handler, 0 queued)" in str(failure.value)
     release.set()
     await settle(actor_system)
+
+
+def test_all_backends_lists_every_installed_event_loop() -> None:
+    from actors.testing.plugin import all_backends
+
+    params = all_backends()
+    assert [p.id for p in params] == ["asyncio", "uvloop", "trio"]
+    assert params[0].values == (("asyncio", {}),)
