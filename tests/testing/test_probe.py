@@ -289,3 +289,32 @@ async def test_a_probe_needs_a_running_system() -> None:
     system = ActorSystem()
     with pytest.raises(SystemNotRunning):
         TestProbe(system)
+
+
+async def test_within_fails_a_block_that_takes_too_long(
+    probe: TestProbe[Any],
+) -> None:
+    too_long = pytest.raises(AssertionError, match=r"more than its maximum of 0\.001 s")
+    with too_long, probe.within(0.001):  # a plain `with` works too
+        await anyio.sleep(0.01)
+
+
+async def test_await_assert_takes_an_async_assertion(probe: TestProbe[Any]) -> None:
+    probe.ref.tell("x")
+
+    async def queued() -> None:
+        assert probe.queued == ["x"]
+
+    await await_assert(queued)
+    assert "1 queued" in repr(probe)
+
+
+async def test_a_probe_in_another_system_is_reached_through_its_ref(
+    actor_system: ActorSystem,
+) -> None:
+    async with ActorSystem() as other:
+        probe = TestProbe[Any](other, name="elsewhere")
+        ponger = actor_system.spawn(Ponger)
+        ponger.tell(Ping(7, probe.ref))
+        assert await probe.expect_message(Pong) == Pong(7)
+        assert probe.path == "/user/elsewhere"
