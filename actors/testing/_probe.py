@@ -295,7 +295,7 @@ class TestProbe(Generic[T]):
         queue = self._queue
         while not queue:
             remaining = deadline - anyio.current_time()
-            if remaining <= 0:
+            if remaining <= 0 or self._mailbox.closed:  # stopped: none will come
                 return None
             changed = self._changed
             if changed is None:
@@ -317,6 +317,8 @@ class TestProbe(Generic[T]):
     ) -> AssertionError:
         """An AssertionError saying what was expected and listing what came."""
         lines = [f"{self.path}: {what}"]
+        if self._mailbox.closed:
+            lines.append("The probe has stopped: it receives nothing any more.")
         if extra:
             lines.append(extra)
         taken = list(self._taken)

@@ -318,3 +318,11 @@ async def test_a_probe_in_another_system_is_reached_through_its_ref(
         ponger.tell(Ping(7, probe.ref))
         assert await probe.expect_message(Pong) == Pong(7)
         assert probe.path == "/user/elsewhere"
+
+
+async def test_an_expectation_on_a_stopped_probe_fails_at_once_and_says_why(
+    probe: TestProbe[Any],
+) -> None:
+    probe.stop()
+    with pytest.raises(AssertionError, match="The probe has stopped"):
+        await probe.expect_message(timeout=60.0)
