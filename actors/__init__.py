@@ -22,6 +22,7 @@ from ._extension import LocalAsk as LocalAsk
 from ._extension import RemoteExtension as RemoteExtension
 from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import StopReason as StopReason
+from ._pipe import Result as Result
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
 from ._ref import ActorRef as ActorRef
@@ -70,6 +71,7 @@ __all__ = [
     "RestartType",
     "Routing",
     "Request",
+    "Result",
     "StopReason",
     "StrayCancellation",
     "SupervisorStrategy",

@@ -14,6 +14,7 @@ from ._errors import describe
 from ._invoke import call_hook
 from ._lifecycle import STARTING, StopReason
 from ._log import log_extra, logger
+from ._pipe import end_tasks
 from ._strategies import check_strategy_attribute
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ async def stop_incarnation(cell: Cell) -> None:
     # A system shutdown reaches every actor as SYSTEM (what join() reports),
     # not as PARENT just because it travels down the tree.
     system_stop = cell.stop_requested and cell.stop_reason is StopReason.SYSTEM
+    # Background work (context.run, context.ask) ends first, with the
+    # incarnation that started it: nothing of it runs beside on_stop.
+    await end_tasks(cell)
     await stop_children(cell, StopReason.SYSTEM if system_stop else StopReason.PARENT)
     extras = cell.extras
     if extras is not None:
@@ -92,4 +96,5 @@ async def stop_incarnation(cell: Cell) -> None:
             await stop_children(
                 cell, StopReason.SYSTEM if system_stop else StopReason.PARENT
             )
+        await end_tasks(cell)  # started by on_stop: the same
     cell.started_ok = False

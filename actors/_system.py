@@ -32,6 +32,7 @@ from ._validation import check_count, check_limit, check_seconds_type
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
+    from ._cell import Cell
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
 
@@ -361,10 +362,21 @@ class ActorSystem:
             SystemNotRunning: the system is not running.
         """
         options = SpawnOptions(name, capacity, drain, restart)
-        guardian = self._runtime.guardian
-        if guardian is None:
-            raise SystemNotRunning("the actor system is not running (use async with)")
+        guardian = self._guardian()
         return self._runtime.spawn(guardian, factory, args, kwargs, options)
+
+    def _guardian(self) -> Cell:
+        """The guardian, to spawn under.
+
+        Raises:
+            SystemNotRunning: the system is not running, or is stopping.
+        """
+        guardian = self._runtime.guardian
+        if guardian is None or not self._runtime.running:
+            raise SystemNotRunning("the actor system is not running (use async with)")
+        if not guardian.alive:
+            raise SystemNotRunning("the actor system is stopping")
+        return guardian
 
     def spawn_pool(
         self,
@@ -375,15 +387,42 @@ class ActorSystem:
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
+        strategy: SupervisorStrategy | None = None,
         **kwargs: Any,
     ) -> PoolRef[Any]:
         """Spawn a pool of ``size`` workers behind one ref (see
-        :class:`~actors.PoolRef`)."""
-        guardian = self._runtime.guardian
-        if guardian is None:
-            raise SystemNotRunning("the actor system is not running (use async with)")
+        :class:`~actors.PoolRef`).
+
+        Args:
+            factory, name, capacity, drain: as :meth:`spawn`, for each worker
+                (``capacity``: each worker's mailbox for ``round_robin``, the
+                shared queue for ``shared_queue``).
+            size: how many workers (>= 1).
+            routing: ``"round_robin"`` or ``"shared_queue"``.
+            strategy: how the pool supervises its workers (default
+                ``OneForOne(max_restarts=10, within=1.0)``: a failed worker
+                is restarted; more than 10 restarts within a second fail the
+                pool, and its parent decides).
+
+        Raises:
+            TypeError: as :meth:`spawn`; ``strategy`` is neither None nor a
+                SupervisorStrategy.
+            ValueError: as :meth:`spawn`; ``size`` < 1 or an unknown
+                ``routing``.
+            SystemNotRunning: the system is not running (or is stopping).
+        """
+        guardian = self._guardian()
         return spawn_pool(
-            guardian, factory, size, args, kwargs, routing, name, capacity, drain
+            guardian,
+            factory,
+            size,
+            args,
+            kwargs,
+            routing,
+            name,
+            capacity,
+            drain,
+            strategy,
         )
 
     # -- thread entry -------------------------------------------------------
