@@ -10,6 +10,7 @@ from ._dead_letters import DeadLetter as DeadLetter
 from ._dead_letters import DeadLetters as DeadLetters
 from ._dead_letters import DeadLetterStream as DeadLetterStream
 from ._dead_letters import DeadLetterSubscription as DeadLetterSubscription
+from ._errors import ActorNotFound as ActorNotFound
 from ._errors import ActorStopped as ActorStopped
 from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
@@ -22,10 +23,12 @@ from ._extension import LocalAsk as LocalAsk
 from ._extension import RemoteExtension as RemoteExtension
 from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import StopReason as StopReason
+from ._log import FailureLogging as FailureLogging
 from ._pipe import Result as Result
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
 from ._ref import ActorRef as ActorRef
+from ._ref import RefStatistics as RefStatistics
 from ._ref import ReplyTypeMismatch as ReplyTypeMismatch
 from ._request import Request as Request
 from ._strategies import Backoff as Backoff
@@ -72,6 +75,9 @@ __all__ = [
     "Routing",
     "Request",
     "Result",
+    "ActorNotFound",
+    "FailureLogging",
+    "RefStatistics",
     "StopReason",
     "StrayCancellation",
     "SupervisorStrategy",

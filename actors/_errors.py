@@ -5,6 +5,7 @@ from __future__ import annotations
 from .mailbox import MailboxClosed, MailboxFull
 
 __all__ = [
+    "ActorNotFound",
     "ActorStopped",
     "AskSelfError",
     "AskTimeout",
@@ -28,6 +29,10 @@ class ActorStopped(Exception):
 class SystemNotRunning(ActorStopped):
     """The actor's system has exited (or was never entered): raised by every
     call that needs a running system, including calls from other threads."""
+
+
+class ActorNotFound(LookupError):
+    """No live actor at that path: raised by ``system.lookup(path)``."""
 
 
 class AskTimeout(TimeoutError):

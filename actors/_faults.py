@@ -23,11 +23,10 @@ from ._control import (
     Suspend,
 )
 from ._envelope import Ask
-from ._errors import describe
 from ._incarnation import stop_incarnation
 from ._invoke import add_note_once
 from ._lifecycle import NOTHING, RUNNING, SUSPENDED
-from ._log import log_extra, logger
+from ._log import log_failure
 from ._supervisor import handle_child_failure
 from .mailbox import Signal
 
@@ -129,13 +128,7 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
 async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     system = cell.runtime
     if exc is not None:
-        logger.warning(
-            "actor %s failed: %s",
-            cell.path,
-            describe(exc),
-            exc_info=(type(exc), exc, exc.__traceback__),
-            extra=log_extra(cell, "failure"),
-        )
+        log_failure(cell, exc)  # as its supervisor's strategy or the system says
         system.count_failure(cell, exc)
         if type(item) is Ask:
             # The asker re-raises this same object: its traceback holds the

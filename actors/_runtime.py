@@ -24,7 +24,7 @@ from ._context import ActorContext
 from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ActorStopped, SystemNotRunning
 from ._lifecycle import StopReason
-from ._log import logger
+from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, logger
 from ._ref import ActorRef
 from ._spawn_options import SpawnOptions
 from ._strategies import RestartType, check_strategy_attribute
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ._deadlines import AskDeadlines
     from ._extension import RemoteExtension
     from ._pool import PoolRef
+    from ._registry import Registry
     from ._strategies import SupervisorStrategy
     from ._system import ActorSystem
     from ._telemetry import Telemetry
@@ -61,9 +62,11 @@ class Runtime:
         "failures",
         "from_thread",
         "guardian",
+        "log_failures",
         "loop_token",
         "make_timers",
         "names",
+        "registry",
         "remote",
         "restarts",
         "running",
@@ -123,6 +126,11 @@ class Runtime:
         self.timer_service: TimerService | None = None
         #: Made by the first use of ``system.from_thread``.
         self.from_thread: FromThread | None = None
+        #: How failures are logged when the supervisor's strategy does not
+        #: say (None: not at all).
+        self.log_failures: FailureLogging | None = DEFAULT_FAILURE_LOGGING
+        #: Registered names (``system.register``), made on first use.
+        self.registry: Registry | None = None
         #: The remote extension (``ActorSystem(remote=...)``), or None.
         self.remote: RemoteExtension | None = None
         #: Cells whose task has not run yet: a task cancelled before its first
