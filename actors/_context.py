@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import unwatch_remote, watch_remote
@@ -15,7 +15,6 @@ from ._lifecycle import StopReason
 from ._pipe import Result
 from ._pipe import start as start_job
 from ._ref import ActorRef, signal_error
-from ._request import Request
 from ._spawn_options import SpawnOptions
 from ._strategies import RestartType
 from ._validation import check_timeout
@@ -33,7 +32,6 @@ __all__ = ["ActorContext"]
 
 A = TypeVar("A", bound="Actor")
 T = TypeVar("T")
-R = TypeVar("R")
 
 
 class ActorContext:
@@ -248,26 +246,6 @@ class ActorContext:
             )
         self._start(work, then)
 
-    @overload
-    def ask(
-        self,
-        target: ActorRef[Any],
-        message: Request[R],
-        timeout: float = 5.0,
-        *,
-        then: Callable[[Result[R]], object] | None = None,
-    ) -> None: ...
-
-    @overload
-    def ask(
-        self,
-        target: ActorRef[Any],
-        message: object,
-        timeout: float = 5.0,
-        *,
-        then: Callable[[Result[Any]], object] | None = None,
-    ) -> None: ...
-
     def ask(
         self,
         target: ActorRef[Any],
@@ -292,8 +270,7 @@ class ActorContext:
 
         Args:
             target: the ref to ask.
-            message: the request; a :class:`~actors.Request` types the
-                result ``then`` gets.
+            message: the request (its reply is what the result holds).
             timeout: seconds to wait for the reply (> 0).
             then: a sync function from the :class:`~actors.Result` to the
                 message ``receive`` gets (None: the result itself).
