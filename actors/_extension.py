@@ -18,6 +18,7 @@ from ._cell import Cell
 from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, Ask
 from ._errors import AskTimeout, SystemNotRunning
+from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
 from ._system_signals import Terminated
 from .mailbox import MailboxClosed, Signal
@@ -169,7 +170,12 @@ class RemoteHost:
             envelope.context = None
             envelope.enqueued = 0.0
         try:
-            cell.mailbox.try_send(envelope)
+            if isinstance(ref, PoolRef):
+                # Routed to a worker. PoolRef's own tell, not a traced
+                # pool's: the envelope must reach the worker unwrapped.
+                PoolRef.tell(ref, envelope)
+            else:
+                cell.mailbox.try_send(envelope)
         except MailboxClosed:
             raise ref._stopped() from None
         return LocalAsk(envelope, self._runtime)
