@@ -20,7 +20,7 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._extension import RemoteExtension, RemoteHost
-from ._lifecycle import StopReason
+from ._lifecycle import StopReason, current_cell
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
 from ._registry import Registry, lookup
@@ -250,10 +250,18 @@ class ActorSystem:
 
         Raises:
             SystemNotRunning: the system was never entered.
+            RuntimeError: called from an actor of the system (its own stop
+                would wait for it: use ``stop()`` alone, or watch).
         """
         guardian = self._runtime.guardian
         if guardian is None:
             raise SystemNotRunning("the actor system was never entered")
+        cell = current_cell.get()
+        if cell is not None and cell.runtime is self._runtime:
+            raise RuntimeError(
+                f"{cell.path} waits for its own system to exit: it would wait "
+                "forever (its stop waits for its handler)"
+            )
         if guardian.terminated.is_set():
             return
         host = self._host is not None and anyio.get_current_task().id == self._host

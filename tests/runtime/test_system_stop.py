@@ -94,3 +94,17 @@ async def test_after_the_exit_wait_exited_returns_and_stop_does_nothing() -> Non
     system.stop()
     with pytest.raises(SystemNotRunning):
         await ActorSystem().wait_exited()
+
+
+async def test_an_actor_waiting_for_its_own_systems_exit_is_refused() -> None:
+    class Waits(Actor):
+        async def receive(self, message: Any) -> Any:
+            try:
+                await self.context.system.wait_exited()
+            except RuntimeError as exc:
+                return str(exc)
+            return None
+
+    async with ActorSystem() as system:
+        answer = await system.spawn(Waits).ask("wait")
+    assert "would wait forever" in answer
