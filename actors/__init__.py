@@ -22,6 +22,7 @@ from ._errors import UnhandledMessage as UnhandledMessage
 from ._extension import LocalAsk as LocalAsk
 from ._extension import RemoteExtension as RemoteExtension
 from ._extension import RemoteHost as RemoteHost
+from ._lifecycle import ExitReason as ExitReason
 from ._lifecycle import StopReason as StopReason
 from ._log import FailureLogging as FailureLogging
 from ._pipe import Result as Result
@@ -60,6 +61,7 @@ __all__ = [
     "DeadLetterSubscription",
     "DeadLetters",
     "Directive",
+    "ExitReason",
     "FromThread",
     "LocalAsk",
     "MailboxClosed",

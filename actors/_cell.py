@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._control import EXIT, Command
-from ._lifecycle import NOTHING, STARTING, STOPPING, CellState, StopReason, current_cell
+from ._lifecycle import (
+    NOTHING,
+    STARTING,
+    STOPPING,
+    CellState,
+    ExitReason,
+    StopReason,
+    current_cell,
+)
 from ._system_signals import WAKE
 from .mailbox import Mailbox
 
@@ -150,9 +158,9 @@ class Cell:
         #: A Wake signal is queued: no second one is needed.
         self.wake_pending = False
         self.stop_requested = False
-        self.stop_reason: object = StopReason.NORMAL
+        self.stop_reason: ExitReason = StopReason.NORMAL
         #: How it ended (set on termination): what join() returns.
-        self.reason: object = None
+        self.reason: ExitReason = StopReason.NORMAL
         self.terminated = anyio.Event()
         #: Items taken from the mailbox, not handled yet (a control command
         #: interrupted the batch, or a handler failed in it).
@@ -219,7 +227,7 @@ class Cell:
                 finally:
                     self.control_event = None
 
-    def request_stop(self, reason: object = StopReason.NORMAL) -> None:
+    def request_stop(self, reason: ExitReason = StopReason.NORMAL) -> None:
         """Stop after the current message; queued messages become dead letters."""
         if self.stop_requested or self.state >= STOPPING:
             return

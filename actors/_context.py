@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import unwatch_remote, watch_remote
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ActorContext"]
 
-A = TypeVar("A", bound="Actor")
+M = TypeVar("M")
+Ts = TypeVarTuple("Ts")
 T = TypeVar("T")
 
 
@@ -75,44 +76,43 @@ class ActorContext:
 
     def spawn(
         self,
-        factory: Callable[..., A],
-        *args: Any,
+        factory: Callable[[*Ts], Actor[M]],
+        *args: *Ts,
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         restart: RestartType = "transient",
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
-        """Spawn a child of this actor; same arguments as
-        :meth:`ActorSystem.spawn`."""
+    ) -> ActorRef[M]:
+        """Spawn a child of this actor; same arguments, typing and errors as
+        :meth:`ActorSystem.spawn` (a factory that raises makes this raise)."""
         options = SpawnOptions(name, capacity, drain, restart)
-        return self._cell.runtime.spawn(self._cell, factory, args, kwargs, options)
+        return self._cell.runtime.spawn(self._cell, factory, args, {}, options)
 
     def spawn_pool(
         self,
-        factory: Callable[..., A],
+        factory: Callable[[*Ts], Actor[M]],
         size: int,
-        *args: Any,
+        *args: *Ts,
         routing: Routing = "round_robin",
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         strategy: SupervisorStrategy | None = None,
-        **kwargs: Any,
-    ) -> PoolRef[Any]:
+    ) -> PoolRef[M]:
         """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
-        return self._cell.runtime.spawn_pool(
+        pool: PoolRef[M] = self._cell.runtime.spawn_pool(
             self._cell,
             factory,
             size,
             args,
-            kwargs,
+            {},
             routing,
             name,
             capacity,
             drain,
             strategy,
         )
+        return pool
 
     def child(self, name: str) -> ActorRef[Any] | None:
         """The ref of this actor's child called ``name`` (a pool's ref for a

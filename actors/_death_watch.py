@@ -14,6 +14,7 @@ from .mailbox import MailboxClosed
 
 if TYPE_CHECKING:
     from ._cell import Cell
+    from ._lifecycle import ExitReason
 
 __all__ = [
     "deliver_terminated",
@@ -94,7 +95,7 @@ async def deliver_terminated(cell: Cell, signal: Terminated, receive: Any) -> No
         await call_handler(receive, signal)
 
 
-def notify_watchers(cell: Cell, reason: object) -> None:
+def notify_watchers(cell: Cell, reason: ExitReason) -> None:
     """``cell`` terminated: one Terminated to each watcher; unlink both ways;
     its registered name (``system.register``) is free again."""
     registry = cell.runtime.registry

@@ -18,6 +18,7 @@ from ._cell import Cell
 from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, Ask
 from ._errors import AskTimeout, SystemNotRunning
+from ._lifecycle import as_exit_reason
 from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
 from ._system_signals import Terminated
@@ -210,7 +211,7 @@ class RemoteHost:
         if extras is None or ref not in extras.watching:
             return
         with contextlib.suppress(MailboxClosed):
-            cell.mailbox.send_signal(Terminated(ref, reason))
+            cell.mailbox.send_signal(Terminated(ref, as_exit_reason(reason)))
 
     def dead_letter(
         self, recipient: ActorRef[Any], message: object, reason: str

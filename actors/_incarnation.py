@@ -1,7 +1,11 @@
 """One incarnation of an actor: its instance built and started, then stopped.
 
-A restart ends the old incarnation (children, timers, ``on_stop``) and starts a
-new one from the factory, on the same cell: same ref, same mailbox.
+The first instance is built by the spawner (``construct``, called by
+``Runtime.spawn``), so a factory that fails at once raises from ``spawn``, as
+OTP's ``start_child`` returns the ``init`` error. A restart ends the old
+incarnation (children, timers, ``on_stop``) and starts a new one from the
+factory, in the actor's own task, on the same cell: same ref, same mailbox.
+Either way the factory runs with the new cell as the current one.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from ._actor import Actor
 from ._children import stop_children
 from ._errors import describe
 from ._invoke import call_hook
-from ._lifecycle import STARTING, StopReason
+from ._lifecycle import STARTING, StopReason, current_cell
 from ._log import log_extra, logger
 from ._pipe import end_tasks
 from ._strategies import check_strategy_attribute
@@ -20,14 +24,40 @@ from ._strategies import check_strategy_attribute
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["start_incarnation", "stop_incarnation"]
+__all__ = ["construct", "start_incarnation", "stop_incarnation"]
+
+
+def construct(cell: Cell) -> Actor:
+    """A new instance from ``cell``'s factory, made with ``cell`` as the
+    current cell (what the instance's ``__init__`` sees as its own), its
+    ``context`` set.
+
+    Raises:
+        Exception: whatever the factory raised.
+        TypeError: the factory returned something that is not an Actor, or
+            one with a wrong ``supervisor_strategy``.
+    """
+    token = current_cell.set(cell)
+    try:
+        instance = cell.factory(*cell.args, **cell.kwargs)
+    finally:
+        current_cell.reset(token)
+    if not isinstance(instance, Actor):
+        raise TypeError(
+            f"the factory of {cell.path} returned an instance of "
+            f"{type(instance).__qualname__}, not an Actor"
+        )
+    check_strategy_attribute(instance, cell.path)
+    instance.context = cell.context
+    return instance
 
 
 async def start_incarnation(
     cell: Cell, cause: BaseException | None, restarting: bool
 ) -> None:
-    """Build an instance with the factory and run its start hook (``on_start``,
-    or ``on_restart(cause)`` after a restart).
+    """Build an instance with the factory (the first one: unless the spawner
+    built it already) and run its start hook (``on_start``, or
+    ``on_restart(cause)`` after a restart).
 
     Raises:
         Exception: the factory's or the hook's failure (the caller reports it
@@ -37,24 +67,18 @@ async def start_incarnation(
     cell.incarnation += 1
     cell.started_ok = False
     cell.state = STARTING
-    cell.instance = None  # the failed one is gone, whatever the factory does
-    if restarting:
-        logger.info(
-            "actor %s restarts (incarnation %d) after %s",
-            cell.path,
-            cell.incarnation,
-            describe(cause) if cause is not None else "a normal exit",
-            extra=log_extra(cell, "restart"),
-        )
-    instance = cell.factory(*cell.args, **cell.kwargs)
-    if not isinstance(instance, Actor):
-        raise TypeError(
-            f"the factory of {cell.path} returned an instance of "
-            f"{type(instance).__qualname__}, not an Actor"
-        )
-    check_strategy_attribute(instance, cell.path)
-    instance.context = cell.context
-    cell.instance = instance
+    instance = cell.instance
+    if restarting or instance is None:
+        cell.instance = None  # the failed one is gone, whatever the factory does
+        if restarting:
+            logger.info(
+                "actor %s restarts (incarnation %d) after %s",
+                cell.path,
+                cell.incarnation,
+                describe(cause) if cause is not None else "a normal exit",
+                extra=log_extra(cell, "restart"),
+            )
+        instance = cell.instance = construct(cell)
     if restarting:
         await call_hook(instance.on_restart, cause)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -18,7 +18,9 @@ __all__ = [
     "SUSPENDED",
     "TERMINATED",
     "CellState",
+    "ExitReason",
     "StopReason",
+    "as_exit_reason",
     "current_cell",
 ]
 
@@ -36,6 +38,23 @@ class StopReason(enum.Enum):
 
     def __repr__(self) -> str:
         return f"StopReason.{self.name}"
+
+
+#: How an actor ended: a :class:`StopReason` when it was stopped, or the
+#: exception of the failure that ended it (its supervisor said stop or gave
+#: up, or it was ``temporary``). What ``ref.join()`` returns and
+#: ``Terminated.reason`` holds; tell them apart with ``isinstance(reason,
+#: StopReason)`` or a ``match`` on the two.
+ExitReason: TypeAlias = StopReason | BaseException
+
+
+def as_exit_reason(value: object) -> ExitReason:
+    """``value`` itself when it is an :data:`ExitReason`, else a RuntimeError
+    naming it: a reason that came from elsewhere (another node's codec) is
+    never passed on as something ``ExitReason`` does not cover."""
+    if isinstance(value, StopReason | BaseException):
+        return value
+    return RuntimeError(f"the actor ended with {value!r}")
 
 
 class CellState(enum.IntEnum):

@@ -218,7 +218,9 @@ def start(
     tasks = extras.tasks
     if tasks is None:
         tasks = extras.tasks = ActorTasks()
-    job = _Job(work, then, cell.incarnation)
+    # Work started before the actor's first start (from its __init__)
+    # belongs to that start, as a timer does.
+    job = _Job(work, then, cell.incarnation or 1)
     tasks.jobs.add(job)
     tg.start_soon(_run, cell, tasks, job, name=f"{cell.path} (piped work)")
 

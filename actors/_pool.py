@@ -40,7 +40,7 @@ from ._errors import (
     MailboxFull,
     SystemNotRunning,
 )
-from ._lifecycle import StopReason
+from ._lifecycle import ExitReason, StopReason
 from ._ref import (
     ActorRef,
     RefStatistics,
@@ -126,6 +126,10 @@ class PoolRef(ActorRef[M]):
                 kwargs,
                 options.named(f"worker-{index}"),
                 mailbox,
+                # The first workers are made by the spawner (a factory that
+                # fails raises from spawn_pool); after a restart of the pool,
+                # in their own tasks, under the pool's supervision.
+                construct_now=fresh,
             )
             if fresh:
                 self._workers.append(ref)
@@ -419,9 +423,9 @@ class PoolRef(ActorRef[M]):
             else:
                 system.dead_letter(self._cell, item, reason)
 
-    async def join(self) -> object:
+    async def join(self) -> ExitReason:
         """Wait until the pool and all its workers have terminated; returns how
-        the pool ended."""
+        the pool ended (:data:`~actors.ExitReason`)."""
         await self._cell.terminated.wait()
         return self._cell.reason
 

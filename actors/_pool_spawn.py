@@ -10,7 +10,7 @@ from ._actor import Actor
 from ._errors import SystemNotRunning
 from ._pool import ROUTINGS, PoolRef, Routing
 from ._shared_queue import SharedQueue
-from ._spawn_options import SpawnOptions
+from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import OneForOne, SupervisorStrategy
 from ._validation import check_capacity, check_limit
 from .mailbox import Mailbox
@@ -112,7 +112,7 @@ def spawn_pool(
     spec = (factory, args, kwargs, worker)
     pool: PoolRef[Any] = pool_class(routing, size, shared, spec)
     if name is None:
-        base = f"pool-{getattr(factory, '__name__', 'worker').lower()}"
+        base = f"pool-{factory_name(factory)}"
         options = options.named(system.default_name(parent, base))
     mailbox = _PoolMailbox(pool)
     ref = system.spawn(
@@ -126,5 +126,11 @@ def spawn_pool(
     if labels is not None:
         vars(pool)["labels"] = labels
     cell.ref = pool
-    pool._spawn_workers()
+    try:
+        pool._spawn_workers()
+    except BaseException as exc:
+        # A worker's factory failed at once: the pool ends with that reason
+        # (the workers made so far stop with it) and spawn_pool raises it.
+        cell.request_stop(exc)
+        raise
     return pool

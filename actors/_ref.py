@@ -9,7 +9,7 @@ import anyio
 
 from ._envelope import EXPIRED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
-from ._lifecycle import StopReason, current_cell
+from ._lifecycle import ExitReason, StopReason, current_cell
 from ._request import Request
 from ._validation import check_timeout
 from .mailbox import MailboxClosed, MailboxFull, Signal
@@ -247,12 +247,12 @@ class ActorRef(Generic[M]):
         """
         self._cell.request_stop(StopReason.NORMAL)
 
-    async def join(self) -> object:
+    async def join(self) -> ExitReason:
         """Wait until the actor has terminated.
 
         Returns:
-            How it ended: a :class:`~actors.StopReason`, or the exception that
-            stopped it.
+            How it ended (:data:`~actors.ExitReason`): a
+            :class:`~actors.StopReason`, or the exception that stopped it.
         """
         await self._cell.terminated.wait()
         return self._cell.reason

@@ -20,13 +20,15 @@ import anyio
 from ._actor import Actor
 from ._actor_task import run_actor
 from ._cell import Cell
+from ._children import request_stop_of_children
 from ._context import ActorContext
 from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ActorStopped, SystemNotRunning
+from ._incarnation import construct
 from ._lifecycle import StopReason
 from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, logger
 from ._ref import ActorRef
-from ._spawn_options import SpawnOptions
+from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import RestartType, check_strategy_attribute
 from ._termination import finish
 
@@ -147,10 +149,19 @@ class Runtime:
         kwargs: dict[str, Any],
         options: SpawnOptions,
         mailbox: Any = None,
+        construct_now: bool = True,
     ) -> ActorRef[Any]:
         """Spawn a child of ``parent`` and start its task; see
         :meth:`ActorSystem.spawn` for the arguments and errors (``options``
-        are checked when they are made)."""
+        are checked when they are made).
+
+        The first instance is made here, in the caller, with the new cell as
+        the current one: a factory that fails raises from here, and the cell
+        ends at once with that exception as its reason, never restarted.
+        ``construct_now=False`` leaves it to the actor's task instead (a pool
+        replacing its workers after its own restart: their failures go to
+        the pool's supervisor, as a restart's do).
+        """
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
         if not callable(factory):
@@ -161,9 +172,7 @@ class Runtime:
             check_strategy_attribute(factory, factory.__qualname__)
         name = options.name
         if name is None:
-            name = self.default_name(
-                parent, getattr(factory, "__name__", "actor").lower()
-            )
+            name = self.default_name(parent, factory_name(factory))
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if not parent.alive:
@@ -181,8 +190,25 @@ class Runtime:
             mailbox,
         )
         parent.children[name] = cell
+        if construct_now:
+            try:
+                cell.instance = construct(cell)
+            except BaseException as exc:
+                self._never_started(cell, exc)
+                raise
         self.start(cell)
         return cell.ref
+
+    def _never_started(self, cell: Cell, exc: BaseException) -> None:
+        """``cell``'s first instance could not be made: it ends now, with
+        ``exc`` as its reason (what its ref's ``join()`` and any watcher
+        see), and what its ``__init__`` started ends with it."""
+        cell.stop_reason = exc
+        request_stop_of_children(cell, StopReason.PARENT)
+        extras = cell.extras
+        if extras is not None and extras.timers is not None:
+            extras.timers.cancel_all()
+        finish(cell)
 
     def start(self, cell: Cell) -> None:
         """Start ``cell``'s task in the system's task group."""

@@ -5,12 +5,25 @@ in one place."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ._strategies import RESTART_TYPES, RestartType
 from ._validation import check_capacity, check_limit, check_name
 
-__all__ = ["SpawnOptions"]
+__all__ = ["SpawnOptions", "factory_name"]
+
+
+def factory_name(factory: Callable[..., Any]) -> str:
+    """The base of the default names of what ``factory`` makes: its name in
+    lower case (a ``functools.partial``'s function's), or ``"actor"`` when it
+    has none fit for a path (a lambda)."""
+    while isinstance(factory, functools.partial):
+        factory = factory.func
+    name = getattr(factory, "__name__", "")
+    return name.lower() if isinstance(name, str) and name.isidentifier() else "actor"
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,8 +158,9 @@ async def _escalate(
     # In reverse start order, as stop_children, but the failed child ends
     # with its own failure (what its watchers and join() see).
     for cell in reversed(list(parent.children.values())):
-        failed = cell is child and exc is not None
-        cell.request_stop(exc if failed else StopReason.PARENT)
+        cell.request_stop(
+            exc if cell is child and exc is not None else StopReason.PARENT
+        )
         await cell.terminated.wait()
     parent.ensure_extras().escalated = True  # see handle_child_failure
     if exc is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
 import anyio
 
@@ -42,7 +42,8 @@ __all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
 
 logger = logging.getLogger("actors")
 
-A = TypeVar("A", bound=Actor)
+M = TypeVar("M")
+Ts = TypeVarTuple("Ts")
 
 #: Items an actor takes from its mailbox per wake (see benchmarks/README.md).
 DEFAULT_DRAIN = 64
@@ -511,23 +512,34 @@ class ActorSystem:
 
     def spawn(
         self,
-        factory: Callable[..., A],
-        *args: Any,
+        factory: Callable[[*Ts], Actor[M]],
+        *args: *Ts,
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         restart: RestartType = "transient",
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
+    ) -> ActorRef[M]:
         """Spawn a top-level actor (a child of the guardian) and return its ref
         at once.
 
         The factory (an :class:`Actor` subclass, or any callable returning an
-        Actor) is called with ``*args, **kwargs`` inside the actor's own task,
-        and again on every restart.
+        Actor) is called with ``*args`` here, before ``spawn`` returns, with
+        the new actor as the current one (as in its own task); a factory
+        that raises makes ``spawn`` raise that
+        exception, and the actor is never started (nor restarted). Every
+        restart calls it again, in the actor's own task, under supervision.
+        ``on_start`` runs in the actor's task, after ``spawn`` returned.
+
+        Typed: ``spawn(Counter, 5)`` checks ``5`` against ``Counter``'s
+        constructor and returns an ``ActorRef[CounterMsg]`` for a
+        ``Counter(Actor[CounterMsg])``. The factory's keyword arguments go in
+        a ``functools.partial(Counter, step=2)`` or a lambda (the options
+        below are ``spawn``'s own keywords, as ``anyio``'s ``start_soon``
+        keeps ``name``).
 
         Args:
             factory: makes the actor instance.
+            args: the factory's positional arguments.
             name: unique among its siblings; default: made from the class name.
             capacity: the mailbox quota (None: unbounded).
             drain: items taken per wake (default: the system's ``drain``).
@@ -538,14 +550,16 @@ class ActorSystem:
 
         Raises:
             TypeError: ``factory`` is not callable, or is a class that is not an
-                Actor subclass; ``capacity``/``drain`` is not an integer.
+                Actor subclass, or returned something that is not an Actor;
+                ``capacity``/``drain`` is not an integer.
             ValueError: the name is taken or malformed, ``capacity`` < 1,
                 ``drain`` < 1, or ``restart`` is unknown.
             SystemNotRunning: the system is not running.
+            Exception: whatever the factory raised.
         """
         options = SpawnOptions(name, capacity, drain, restart)
         guardian = self._guardian()
-        return self._runtime.spawn(guardian, factory, args, kwargs, options)
+        return self._runtime.spawn(guardian, factory, args, {}, options)
 
     def _guardian(self) -> Cell:
         """The guardian, to spawn under.
@@ -562,18 +576,24 @@ class ActorSystem:
 
     def spawn_pool(
         self,
-        factory: Callable[..., A],
+        factory: Callable[[*Ts], Actor[M]],
         size: int,
-        *args: Any,
+        *args: *Ts,
         routing: Routing = "round_robin",
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         strategy: SupervisorStrategy | None = None,
-        **kwargs: Any,
-    ) -> PoolRef[Any]:
+    ) -> PoolRef[M]:
         """Spawn a pool of ``size`` workers behind one ref (see
-        :class:`~actors.PoolRef`).
+        :class:`~actors.PoolRef`), each made by ``factory(*args)``, typed as
+        :meth:`spawn` is.
+
+        The first workers are made here, before ``spawn_pool`` returns: a
+        factory that raises makes ``spawn_pool`` raise that exception, and
+        the pool stops with it as its reason. Workers made again later (a
+        worker's restart, the pool's own) are made in their own tasks, under
+        the pool's supervision.
 
         Args:
             factory, name, capacity, drain: as :meth:`spawn`, for each worker
@@ -587,11 +607,10 @@ class ActorSystem:
                 pool, and its parent decides).
 
         Raises:
-            TypeError: as :meth:`spawn`; ``strategy`` is neither None nor a
-                SupervisorStrategy.
-            ValueError: as :meth:`spawn`; ``size`` < 1 or an unknown
-                ``routing``.
+            TypeError, ValueError: a bad ``factory``, ``size``, ``routing``,
+                ``capacity``, ``drain`` or ``strategy``, or a taken name.
             SystemNotRunning: the system is not running (or is stopping).
+            Exception: whatever the factory raised.
         """
         guardian = self._guardian()
         return spawn_pool(
@@ -599,7 +618,7 @@ class ActorSystem:
             factory,
             size,
             args,
-            kwargs,
+            {},
             routing,
             name,
             capacity,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .mailbox import Signal
 
 if TYPE_CHECKING:
+    from ._lifecycle import ExitReason
     from ._ref import ActorRef
 
 __all__ = ["Terminated"]
@@ -21,14 +22,15 @@ class Terminated(Signal):
             ``StopReason.PARENT`` / ``StopReason.SYSTEM`` when its parent or its
             system stopped it, or the exception of the failure that ended it
             (its supervisor said stop, gave up, or it was ``temporary``). The
-            same value ``ref.join()`` returns.
+            same value ``ref.join()`` returns. Typed
+            :data:`~actors.ExitReason`.
     """
 
     __slots__ = ("reason", "ref")
 
-    def __init__(self, ref: ActorRef[Any], reason: object) -> None:
+    def __init__(self, ref: ActorRef[Any], reason: ExitReason) -> None:
         self.ref = ref
-        self.reason = reason
+        self.reason: ExitReason = reason
 
     def __repr__(self) -> str:
         return f"Terminated({self.ref!r}, reason={self.reason!r})"

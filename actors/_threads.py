@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, overload
 
 import anyio
 
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FromThread"]
 
-A = TypeVar("A", bound="Actor")
+M = TypeVar("M")
+Ts = TypeVarTuple("Ts")
 R = TypeVar("R")
 T = TypeVar("T")
 
@@ -196,14 +197,13 @@ class FromThread:
 
     def spawn(
         self,
-        factory: Callable[..., A],
-        *args: Any,
+        factory: Callable[[*Ts], Actor[M]],
+        *args: *Ts,
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
         restart: RestartType = "transient",
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
+    ) -> ActorRef[M]:
         """Spawn a top-level actor, as :meth:`ActorSystem.spawn` does, and
         return its ref (use it with this object's methods).
 
@@ -212,15 +212,18 @@ class FromThread:
                 are checked in the calling thread).
             SystemNotRunning: the system is not running (see the class).
             RuntimeError: called from the event loop's thread.
+            Exception: whatever the factory raised (it is called in the
+                event loop, before this returns).
         """
         options = SpawnOptions(name, capacity, drain, restart)
         runtime = self._runtime
 
-        def spawn() -> ActorRef[Any]:
+        def spawn() -> ActorRef[M]:
             guardian = runtime.guardian
             if guardian is None:
                 raise SystemNotRunning("the actor system is not running")
-            return runtime.spawn(guardian, factory, args, kwargs, options)
+            ref: ActorRef[M] = runtime.spawn(guardian, factory, args, {}, options)
+            return ref
 
         return self._call_sync(spawn)
 

@@ -488,15 +488,15 @@ class create_memory_object_stream(
 
     Annotate the item type as ``create_memory_object_stream[T](...)``.
 
-    Args:
-        max_buffer_size: how many items the buffer holds before ``send`` waits:
-            0 for a rendezvous channel, an integer, or :data:`math.inf`.
-        item_type: deprecated, as in anyio 4 (it warns and does nothing):
-            anyio 3's way to type the stream, kept so calls
-            written for anyio keep working.
+    Its arguments (a class, as anyio's, so that it can be subscripted):
 
-    Returns:
-        A tuple of (send stream, receive stream).
+    - ``max_buffer_size``: how many items the buffer holds before ``send``
+      waits: 0 for a rendezvous channel, an integer, or ``math.inf``.
+    - ``item_type``: deprecated, as in anyio 4 (it warns and does nothing):
+      anyio 3's way to type the stream, kept so calls written for anyio keep
+      working.
+
+    It returns a tuple of (send stream, receive stream).
 
     Raises:
         ValueError: ``max_buffer_size`` is not an integer or ``math.inf``, or is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import ActorRef
+from .. import ActorRef, ExitReason, StopReason
 from ._node import NodeAddress, RefAddress
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class RemoteRef(ActorRef[M]):
         node is known to be gone."""
         self._remote.stop_actor(self)
 
-    async def join(self) -> object:
+    async def join(self) -> ExitReason:
         """Wait until the remote actor has terminated.
 
         Returns:
@@ -107,7 +107,10 @@ class RemoteRef(ActorRef[M]):
             actors that ended); a ``NodeDown`` when its node was declared down
             or nobody listens on it any more.
         """
-        return await self._remote.join(self)
+        reason = await self._remote.join(self)
+        if isinstance(reason, StopReason | BaseException):
+            return reason
+        return RuntimeError(f"{self.path} ended with {reason!r}")
 
     @property
     def is_alive(self) -> bool:

@@ -106,19 +106,20 @@ async def test_leaving_the_system_runs_on_stop_after_the_last_message(
     assert log == ["start", "a", "stop"]
 
 
-async def test_the_factory_runs_in_the_actors_task_after_spawn_returns() -> None:
+async def test_the_factory_runs_in_spawn_and_on_start_in_the_actors_task() -> None:
     calls: list[str] = []
 
-    def factory(log: list[Any], *, tag: str) -> SyncAll:
+    def factory(log: list[Any], tag: str) -> SyncAll:
         calls.append(tag)
         return SyncAll(log)
 
     log: list[Any] = []
     async with ActorSystem() as system:
-        ref = system.spawn(factory, log, tag="made")
-        assert calls == []  # spawn returns the ref at once
+        ref = system.spawn(factory, log, "made")
+        assert calls == ["made"]  # made before spawn returned
+        assert log == []  # started later, in the actor's own task
         assert await ref.ask("x") == "x"
-        assert calls == ["made"]
+        assert log == ["start", "x"]
 
 
 class GatedStart(Actor):

@@ -13,8 +13,6 @@ from actors import (
     Actor,
     ActorStopped,
     ActorSystem,
-    Directive,
-    OneForOne,
     StopReason,
     SystemNotRunning,
 )
@@ -131,22 +129,31 @@ def not_an_actor() -> object:
     return "not an actor"
 
 
-async def test_a_factory_returning_a_non_actor_is_a_supervised_failure() -> None:
-    strategy = OneForOne(decider={TypeError: Directive.STOP})
-    async with ActorSystem(strategy=strategy) as system:
-        ref = system.spawn(not_an_actor)  # type: ignore[type-var]
-        reason = await ref.join()
-        assert isinstance(reason, TypeError)
-        assert "not an Actor" in str(reason) and ref.path in str(reason)
-        assert system.failures == 1
+async def test_a_factory_returning_a_non_actor_raises_at_spawn() -> None:
+    async with ActorSystem() as system:
+        with pytest.raises(TypeError, match="not an Actor") as caught:
+            system.spawn(not_an_actor, name="odd")  # type: ignore[arg-type]
+        assert "/user/odd" in str(caught.value)
+        assert system.failures == 0 and system.restarts == 0
 
 
-async def test_a_factory_that_keeps_returning_a_non_actor_fails_the_system() -> None:
+class CrashesOnce(Actor):
+    def receive(self, message: Any) -> Any:
+        raise RuntimeError("crash")
+
+
+async def test_a_restart_that_keeps_getting_a_non_actor_fails_the_system() -> None:
     # The default strategy restarts it, until the restart intensity is exceeded;
     # then the failure nobody handled surfaces from the async with.
+    made: list[object] = []
+
+    def factory() -> object:
+        made.append(CrashesOnce() if not made else "not an actor")
+        return made[-1]
+
     with pytest.raises(TypeError, match="not an Actor"):
         async with ActorSystem() as system:
-            system.spawn(not_an_actor)  # type: ignore[type-var]
+            system.spawn(factory).tell("crash")  # type: ignore[arg-type]
             await anyio.sleep_forever()  # cancelled by the system's failure
     assert system.restarts == 3
 

@@ -66,12 +66,19 @@ class Client(Actor):
         return result.value if error is None else error
 
 
+class Store(Actor):
+    def receive(self, message: Any) -> Any:
+        return 1
+
+
 async def main() -> None:
     async with ActorSystem(
         log_failures=FailureLogging(level=logging.INFO, traceback=False),
         strategy=OneForOne(log_failures=False),
     ) as system:
-        pool = system.spawn_pool(Client, 2, strategy=OneForOne(max_restarts=1))
+        store = system.spawn(Store)
+        pool = system.spawn_pool(Store, 2, strategy=OneForOne(max_restarts=1))
+        system.spawn(Client, store, pool)
         as_ref: ActorRef[Any] = pool
         system.register("clients", pool)
         found: ActorRef[Any] | None = system.whereis("clients")
