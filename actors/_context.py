@@ -219,9 +219,10 @@ class ActorContext:
         back through the mailbox as a signal: outside the quota (a full
         mailbox never refuses it) and in order with the messages. When it
         reaches the front, ``then(result)`` is called in the actor's own task
-        (so it may read and change the actor's state), and what it returns is
-        handed to ``receive`` as a message; without ``then``, ``receive`` gets
-        the :class:`~actors.Result` itself. An exception raised by ``then`` or
+        (so it may read and change the actor's state), and what it returns
+        (None included: it is a message like any other) is handed to
+        ``receive``; without ``then``, ``receive`` gets the
+        :class:`~actors.Result` itself. An exception raised by ``then`` or
         by ``receive`` is a failure of the actor, as for any message.
 
         Nothing is lost silently: an outcome that finds the actor stopped, or

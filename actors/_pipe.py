@@ -48,7 +48,8 @@ class Result(Generic[T_co]):
     ``concurrent.futures.Future.result()`` does).
 
     Results compare equal when their values (or their exceptions, by
-    identity) do.
+    identity) do. In a ``match``, test ``ok`` before ``value``:
+    ``case Result(ok=True, value=v)``.
     """
 
     __slots__ = ("_error", "_value")

@@ -246,8 +246,9 @@ class ActorSystem:
         """Wait until every actor of the system has stopped: after
         :meth:`stop`, after a failure nobody handled, or as the block is
         left. Returns at once if that happened already. The body of the
-        ``async with`` waiting here is not cancelled by :meth:`stop`: this
-        returns, and the block exits normally.
+        ``async with`` (the task that entered the block) waiting here is not
+        cancelled by :meth:`stop`: this returns, and the block exits
+        normally.
 
         Raises:
             SystemNotRunning: the system was never entered.

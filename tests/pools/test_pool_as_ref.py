@@ -146,3 +146,17 @@ async def test_pool_statistics_count_what_waits_for_the_workers(routing: Any) ->
         for n in range(4):
             assert await pool.ask(n) is not None
         assert pool.statistics().queued_messages == 0
+
+
+async def test_a_shared_queue_workers_statistics_are_its_own_lane() -> None:
+    journal = Journal()
+    async with ActorSystem() as system:
+        pool = system.spawn_pool(Worker, 2, journal, routing="shared_queue")
+        holds = await hold_every_worker(pool)
+        worker = pool.workers[0]
+        worker.tell("mine")
+        pool.tell("shared")
+        assert worker.statistics() == RefStatistics(1, 0, None, 0)
+        assert pool.statistics().queued_messages == 2
+        release(holds)
+        assert await worker.ask("sync") == ("worker-0", "sync")
