@@ -203,7 +203,7 @@ class Doubler(Actor):
         return message.n * 2
 
 
-async def test_a_requests_reply_comes_back_typed() -> None:
+async def test_a_request_subclass_reply_comes_back() -> None:
     log: list[Any] = []
     done = anyio.Event()
     async with ActorSystem() as system:
