@@ -597,10 +597,13 @@ class ActorSystem:
         the pool's supervision.
 
         Args:
-            factory, name, capacity, drain: as :meth:`spawn`, for each worker
-                (``capacity``: each worker's mailbox for ``round_robin``, the
-                shared queue for ``shared_queue``).
+            factory: makes each worker, as for :meth:`spawn`.
             size: how many workers (>= 1).
+            *args: the factory's positional arguments.
+            name: the pool's name, as for :meth:`spawn`.
+            capacity: each worker's mailbox for ``round_robin``, the shared
+                queue for ``shared_queue`` (as for :meth:`spawn`).
+            drain: as for :meth:`spawn`, for each worker.
             routing: ``"round_robin"`` or ``"shared_queue"``.
             strategy: how the pool supervises its workers (default
                 ``OneForOne(max_restarts=10, within=1.0)``: a failed worker
