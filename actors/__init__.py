@@ -15,6 +15,7 @@ from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
+from ._errors import StashOverflow as StashOverflow
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._errors import UnhandledMessage as UnhandledMessage
@@ -24,8 +25,10 @@ from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import StopReason as StopReason
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
+from ._receive_timeout import ReceiveTimeout as ReceiveTimeout
 from ._ref import ActorRef as ActorRef
 from ._ref import ReplyTypeMismatch as ReplyTypeMismatch
+from ._replies import ErrorReply as ErrorReply
 from ._request import Request as Request
 from ._strategies import Backoff as Backoff
 from ._strategies import Directive as Directive
@@ -78,4 +81,7 @@ __all__ = [
     "Terminated",
     "TimerScheduler",
     "UnhandledMessage",
+    "ErrorReply",
+    "ReceiveTimeout",
+    "StashOverflow",
 ]

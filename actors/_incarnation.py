@@ -8,25 +8,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._actor import Actor
+from ._actor import Actor, Construction, constructing
 from ._children import stop_children
 from ._errors import describe
 from ._invoke import call_hook
 from ._lifecycle import STARTING, StopReason
 from ._log import log_extra, logger
+from ._receive_timeout import cancel_receive_timeout
+from ._stash import put_back
 from ._strategies import check_strategy_attribute
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["start_incarnation", "stop_incarnation"]
+__all__ = ["build_instance", "start_incarnation", "stop_incarnation"]
 
 
 async def start_incarnation(
     cell: Cell, cause: BaseException | None, restarting: bool
 ) -> None:
     """Build an instance with the factory and run its start hook (``on_start``,
-    or ``on_restart(cause)`` after a restart).
+    or ``on_restart(cause, message)`` after a restart).
 
     Raises:
         Exception: the factory's or the hook's failure (the caller reports it
@@ -36,6 +38,7 @@ async def start_incarnation(
     cell.incarnation += 1
     cell.started_ok = False
     cell.state = STARTING
+    old = cell.instance
     cell.instance = None  # the failed one is gone, whatever the factory does
     if restarting:
         logger.info(
@@ -45,7 +48,32 @@ async def start_incarnation(
             describe(cause) if cause is not None else "a normal exit",
             extra=log_extra(cell, "restart"),
         )
-    instance = cell.factory(*cell.args, **cell.kwargs)
+    instance = build_instance(cell)
+    cell.instance = instance
+    if restarting:
+        if instance._actors_restart_message:
+            await call_hook(instance.on_restart, cause, _failed_message(old, cause))
+        else:  # an override written before on_restart took the message
+            await call_hook(instance.on_restart, cause)
+    else:
+        await call_hook(instance.on_start)
+    cell.started_ok = True
+
+
+def build_instance(cell: Cell) -> Actor:
+    """Call ``cell``'s factory; the instance has its ``context`` from
+    ``__init__`` on (``Actor.__new__`` reads the construction).
+
+    Raises:
+        Exception: the factory's failure.
+        TypeError: the factory returned something that is not an Actor, or
+            one with a wrong ``supervisor_strategy``.
+    """
+    token = constructing.set(Construction(cell))
+    try:
+        instance = cell.factory(*cell.args, **cell.kwargs)
+    finally:
+        constructing.reset(token)
     if not isinstance(instance, Actor):
         raise TypeError(
             f"the factory of {cell.path} returned an instance of "
@@ -53,16 +81,24 @@ async def start_incarnation(
         )
     check_strategy_attribute(instance, cell.path)
     instance.context = cell.context
-    cell.instance = instance
-    if restarting:
-        await call_hook(instance.on_restart, cause)
-    else:
-        await call_hook(instance.on_start)
-    cell.started_ok = True
+    return instance
+
+
+def _failed_message(old: Actor | None, cause: BaseException | None) -> object:
+    """The message the replaced instance failed on, if ``cause`` is its own
+    failure (a sibling restarted by one-for-all has none)."""
+    state = None if old is None else old._actors_state
+    if state is None or cause is None or state.failure is not cause:
+        return None
+    return state.failed_message
 
 
 async def stop_incarnation(cell: Cell) -> None:
-    """End the current instance: children, timers, ``on_stop``."""
+    """End the current instance: its stash, children, timers, ``on_stop``."""
+    # First, before anything awaits: what is stashed goes back in front of
+    # the mailbox (a restart handles it first, termination settles it).
+    put_back(cell)
+    cancel_receive_timeout(cell.instance)
     # A system shutdown reaches every actor as SYSTEM (what join() reports),
     # not as PARENT just because it travels down the tree.
     system_stop = cell.stop_requested and cell.stop_reason is StopReason.SYSTEM

@@ -32,7 +32,7 @@ class PoolSupervisor(Actor):
     def __init__(self, pool: PoolRef[Any]) -> None:
         self.pool = pool
 
-    def on_restart(self, exc: BaseException | None) -> None:
+    def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
         self.pool._spawn_workers()
 
 
