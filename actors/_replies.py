@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import final
+
 __all__ = ["ErrorReply"]
 
 
+@final
 class ErrorReply:
     """Return ``ErrorReply(exc)`` from a handler to answer an ``ask`` with an
     error without failing (Akka's ``StatusReply.error``, OTP's

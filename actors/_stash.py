@@ -39,6 +39,7 @@ from ._envelope import Ask
 from ._errors import StashOverflow
 from ._invoke import call_handler, call_hook
 from ._lifecycle import NOTHING
+from ._receive_timeout import RECEIVE_TIMEOUT, TIMEOUT_CHECK
 from ._system_signals import Terminated
 from .mailbox import Signal
 
@@ -138,7 +139,9 @@ def message_of(item: Any) -> Any:
     if type(item) is Ask:
         return item.message
     if isinstance(item, Signal) and type(item) is not Terminated:
-        return getattr(item, "receive_message", getattr(item, "message", item))
+        message = getattr(item, "message", item)
+        # The receive timeout's own timer: its handler got a ReceiveTimeout.
+        return RECEIVE_TIMEOUT if message is TIMEOUT_CHECK else message
     return item
 
 

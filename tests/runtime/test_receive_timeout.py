@@ -284,3 +284,36 @@ def test_receive_timeouts_are_all_equal() -> None:
     assert ReceiveTimeout() == ReceiveTimeout()
     assert hash(ReceiveTimeout()) == hash(ReceiveTimeout())
     assert repr(ReceiveTimeout()) == "ReceiveTimeout()"
+
+
+class StashesTimeouts(Actor):
+    """Stashes its first ReceiveTimeout (and cancels the timeout); "open"
+    unstashes it."""
+
+    def __init__(self, log: list[Any], stashed: anyio.Event) -> None:
+        self.log = log
+        self.stashed = stashed
+        self.context.set_receive_timeout(T)
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, ReceiveTimeout):
+            self.context.set_receive_timeout(None)
+            self.stash()
+            self.stashed.set()
+        elif message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+
+    def opened(self, message: Any) -> Any:
+        self.log.append(message)
+
+
+async def test_a_stashed_receive_timeout_comes_back_as_a_receive_timeout() -> None:
+    log: list[Any] = []
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesTimeouts, log, stashed)
+        await stashed.wait()
+        ref.tell("open")
+        await ref.ask("sync")
+    assert log == [ReceiveTimeout(), "sync"]
