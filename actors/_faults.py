@@ -130,19 +130,22 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     """
     system = cell.runtime
     telemetry = system.telemetry
+    # The handler stashed it (as the loop held it, envelope and all): it
+    # stays in the stash, neither a dead letter nor failed to its asker.
+    kept = stashed_current(cell.instance, item)
     if telemetry is None:
-        await _failed(cell, exc, item)
+        await _failed(cell, exc, item, kept)
         return
     # The failed message's span stays open and current until the directive
     # (see _traced.instrument): what happens meanwhile is recorded on it.
     item = telemetry.unwrap_one(item)
     try:
-        await _failed(cell, exc, item)
+        await _failed(cell, exc, item, kept)
     finally:
         telemetry.failure_settled(cell)
 
 
-async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
+async def _failed(cell: Cell, exc: Exception | None, item: Any, kept: bool) -> None:
     system = cell.runtime
     if exc is not None:
         logger.warning(
@@ -158,8 +161,8 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
             state = state_of(instance)
             state.failure = exc
             state.failed_message = message_of(item)
-        if stashed_current(instance, item):
-            pass  # the handler stashed it: it stays in the stash
+        if kept:  # the handler stashed it first: it stays in the stash
+            pass
         elif type(item) is Ask:
             # The asker re-raises this same object: its traceback holds the
             # actor-side frames, and the note names where it came from (once,

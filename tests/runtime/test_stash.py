@@ -4,6 +4,7 @@ put back on restart, dead letters on stop; outside the mailbox's quota."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 from typing import Any, ClassVar
 
@@ -413,3 +414,98 @@ async def test_stash_and_unstash_keep_the_order_of_a_model_queue(seed: int) -> N
         ref.tell("open")
         await ref.ask("sync")
     assert log == _expected([*script, "open", "sync"])
+
+
+class Chaos(Actor):
+    """Each message is ``(id, op)``; the op says what its handler does. The
+    log of final handlings and the set of ids stashed once are shared by
+    every incarnation."""
+
+    def __init__(self, handled: list[int], stashed: set[int]) -> None:
+        self.handled = handled
+        self.stashed = stashed
+
+    def receive(self, message: Any) -> Any:
+        return self.handle("a", message)
+
+    def other(self, message: Any) -> Any:
+        return self.handle("b", message)
+
+    def handle(self, behaviour: str, message: Any) -> Any:
+        n, op = message
+        if op in ("stash", "stash-fail") and n not in self.stashed:
+            self.stashed.add(n)
+            self.stash()
+            if op == "stash-fail":
+                raise ValueError("after stashing")  # resumed; n stays stashed
+            return None
+        if op == "resume":
+            raise ValueError(n)
+        if op == "restart":
+            raise KeyError(n)
+        if op == "unstash_all":
+            self.unstash_all()
+        elif op == "unstash":
+            self.unstash()
+        elif op == "become":
+            self.become(self.other if behaviour == "a" else self.receive)
+        elif op == "push":
+            self.become(self.other, discard_old=False)
+        elif op == "unbecome":
+            self.unbecome()
+        self.handled.append(n)
+        return n
+
+
+OPS = [
+    "plain",
+    "stash",
+    "stash",
+    "stash-fail",
+    "unstash_all",
+    "unstash",
+    "become",
+    "push",
+    "unbecome",
+    "resume",
+    "restart",
+]
+
+
+@pytest.mark.parametrize("seed", range(8))
+async def test_no_message_is_lost_or_doubled_whatever_handlers_do(seed: int) -> None:
+    # Conservation under random stashes, unstashes, switches, resumed and
+    # restarted failures, asks among tells and random batch sizes: every
+    # message is handled once for good, or is a dead letter once.
+    rng = random.Random(seed)
+    handled: list[int] = []
+    stashed: set[int] = set()
+    strategy = OneForOne(
+        max_restarts=1000,
+        decider={ValueError: Directive.RESUME, KeyError: Directive.RESTART},
+    )
+    count = 120
+    async with ActorSystem(strategy=strategy, drain=rng.choice([1, 4, 64])) as system:
+        ref = system.spawn(Chaos, handled, stashed)
+        async with anyio.create_task_group() as tg:
+            for n in range(count):
+                message = (n, rng.choice(OPS))
+                if rng.random() < 0.2:
+
+                    async def ask(message: Any = message) -> None:
+                        with contextlib.suppress(ValueError, KeyError, ActorStopped):
+                            await ref.ask(message, timeout=30)
+
+                    tg.start_soon(ask)
+                else:
+                    ref.tell(message)
+                if rng.random() < 0.1:
+                    await anyio.wait_all_tasks_blocked()
+            await ref.ask((count, "unstash_all"))
+            ref.stop()
+        await ref.join()
+        letters = [d.message[0] for d in system.dead_letters.recent]
+    assert len(handled) == len(set(handled))
+    assert not set(handled) & set(letters)
+    assert len(letters) == len(set(letters))
+    assert sorted([*handled, *letters]) == list(range(count + 1))
