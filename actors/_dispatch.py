@@ -23,7 +23,7 @@ from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
 from ._replies import ErrorReply
-from ._stash import put_back, register_loop, stashed_current
+from ._stash import register_loop, stashed_current
 from ._system_signals import Terminated, Wake
 from .mailbox import EndOfMailbox, Signal
 
@@ -56,95 +56,86 @@ async def run_loop(cell: Cell) -> None:
     # ``item`` is read by ``stash()`` from this frame (see _stash.py): it
     # holds the item being handled, NOTHING between items.
     item: Any = NOTHING
-    try:
-        while True:
-            if cell.carry:
-                batch, cell.carry = cell.carry, []
-            else:
-                try:
-                    batch = await mailbox.receive_many_unchecked(drain)
-                except EndOfMailbox:
-                    raise Stop from None
-            index = 0
-            item = NOTHING
+    while True:
+        if cell.carry:
+            batch, cell.carry = cell.carry, []
+        else:
             try:
-                for item in batch:
-                    if control or cell.stop_requested:
-                        cell.carry = batch[index:]
-                        pending, item = item, NOTHING  # not being handled yet
-                        if await handle_control(cell):
-                            # The behaviour changed or messages were
-                            # unstashed: bind again, go on from cell.carry.
-                            receive, handler, is_async = bind(cell, instance)
-                            break
-                        cell.carry = []
-                        item = pending
-                    index += 1
-                    if type(item) is Ask:
-                        cell.current = item
-                        if is_async:
-                            result = await handler(item.message)
-                        else:
-                            result = handler(item.message)
-                            # A coroutine from a sync wrapper of an async def:
-                            # a set lookup decides, no call (see _invoke.PLAIN).
-                            if result.__class__ not in plain and awaitable_class(
-                                result.__class__
-                            ):
-                                result = await result
-                        if cell.current is not item:  # stashed: answered later
-                            continue
-                        cell.current = NOTHING
-                        if result is UNHANDLED:  # counted as a dead letter already
-                            item.fail(
-                                UnhandledMessage(f"{cell.path} did not handle it"),
-                                backend,
-                            )
-                        elif result.__class__ is ErrorReply:  # no failure
-                            if not item.fail(result.error, backend):
-                                runtime.dead_letter(cell, item.message, "ask abandoned")
-                        elif not item.reply(result, backend):
-                            runtime.dead_letter(cell, item.message, "ask abandoned")
-                    elif isinstance(item, Signal):
-                        await handle_signal(cell, item, receive)
-                    elif is_async:
-                        await handler(item)
+                batch = await mailbox.receive_many_unchecked(drain)
+            except EndOfMailbox:
+                raise Stop from None
+        index = 0
+        item = NOTHING
+        try:
+            for item in batch:
+                if control or cell.stop_requested:
+                    cell.carry = batch[index:]
+                    pending, item = item, NOTHING  # not being handled yet
+                    if await handle_control(cell):
+                        # The behaviour changed or messages were unstashed:
+                        # bind again, go on from cell.carry.
+                        receive, handler, is_async = bind(cell, instance)
+                        break
+                    cell.carry = []
+                    item = pending
+                index += 1
+                if type(item) is Ask:
+                    cell.current = item
+                    if is_async:
+                        result = await handler(item.message)
                     else:
-                        result = handler(item)
+                        result = handler(item.message)
+                        # A coroutine from a sync wrapper of an async def: a
+                        # set lookup decides, no call (see _invoke.PLAIN).
                         if result.__class__ not in plain and awaitable_class(
                             result.__class__
                         ):
-                            await result
-            except (Restart, Stop):
-                raise
-            except Exception as exc:
+                            result = await result
+                    if cell.current is not item:  # stashed: answered later
+                        continue
+                    cell.current = NOTHING
+                    if result is UNHANDLED:  # counted as a dead letter already
+                        item.fail(
+                            UnhandledMessage(f"{cell.path} did not handle it"),
+                            backend,
+                        )
+                    elif result.__class__ is ErrorReply:  # no failure
+                        if not item.fail(result.error, backend):
+                            runtime.dead_letter(cell, item.message, "ask abandoned")
+                    elif not item.reply(result, backend):
+                        runtime.dead_letter(cell, item.message, "ask abandoned")
+                elif isinstance(item, Signal):
+                    await handle_signal(cell, item, receive)
+                elif is_async:
+                    await handler(item)
+                else:
+                    result = handler(item)
+                    if result.__class__ not in plain and awaitable_class(
+                        result.__class__
+                    ):
+                        await result
+        except (Restart, Stop):
+            raise
+        except Exception as exc:
+            cell.current = NOTHING
+            cell.carry = batch[index:]
+            await failed(cell, exc, item)
+            # Resumed: go on with the rest of the batch.
+        except BaseException as exc:
+            failure = stray_failure(exc)
+            if failure is not None:  # not a teardown: the handler failed
                 cell.current = NOTHING
                 cell.carry = batch[index:]
-                await failed(cell, exc, item)
-                # Resumed: go on with the rest of the batch.
-            except BaseException as exc:
-                failure = stray_failure(exc)
-                if failure is not None:  # not a teardown: the handler failed
-                    cell.current = NOTHING
-                    cell.carry = batch[index:]
-                    await failed(cell, failure, item)
-                    continue
-                # Cancelled (the system is being torn down), or SystemExit:
-                # keep what this batch has not finished, the item being
-                # handled included (unless its handler stashed it), so that
-                # termination counts them as dead letters. ``item`` is
-                # NOTHING while control commands run, before the pending
-                # item began.
-                handling = item is not NOTHING and not stashed_current(
-                    instance, item
-                )
-                cell.carry = batch[index - 1 if handling else index :]
-                raise
-    except BaseException:
-        # The incarnation ends (restart, stop, teardown): what it stashed
-        # goes back in front of the mailbox.
-        put_back(cell)
-        raise
+                await failed(cell, failure, item)
+                continue
+            # Cancelled (the system is being torn down), or SystemExit: keep
+            # what this batch has not finished, the item being handled
+            # included (unless its handler stashed it), so that termination
+            # counts them as dead letters. ``item`` is NOTHING while control
+            # commands run, before the pending item began.
+            handling = item is not NOTHING and not stashed_current(instance, item)
+            cell.carry = batch[index - 1 if handling else index :]
+            raise
 
 
 register_loop(run_loop.__code__)

@@ -212,6 +212,43 @@ async def test_stashed_messages_become_dead_letters_on_stop_and_asks_fail() -> N
         ]
 
 
+class Stuck(Gate):
+    async def receive(self, message: Any) -> Any:
+        if message == "stuck":
+            await anyio.sleep_forever()
+        return await super().receive(message)
+
+
+async def test_stashed_messages_are_settled_when_a_teardown_cancels_the_actor() -> None:
+    # The shutdown timeout runs out while a handler is stuck: the actor's
+    # task is cancelled, and what it had stashed is settled all the same.
+    errors: list[BaseException] = []
+
+    async def ask(ref: Any) -> None:
+        try:
+            await ref.ask("asked", timeout=30)
+        except ActorStopped as exc:
+            errors.append(exc)
+
+    async with (
+        anyio.create_task_group() as askers,
+        ActorSystem(shutdown_timeout=0.05) as system,
+    ):
+        gate = system.spawn(Stuck, [])
+        gate.tell("told")
+        askers.start_soon(ask, gate)
+        await anyio.wait_all_tasks_blocked()  # both stashed
+        gate.tell("stuck")
+        await anyio.wait_all_tasks_blocked()
+        letters = system.dead_letters
+    assert len(errors) == 1
+    assert sorted((d.message, d.reason) for d in letters.recent) == [
+        ("asked", "actor stopped"),
+        ("stuck", "actor stopped"),
+        ("told", "actor stopped"),
+    ]
+
+
 class RestartsWithStash(Gate):
     restarted: ClassVar[list[Any]] = []
 
