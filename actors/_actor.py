@@ -137,10 +137,11 @@ class Actor:
     ``Counter()``) has none, and reading it raises an AttributeError that says
     so.
 
-    Handler patterns (see the how-to "Behaviours, stash and receive
-    timeout"): ``become``/``unbecome`` change the handler of the next messages
-    (assigning ``self.receive`` raises an AttributeError instead of being
-    ignored); ``stash``/``unstash_all`` set messages aside and put them back;
+    Handler patterns (see the how-to page "Behaviours, stash, receive
+    timeout and error replies"): ``become``/``unbecome`` change the handler
+    of the next messages (assigning ``self.receive`` raises an AttributeError
+    instead of being ignored); ``stash``/``unstash_all`` set messages aside
+    and put them back;
     ``self.context.set_receive_timeout(seconds)`` delivers a
     :class:`~actors.ReceiveTimeout` when no message came for that long.
 
@@ -245,7 +246,9 @@ class Actor:
         ``on_terminated``) go to it too.
 
         It takes effect from the next message on (the current handler runs
-        to its end). A restart starts from ``receive`` again.
+        to its end). A restart starts from ``receive`` again. Call it from
+        the actor's own code (``__init__``, hooks, handlers), not from
+        another task or thread.
 
         Args:
             handler: the new behaviour, usually a method (``self.closed``).

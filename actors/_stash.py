@@ -17,9 +17,10 @@ order, before the messages that came meanwhile.
 * A stashed message has left the mailbox: it no longer counts against the
   mailbox's capacity (its quota unit was released when the loop took it).
 * When the incarnation ends, whatever is stashed (or unstashed and not yet
-  put back) goes back in front of the mailbox (:func:`put_back`): a restart
-  handles it first (Akka's ``preRestart`` unstashes), a stop makes it dead
-  letters (asks fail with ``ActorStopped``).
+  put back) goes back in front of the mailbox (:func:`put_back`, called by
+  ``stop_incarnation`` and, for a teardown that cancelled the actor, by
+  termination): a restart handles it first (Akka's ``preRestart``
+  unstashes), a stop makes it dead letters (asks fail with ``ActorStopped``).
 
 How ``stash()`` finds the message being handled without costing the message
 loop anything: the loop keeps it in its local ``item``, and ``stash()`` reads
@@ -34,7 +35,7 @@ import sys
 from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
-from ._actor_state import ActorState, cell_of, request_rebind, state_of
+from ._actor_state import cell_of, request_rebind, state_of
 from ._envelope import Ask
 from ._errors import StashOverflow
 from ._invoke import call_handler, call_hook
@@ -197,7 +198,7 @@ def stashed_current(instance: Any, item: Any) -> bool:
     return state is not None and state.stashed_current is item
 
 
-def _unstashed(instance: Actor, state: ActorState) -> None:
+def _unstashed(instance: Actor) -> None:
     cell = cell_of(instance)
     request_rebind(instance)
     if cell is not None:
@@ -219,7 +220,7 @@ def unstash_all(instance: Actor) -> int:
     count = len(queue)
     state.unstashed.extend(queue)
     queue.clear()
-    _unstashed(instance, state)
+    _unstashed(instance)
     return count
 
 
@@ -234,7 +235,7 @@ def unstash(instance: Actor) -> bool:
     if state is None or not state.stash:
         return False
     state.unstashed.append(state.stash.popleft())
-    _unstashed(instance, state)
+    _unstashed(instance)
     return True
 
 
