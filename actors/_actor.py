@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._actor_state import ActorState
 from ._behaviour import become, current_behaviour, unbecome
@@ -37,8 +37,9 @@ UNHANDLED: Any = _Unhandled()
 
 
 class Construction:
-    """The runtime builds an instance for ``cell``: ``Actor.__new__`` gives it
-    its context before ``__init__`` runs, and records it here."""
+    """The runtime builds an instance for ``cell``: reading ``self.context``
+    in ``__init__`` gives the cell's context and records the instance here
+    (see ``_ContextAttribute``)."""
 
     __slots__ = ("cell", "instance")
 
@@ -64,13 +65,22 @@ def instance_of(cell: Cell) -> Actor | None:
 
 
 class _ContextAttribute:
-    """``Actor.context`` of an instance the runtime did not build: a clear
-    error. (The runtime puts ``context`` in the instance's ``__dict__``, which
-    wins over this non-data descriptor: reading it then costs nothing more.)"""
+    """``Actor.context`` until the instance has its own: while the runtime
+    builds the instance (its ``__init__``), the cell's context, kept in the
+    instance's ``__dict__`` from then on, which wins over this non-data
+    descriptor, so later reads cost nothing more; outside the runtime, a
+    clear error."""
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         if instance is None:
             return self
+        construction = constructing.get()
+        if construction is not None:
+            context = construction.cell.context
+            instance.__dict__["context"] = context
+            if construction.instance is None:
+                construction.instance = instance  # type: ignore[assignment]
+            return context
         name = type(instance).__qualname__
         raise AttributeError(
             f"{name}.context is given by the runtime to the instances it "
@@ -183,15 +193,6 @@ class Actor:
     #: Whether this class's ``on_restart`` takes the message (checked once
     #: per class, in ``__init_subclass__``).
     _actors_restart_message: ClassVar[bool] = True
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        self = super().__new__(cls)
-        construction = constructing.get()
-        if construction is not None:
-            self.context = construction.cell.context
-            if construction.instance is None:
-                construction.instance = self
-        return self
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

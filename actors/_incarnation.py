@@ -62,7 +62,7 @@ async def start_incarnation(
 
 def build_instance(cell: Cell) -> Actor:
     """Call ``cell``'s factory; the instance has its ``context`` from
-    ``__init__`` on (``Actor.__new__`` reads the construction).
+    ``__init__`` on (``Actor.context`` reads the construction).
 
     Raises:
         Exception: the factory's failure.
