@@ -131,6 +131,17 @@ class _Redeliver(Signal):
         await call_handler(receive, message)
 
 
+def _is_timer_firing(item: Any) -> bool:
+    # A keyed timer's firing (``_timers._Timer``, a feature this module does
+    # not import): a signal with a key, a message and an interval.
+    return (
+        isinstance(item, Signal)
+        and hasattr(item, "key")
+        and hasattr(item, "interval")
+        and hasattr(item, "message")
+    )
+
+
 def message_of(item: Any) -> Any:
     """The message a handler got for a loop item: an ask's message, a timer
     firing's message, a Terminated itself, a told message as it is (None for
@@ -184,9 +195,11 @@ def stash(instance: Actor) -> None:
         if cell.current is item:
             cell.current = NOTHING  # the loop does not reply to it now
         queue.append(item)
-    elif isinstance(item, Signal):
+    elif type(item) is Terminated or _is_timer_firing(item):
+        # A firing is delivered once (and a Terminated only while watched):
+        # the stash keeps what the handler got instead.
         queue.append(_Redeliver(message_of(item)))
-    else:
+    else:  # a message, or a runtime signal that can be delivered again
         queue.append(item)
     state.stashed_current = item
 

@@ -20,6 +20,7 @@ from actors import (
     OneForOne,
     StashOverflow,
     StopReason,
+    Terminated,
 )
 
 from ._support import Hold
@@ -546,3 +547,39 @@ async def test_no_message_is_lost_or_doubled_whatever_handlers_do(seed: int) -> 
     assert not set(handled) & set(letters)
     assert len(letters) == len(set(letters))
     assert sorted([*handled, *letters]) == list(range(count + 1))
+
+
+class Watcher(Actor):
+    """Watches a child; stashes its Terminated until "open"."""
+
+    def __init__(self, log: list[Any], stashed: anyio.Event) -> None:
+        self.log = log
+        self.stashed = stashed
+        self.child = self.context.spawn(Gate, [])
+        self.context.watch(self.child)
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, Terminated):
+            self.stash()
+            self.stashed.set()
+        elif message == "stop-child":
+            self.context.stop(self.child)
+        elif message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+
+    def opened(self, message: Any) -> Any:
+        self.log.append(message)
+
+
+async def test_a_stashed_terminated_is_delivered_after_unstash() -> None:
+    log: list[Any] = []
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(Watcher, log, stashed)
+        ref.tell("stop-child")
+        await stashed.wait()
+        ref.tell("open")
+        await ref.ask("sync")
+    [terminated, sync] = log
+    assert isinstance(terminated, Terminated) and sync == "sync"
