@@ -104,9 +104,10 @@ class _Receive:
         self.__isabstractmethod__ = getattr(function, "__isabstractmethod__", False)
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
-        if instance is None or self._get is None:
+        get = self._get
+        if get is None:  # a callable object that does not bind
             return self.function
-        return self._get(self.function, instance, owner)
+        return get(self.function, instance, owner)  # a function: itself on the class
 
     def __set__(self, instance: object, value: object) -> None:
         raise AttributeError(

@@ -321,3 +321,25 @@ def test_the_class_attribute_receive_is_still_the_function() -> None:
     function = Door.__dict__["receive"].function
     assert Door.receive is function
     assert Door([]).receive.__func__ is function
+
+
+class Dispatching(Actor):
+    @functools.singledispatchmethod
+    def receive(self, message: Any) -> Any:
+        return "other"
+
+    @receive.register
+    def _(self, message: int) -> Any:
+        self.become(self.after)
+        return "int"
+
+    def after(self, message: Any) -> Any:
+        return "after"
+
+
+async def test_a_singledispatchmethod_receive_still_dispatches() -> None:
+    async with ActorSystem() as system:
+        ref = system.spawn(Dispatching)
+        assert await ref.ask("x") == "other"
+        assert await ref.ask(1) == "int"
+        assert await ref.ask("y") == "after"
