@@ -16,6 +16,7 @@ from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
+from ._errors import StashOverflow as StashOverflow
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._errors import UnhandledMessage as UnhandledMessage
@@ -28,9 +29,11 @@ from ._log import FailureLogging as FailureLogging
 from ._pipe import Result as Result
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
+from ._receive_timeout import ReceiveTimeout as ReceiveTimeout
 from ._ref import ActorRef as ActorRef
 from ._ref import RefStatistics as RefStatistics
 from ._ref import ReplyTypeMismatch as ReplyTypeMismatch
+from ._replies import ErrorReply as ErrorReply
 from ._request import Request as Request
 from ._strategies import Backoff as Backoff
 from ._strategies import Directive as Directive
@@ -88,4 +91,7 @@ __all__ = [
     "Terminated",
     "TimerScheduler",
     "UnhandledMessage",
+    "ErrorReply",
+    "ReceiveTimeout",
+    "StashOverflow",
 ]

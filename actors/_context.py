@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
+from ._actor import instance_of
 from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import unwatch_remote, watch_remote
 from ._death_watch import watch as watch_cell
@@ -14,6 +15,7 @@ from ._errors import ActorStopped
 from ._lifecycle import StopReason
 from ._pipe import Result
 from ._pipe import start as start_job
+from ._receive_timeout import set_receive_timeout
 from ._ref import ActorRef, signal_error
 from ._spawn_options import SpawnOptions
 from ._strategies import RestartType
@@ -306,3 +308,38 @@ class ActorContext:
                 work.close()  # refused: never left un-awaited
             raise error
         start_job(cell, work, then)
+    def set_receive_timeout(self, timeout: float | None) -> None:
+        """Receive a :class:`~actors.ReceiveTimeout` when no message came for
+        ``timeout`` seconds (Akka's ``setReceiveTimeout``); None cancels it.
+
+        Every message told, sent or asked resets it (the idle time counts
+        from the end of the last handler); runtime signals do not (timer
+        firings, ``Terminated``, the ``ReceiveTimeout`` itself). After it
+        fires it is armed again for another ``timeout`` seconds. A restart
+        starts without one; a stop cancels it. It goes to the current
+        behaviour (see ``Actor.become``). It runs on the system's timers:
+        never early, at most about a millisecond late. While it is set, each
+        message costs a little more (a clock reading); without one, nothing.
+
+        Raises:
+            TypeError: ``timeout`` is neither a number nor None.
+            ValueError: ``timeout`` is not > 0 and finite.
+            RuntimeError: called before the instance exists (the factory has
+                not been called yet).
+            SystemNotRunning: the system is not running.
+        """
+        cell = self._cell
+        instance = instance_of(cell)
+        if instance is None:
+            raise RuntimeError(
+                f"{cell.path} has no instance yet: set the receive timeout from "
+                "__init__, a hook or a handler"
+            )
+        set_receive_timeout(cell, instance, timeout)
+
+    @property
+    def receive_timeout(self) -> float | None:
+        """The receive timeout in seconds, or None."""
+        instance = instance_of(self._cell)
+        state = None if instance is None else instance._actors_state
+        return None if state is None else state.timeout

@@ -11,6 +11,7 @@ __all__ = [
     "AskTimeout",
     "MailboxClosed",
     "MailboxFull",
+    "StashOverflow",
     "StrayCancellation",
     "SystemNotRunning",
     "UnhandledMessage",
@@ -59,6 +60,13 @@ class StrayCancellation(RuntimeError):
     for the actor. The runtime treats it as that handler's failure, supervised
     like any other exception; the stray exception is its ``__cause__``.
     """
+
+
+class StashOverflow(RuntimeError):
+    """Raised by ``self.stash()`` when the actor's stash already holds
+    ``stash_capacity`` messages (a class attribute, 1000 by default). It is
+    raised in the handler, so it is that handler's failure, supervised like
+    any other; the message it tried to stash is not stashed."""
 
 
 def describe(exc: BaseException) -> str:

@@ -40,7 +40,7 @@ class PoolSupervisor(Actor):
             # the instance, as any actor's may be.
             self.supervisor_strategy = strategy  # type: ignore[misc]
 
-    def on_restart(self, exc: BaseException | None) -> None:
+    def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
         self.pool._spawn_workers()
 
 

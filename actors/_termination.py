@@ -22,6 +22,7 @@ from ._incarnation import stop_incarnation
 from ._lifecycle import NOTHING, STOPPING, TERMINATED, StopReason
 from ._log import log_extra, logger
 from ._pipe import cancel_tasks
+from ._stash import put_back
 from .mailbox import Signal
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def finish(cell: Cell) -> None:
     cell.stop_requested = True
     cell.mailbox.close()
     reason = cell.stop_reason
+    put_back(cell)  # what is stashed is settled with the rest
     cell.instance = None
     _settle_leftovers(cell)
     # A supervisor may be waiting for this actor to suspend or start.
