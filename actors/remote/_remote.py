@@ -60,11 +60,12 @@ from ._nats import (
     connect,
 )
 from ._node import NodeAddress, RefAddress, check_token
-from ._outbound import DEFAULT_CAPACITY, Outbound
+from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
 from ._ref import RemoteRef
 from ._server import embedded_nats_server
 from ._wire import (
     DEFAULT_PREFIX,
+    Ack,
     Ask,
     Death,
     Envelope,
@@ -82,6 +83,7 @@ from ._wire import (
     Wire,
     decode_envelope,
     decode_frame,
+    frame_number,
 )
 
 __all__ = ["Remote"]
@@ -92,6 +94,9 @@ T = TypeVar("T", bound=type)
 
 #: Seconds ``stop`` waits for the outbound buffers to be written.
 DEFAULT_STOP_TIMEOUT = 5.0
+#: A receiver acks a peer's frames each time this many bytes came from it
+#: since its last ack (and with each heartbeat ack).
+ACK_BYTES = 64 * 1024
 
 _NEW, _STARTED, _STOPPED = "new", "started", "stopped"
 
@@ -132,6 +137,39 @@ class _Pending:
             self.event.set()
 
 
+class _Inbound:
+    """What a node received from one peer: the highest frame number, bytes
+    not yet acked, and frames that never arrived (gaps in the numbers)."""
+
+    __slots__ = ("lost", "seq", "unacked")
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.unacked = 0
+        self.lost = 0
+
+
+class _Served:
+    """The ``on_done`` of an inbound ask: its answer goes to the asker."""
+
+    __slots__ = ("ask_id", "remote", "reply_to", "sender")
+
+    def __init__(
+        self,
+        remote: Remote,
+        ask_id: int,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        self.remote = remote
+        self.ask_id = ask_id
+        self.sender = sender
+        self.reply_to = reply_to
+
+    def __call__(self, local: LocalAsk) -> None:
+        self.remote._served(local, self.ask_id, self.sender, self.reply_to)
+
+
 class _Joiner:
     """A ``RemoteRef.join()`` waiting, watching like an actor would."""
 
@@ -165,6 +203,10 @@ class Remote:
             ``(class, tag)`` pair (more with :meth:`register_type`).
         capacity: envelopes buffered per peer node (``tell`` raises
             ``MailboxFull`` beyond it, ``send`` and ``ask`` wait).
+        window: the most bytes of frames sent to one peer and not yet acked
+            by it (at least 256 KiB); with the window full, the buffer
+            fills. It keeps a slow peer from being cut off by the server as
+            a slow consumer (which would lose what is in flight).
         heartbeat_interval: seconds between heartbeats to the peers this node
             has asks in flight to.
         failure_detector: makes each monitored peer's phi accrual detector
@@ -192,6 +234,7 @@ class Remote:
         prefix: str = DEFAULT_PREFIX,
         types: Iterable[type | tuple[type, str]] = (),
         capacity: int = DEFAULT_CAPACITY,
+        window: int = DEFAULT_WINDOW,
         heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
         failure_detector: Callable[[], PhiAccrualFailureDetector] | None = None,
         serve_timeout: float | None = None,
@@ -219,6 +262,11 @@ class Remote:
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity}")
         self.capacity = capacity
+        if isinstance(window, bool) or not isinstance(window, int):
+            raise TypeError(f"window must be an int, not {type(window).__name__}")
+        if window < MIN_WINDOW:
+            raise ValueError(f"window must be at least {MIN_WINDOW}, not {window}")
+        self.window = window
         self.heartbeat_interval = _seconds("heartbeat_interval", heartbeat_interval)
         if failure_detector is not None and not callable(failure_detector):
             raise TypeError("failure_detector must be callable or None")
@@ -257,6 +305,11 @@ class Remote:
         self._outbounds: dict[NodeAddress, Outbound] = {}
         self._writers: list[anyio.Event] = []
         self._gone: set[NodeAddress] = set()
+        #: Peers NATS said nobody listens on, monitored until they answer a
+        #: heartbeat (alive after all: a reconnection) or are declared down.
+        self._suspects: set[NodeAddress] = set()
+        #: What came from each peer, for the acks.
+        self._inbound: dict[NodeAddress, _Inbound] = {}
         self._asks: dict[int, _Pending] = {}
         self._asks_per_peer: dict[NodeAddress, int] = {}
         #: Local watchers (actor tokens, joiners) of other nodes' actors.
@@ -276,6 +329,10 @@ class Remote:
         self.bad_input: dict[tuple[str, str], int] = {}
         #: Replies that came after their ask had ended (timed out, cancelled).
         self.late_replies = 0
+        #: Frames that never arrived from each peer (NATS core is at most
+        #: once: a broker restart or a broken connection loses what was in
+        #: flight), by the gaps in their numbers.
+        self.lost_frames: dict[NodeAddress, int] = {}
 
     # -- configuration ---------------------------------------------------------
 
@@ -333,8 +390,13 @@ class Remote:
         return len(self._asks)
 
     def is_reachable(self, peer: NodeAddress) -> bool:
-        """Whether ``peer`` is not known to be gone (best effort)."""
-        return self._state == _STARTED and peer not in self._gone
+        """Whether ``peer`` is not known to be gone, nor suspected (NATS said
+        nobody listens on it, and it has not answered since): best effort."""
+        return (
+            self._state == _STARTED
+            and peer not in self._gone
+            and peer not in self._suspects
+        )
 
     def register(self, name: str, ref: ActorRef[Any]) -> None:
         """Make a local actor reachable by ``name``: ``lookup(node, name)`` on
@@ -514,6 +576,7 @@ class Remote:
                 subject=subjects.inbox_of(peer),
                 reply=subjects.return_for(peer),
                 capacity=self.capacity,
+                window=self.window,
                 on_dropped=lambda envelopes, error: self._dropped(
                     peer, envelopes, error
                 ),
@@ -570,6 +633,8 @@ class Remote:
         watchers of its actors (reason ``down``)."""
         self._gone.add(peer)
         self._monitor.unmonitor(peer)
+        self._suspects.discard(peer)
+        self._inbound.pop(peer, None)
         outbound = self._outbounds.pop(peer, None)
         if outbound is not None:
             outbound.abort(error)
@@ -586,7 +651,7 @@ class Remote:
     def _send_heartbeat(self, peer: NodeAddress, seq: int) -> None:
         outbound = self._outbound(peer)
         if outbound is not None:
-            outbound.put_system(self._wire.heartbeat(seq))
+            outbound.put_urgent(self._wire.heartbeat(seq))
 
     def _on_down(self, event: NodeDown) -> None:
         error = NodeUnreachable(f"node {event.node} was declared down")
@@ -651,7 +716,9 @@ class Remote:
                     # an ask to a gone node must not starve the event loop.
                     await anyio.lowlevel.checkpoint()
                     raise NodeUnreachable(f"node {peer} is gone")
-                await outbound.put(envelope)
+                # A lone ask goes out at once; else in its FIFO place.
+                if not outbound.put_now(envelope):
+                    await outbound.put(envelope)
                 await pending.event.wait()
         finally:
             del self._asks[ask_id]
@@ -673,7 +740,8 @@ class Remote:
         if count:
             self._asks_per_peer[peer] = count
         else:
-            self._monitor.unmonitor(peer)
+            # Monitored a while longer: the next ask keeps its detector.
+            self._monitor.release(peer)
 
     async def lookup(
         self, node: str | NodeAddress, path: str, *, timeout: float = 5.0
@@ -753,18 +821,31 @@ class Remote:
             )
 
     def _on_return(self, msg: Msg) -> None:
+        """NATS's no-responders status for a frame to a peer: nobody listened
+        on the peer's inbox when it arrived. The peer stopped, or it is
+        between connections (a broker restart): the frame's asks fail and
+        its tells are dead letters, and the peer is monitored until it
+        answers a heartbeat or the failure detector declares it down."""
         if msg.status != 503:
             return
-        peer = self._subjects.peer_of_return(msg.subject)
-        if peer is not None and peer not in self._gone:
-            self._lose(
-                peer,
+        returned = self._subjects.returned_frame(msg.subject)
+        if returned is None:
+            return
+        peer, seq = returned
+        if peer in self._gone or self._state != _STARTED:
+            return
+        outbound = self._outbounds.get(peer)
+        if outbound is not None and seq is not None:
+            outbound.returned(
+                seq,
                 NodeUnreachable(
-                    f"nobody listens on node {peer} (it stopped, or a new "
-                    "incarnation replaced it)"
+                    f"nobody listened on node {peer} when a frame arrived (it "
+                    "stopped, or was between connections)"
                 ),
-                NodeDown(peer, math.inf),
             )
+        if peer not in self._suspects:
+            self._suspects.add(peer)
+            self._depend(peer)
 
     def _on_frame(self, msg: Msg) -> None:
         client = self._client
@@ -783,6 +864,37 @@ class Remote:
                 self._handle(envelope, sender, reply_to)
             except Exception as exc:
                 self._bad(sender, f"{type(envelope).__name__} not handled", exc)
+        if sender is not None:
+            reply = msg.reply
+            if reply is not None:
+                # A numbered frame (see Outbound): counted for the acks.
+                seq = frame_number(reply[reply.rfind(".") + 1 :])
+                if seq is not None:
+                    self._received(sender, seq, len(msg.data))
+
+    def _received(self, peer: NodeAddress, seq: int, size: int) -> None:
+        inbound = self._inbound.get(peer)
+        if inbound is None:
+            if peer in self._gone:
+                return
+            inbound = self._inbound[peer] = _Inbound()
+        last = inbound.seq
+        if seq <= last:
+            return
+        if seq > last + 1 and last:
+            # Frames in between never came (at most once): counted.
+            self.lost_frames[peer] = self.lost_frames.get(peer, 0) + seq - last - 1
+        inbound.seq = seq
+        inbound.unacked += size
+        if inbound.unacked >= ACK_BYTES:
+            self._ack(peer, inbound)
+
+    def _ack(self, peer: NodeAddress, inbound: _Inbound) -> None:
+        inbound.unacked = 0
+        outbound = self._outbound(peer)
+        if outbound is not None:
+            with suppress(NodeUnreachable):
+                outbound.put_urgent(self._wire.ack(inbound.seq))
 
     def _handle(
         self, envelope: Envelope, sender: NodeAddress | None, reply_to: str | None
@@ -808,10 +920,22 @@ class Remote:
             if sender is not None:
                 outbound = self._outbound(sender)
                 if outbound is not None:
-                    outbound.put_system(self._wire.heartbeat_ack(envelope.seq))
+                    outbound.put_urgent(self._wire.heartbeat_ack(envelope.seq))
+                    inbound = self._inbound.get(sender)
+                    if inbound is not None and inbound.unacked:
+                        self._ack(sender, inbound)
         elif kind is HeartbeatAck:
             if sender is not None:
                 self._monitor.acked(sender)
+                if sender in self._suspects:  # alive after all
+                    self._suspects.discard(sender)
+                    self._undepend(sender)
+        elif kind is Ack:
+            assert isinstance(envelope, Ack)
+            if sender is not None:
+                outbound = self._outbounds.get(sender)
+                if outbound is not None:
+                    outbound.acked(envelope.seq)
         elif kind is Lookup:
             assert isinstance(envelope, Lookup)
             found = self._find(envelope.path) is not None
@@ -999,6 +1123,18 @@ class Remote:
         host = self._host
         tg = self._tg
         assert host is not None and tg is not None
+        if self.serve_timeout is None:
+            # Answered from the replying actor's task (on_done): no task of
+            # our own per ask.
+            try:
+                host.ask_nowait(
+                    ref, message, on_done=_Served(self, ask_id, sender, reply_to)
+                )
+            except (MailboxFull, ActorStopped, TypeError) as exc:
+                self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+                return
+            self._serving += 1
+            return
         try:
             local = host.ask_nowait(ref, message)
         except (MailboxFull, ActorStopped, TypeError) as exc:
@@ -1006,6 +1142,33 @@ class Remote:
             return
         self._serving += 1
         tg.start_soon(self._reply, local, ask_id, sender, reply_to)
+
+    def _served(
+        self,
+        local: LocalAsk,
+        ask_id: int,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        """An inbound ask answered by its local actor: send the answer."""
+        wire = self._wire
+        try:
+            try:
+                value = local.outcome()
+            except Exception as exc:
+                envelope = wire.failure(ask_id, exc)
+            else:
+                try:
+                    envelope = wire.reply(ask_id, value)
+                except TypeError as exc:
+                    envelope = wire.failure(ask_id, exc)
+            self._answer(sender, reply_to, ask_id, envelope)
+        except Exception:  # in the actor's task: never let it fail there
+            logger.exception("answering an ask from %s failed", sender)
+        finally:
+            self._serving -= 1
+            if not self._serving and self._idle is not None:
+                self._idle.set()
 
     async def _reply(
         self,
@@ -1049,7 +1212,8 @@ class Remote:
                 return  # the asker's node is gone
             try:
                 try:
-                    outbound.put_system(envelope)
+                    if not outbound.put_now(envelope):
+                        outbound.put_system(envelope)
                 except FrameTooLarge as exc:
                     outbound.put_system(self._wire.failure(ask_id, exc))
             except NodeUnreachable:

@@ -234,6 +234,12 @@ class Client(Session):
         return self._info
 
     @property
+    def pending_bytes(self) -> int:
+        """Bytes of commands queued and not yet taken by the writer (0: it
+        has taken everything)."""
+        return self._pending_bytes
+
+    @property
     def max_payload(self) -> int:
         """The server's ``max_payload``: the largest headers + payload, in bytes."""
         return self._max_payload
