@@ -21,8 +21,9 @@ its caller (:meth:`Outbound.put_now`): a lone ask does not wait for the
 writer's wake.
 
 The window bounds the bytes in flight: frames are numbered (the number is the
-last token of their reply subject), the peer acks what it received, and at
-most ``window`` bytes of frames are published and not yet acked. With the
+last token of their reply subject), the peer acks what it received, and the
+writer takes no more envelopes while ``window`` bytes of frames are published
+and not yet acked (so at most the window plus one batch). With the
 window full the writer waits and the buffer fills: ``tell`` raises
 ``MailboxFull``, ``send`` and ``ask`` wait. A slow peer therefore slows its
 senders instead of being disconnected by the server as a slow consumer. A
@@ -496,6 +497,9 @@ class Outbound:
         receive = self._buffer.receive_many_unchecked  # the limit is checked once
         batch = self.batch
         while True:
+            if self._in_flight >= self.window:
+                # Wait with nothing in hand: the buffer stays full meanwhile.
+                await self._wait_for_room()
             try:
                 items = await receive(batch)
             except EndOfMailbox:
@@ -552,8 +556,6 @@ class Outbound:
                         ),
                     )
                     continue
-                if self._in_flight >= self.window:
-                    await self._wait_for_room()
                 part = envelopes[start:end]
                 try:
                     await self._send_frame(part, publish)  # type: ignore[misc]
