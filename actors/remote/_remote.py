@@ -115,12 +115,14 @@ class _Pending:
     """A remote ask in flight: filled once, by a reply, a failure, or the
     loss of its peer."""
 
-    __slots__ = ("done", "error", "event", "peer", "value")
+    __slots__ = ("answered", "done", "error", "event", "peer", "value")
 
     def __init__(self, peer: NodeAddress) -> None:
         self.peer = peer
         self.event = anyio.Event()
         self.done = False
+        #: Filled by an answer from the peer (not by a loss).
+        self.answered = False
         self.value: Any = None
         self.error: BaseException | None = None
 
@@ -720,6 +722,12 @@ class Remote:
                 if not outbound.put_now(envelope):
                     await outbound.put(envelope)
                 await pending.event.wait()
+        except BaseException:
+            if pending.answered:
+                # Answered, then cancelled before it could take the answer:
+                # a late reply, counted as one that came after its ask ended.
+                self.late_replies += 1
+            raise
         finally:
             del self._asks[ask_id]
             self._undepend(peer)
@@ -1235,6 +1243,7 @@ class Remote:
         if sender != pending.peer:
             self._bad(sender, "answer from another node", ValueError(envelope.ask_id))
             return
+        pending.answered = True
         try:
             value = self.codec.decode(envelope.tag, envelope.body)
         except DecodeError as exc:
