@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from typing import NamedTuple, Protocol
 
@@ -87,8 +87,27 @@ class _System(Signal):
         self.data = data
 
 
-def _data(item: bytes | Signal) -> bytes:
-    return item.data if type(item) is _System else item  # type: ignore[return-value]
+class _Traced:
+    """A counted envelope with the W3C trace headers of the context it was
+    sent from (a traced system only): its frame carries them."""
+
+    __slots__ = ("data", "headers")
+
+    def __init__(self, data: bytes, headers: dict[str, str]) -> None:
+        self.data = data
+        self.headers = headers
+
+
+#: Bytes a frame leaves for trace headers (``traceparent``, ``tracestate``).
+HEADER_ALLOWANCE = 768
+
+
+def _data(item: object) -> bytes:
+    return item if type(item) is bytes else item.data  # type: ignore[attr-defined]
+
+
+def _headers(item: object) -> dict[str, str] | None:
+    return item.headers if type(item) is _Traced else None
 
 
 class Publisher(Protocol):
@@ -105,13 +124,23 @@ class Publisher(Protocol):
         ...
 
     def publish(
-        self, subject: str, payload: bytes = ..., *, reply: str | None = ...
+        self,
+        subject: str,
+        payload: bytes = ...,
+        *,
+        reply: str | None = ...,
+        headers: dict[str, str] | None = ...,
     ) -> Awaitable[None]:
         """Queue a NATS message, waiting while the client's buffer is full."""
         ...
 
     def publish_nowait(
-        self, subject: str, payload: bytes = ..., *, reply: str | None = ...
+        self,
+        subject: str,
+        payload: bytes = ...,
+        *,
+        reply: str | None = ...,
+        headers: dict[str, str] | None = ...,
     ) -> None:
         """Queue a NATS message without waiting (raises when it is full)."""
         ...
@@ -144,6 +173,8 @@ class OutboundStatistics(NamedTuple):
     returned: int
     #: frames whose envelopes were published at once by their caller
     direct: int
+    #: the writer's wakes (each takes a batch: one or more frames)
+    batches: int
 
 
 def _log_dropped(envelopes: list[bytes], error: BaseException) -> None:
@@ -193,6 +224,7 @@ class Outbound:
 
     __slots__ = (
         "_acked",
+        "_batches",
         "_buffer",
         "_busy",
         "_bytes",
@@ -248,7 +280,7 @@ class Outbound:
         self._subject = subject
         self._reply = reply
         self._on_dropped = on_dropped or _log_dropped
-        self._buffer: Mailbox[bytes] = Mailbox(capacity)
+        self._buffer: Mailbox[bytes | _Traced] = Mailbox(capacity)
         self._try_send = self._buffer.try_send
         self._error: BaseException | None = None  #: why it was aborted
         #: The largest envelope that fits a frame, as of the last look at the
@@ -267,13 +299,15 @@ class Outbound:
         self._dropped = 0
         self._returned = 0
         self._direct = 0
+        self._batches = 0
 
     # -- the senders' side ---------------------------------------------------
 
-    def _check_size(self, envelope: bytes) -> None:
+    def _check_size(self, envelope: bytes, headers: int = 0) -> None:
         # Called only when the envelope is over the cached limit: re-read the
         # server's max_payload (a reconnection may have raised it).
         self._limit = limit = self._wire.max_envelope(self._client.max_payload)
+        limit -= headers
         if len(envelope) > limit:
             raise FrameTooLarge(
                 f"an envelope of {len(envelope)} bytes to {self.peer} does not fit "
@@ -329,6 +363,35 @@ class Outbound:
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
+    def try_put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
+        """:meth:`try_put`, the frame carrying ``headers`` (trace context).
+
+        Raises: as :meth:`try_put`.
+        """
+        if len(envelope) > self._limit - HEADER_ALLOWANCE:
+            self._check_size(envelope, HEADER_ALLOWANCE)
+        try:
+            self._try_send(_Traced(envelope, headers))
+        except MailboxFull:
+            raise MailboxFull(
+                f"the outbound buffer to {self.peer} is full "
+                f"({self._buffer.capacity} envelopes)"
+            ) from None
+        except MailboxClosed:
+            raise self._unreachable()  # noqa: B904 - its cause is set
+
+    async def put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
+        """:meth:`put`, the frame carrying ``headers`` (trace context).
+
+        Raises: as :meth:`put`.
+        """
+        if len(envelope) > self._limit - HEADER_ALLOWANCE:
+            self._check_size(envelope, HEADER_ALLOWANCE)
+        try:
+            await self._buffer.send(_Traced(envelope, headers))
+        except MailboxClosed:
+            raise self._unreachable()  # noqa: B904 - its cause is set
+
     def put_system(self, envelope: bytes) -> None:
         """Buffer a system envelope: never refused for capacity, never waits,
         in its FIFO place among the others.
@@ -344,7 +407,7 @@ class Outbound:
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
-    def put_now(self, envelope: bytes) -> bool:
+    def put_now(self, envelope: bytes, headers: dict[str, str] | None = None) -> bool:
         """Publish ``envelope`` in a frame of its own at once, if that keeps
         FIFO and the window: nothing is buffered, the writer holds nothing,
         the window has room and the client has written everything (so
@@ -358,8 +421,8 @@ class Outbound:
             FrameTooLarge: it does not fit one NATS message.
             NodeUnreachable: the buffer was closed or aborted.
         """
-        if len(envelope) > self._limit:
-            self._check_size(envelope)
+        if len(envelope) > self._limit - (0 if headers is None else HEADER_ALLOWANCE):
+            self._check_size(envelope, 0 if headers is None else HEADER_ALLOWANCE)
         buffer = self._buffer
         if (
             self._busy
@@ -371,7 +434,7 @@ class Outbound:
         if buffer.closed:
             raise self._unreachable()
         try:
-            self._send_frame([envelope], self._client.publish_nowait)
+            self._send_frame([envelope], self._client.publish_nowait, headers)
         except Exception as exc:  # the client is closed: dropped, as the writer
             self._drop([envelope], exc)
             return True
@@ -468,16 +531,22 @@ class Outbound:
     # -- the writer ----------------------------------------------------------
 
     def _send_frame(
-        self, envelopes: list[bytes], publish: Callable[..., object]
+        self,
+        envelopes: list[bytes],
+        publish: Callable[..., object],
+        headers: dict[str, str] | None = None,
     ) -> object:
         """Number a frame of ``envelopes``, account for it, and hand it to
         ``publish`` (its result returned: an awaitable for ``publish``)."""
         frame = self._wire.frame(envelopes)
         self._seq = seq = self._seq + 1
         reply = self._reply
-        result = publish(
-            self._subject, frame, reply=None if reply is None else f"{reply}.{seq}"
-        )
+        subject = self._subject
+        number = None if reply is None else f"{reply}.{seq}"
+        if headers is None:
+            result = publish(subject, frame, reply=number)
+        else:
+            result = publish(subject, frame, reply=number, headers=headers)
         size = len(frame)
         self._unacked.append(_Sent(seq, size, envelopes))
         self._in_flight += size
@@ -504,16 +573,34 @@ class Outbound:
                 items = await receive(batch)
             except EndOfMailbox:
                 return
-            # Usually all bytes: one scan, no copy.
-            if any(type(item) is _System for item in items):
-                envelopes = [_data(item) for item in items]
-            else:
-                envelopes = items  # type: ignore[assignment]
+            self._batches += 1
             self._busy = True
             try:
-                await self._publish(envelopes)
+                # Usually all bytes: one scan, no copy.
+                if any(type(item) is not bytes for item in items):
+                    await self._publish_mixed(items)
+                else:
+                    await self._publish(items)  # type: ignore[arg-type]
             finally:
                 self._busy = False
+
+    async def _publish_mixed(self, items: Sequence[object]) -> None:
+        # System envelopes and traced ones among them: each run of envelopes
+        # with the same trace headers (None: none) is published with them.
+        start = 0
+        total = len(items)
+        while start < total:
+            headers = _headers(items[start])
+            end = start + 1
+            while end < total and _headers(items[end]) is headers:
+                end += 1
+            try:
+                await self._publish([_data(item) for item in items[start:end]], headers)
+            except BaseException as exc:
+                if end < total:
+                    self._drop([_data(item) for item in items[end:]], exc)
+                raise
+            start = end
 
     async def _wait_for_room(self) -> None:
         """Wait until the window has room; ask the peer for an ack (a
@@ -526,11 +613,15 @@ class Outbound:
                 with suppress(NodeUnreachable):
                     self.put_urgent(self._wire.heartbeat(0))
 
-    async def _publish(self, envelopes: list[bytes]) -> None:
+    async def _publish(
+        self, envelopes: list[bytes], headers: dict[str, str] | None = None
+    ) -> None:
         wire = self._wire
         client = self._client
         publish = client.publish
         self._limit = limit = wire.max_envelope(client.max_payload)
+        if headers is not None:
+            limit -= HEADER_ALLOWANCE
         start = 0
         total = len(envelopes)
         try:
@@ -558,7 +649,7 @@ class Outbound:
                     continue
                 part = envelopes[start:end]
                 try:
-                    await self._send_frame(part, publish)  # type: ignore[misc]
+                    await self._send_frame(part, publish, headers)  # type: ignore[misc]
                 except Exception as exc:
                     self._forget_last()
                     self._drop(part, exc)
@@ -570,8 +661,12 @@ class Outbound:
             raise
 
     def _forget_last(self) -> None:
-        # The frame just numbered was refused by the client: not in flight.
-        sent = self._unacked.pop()
+        # The frame just numbered was refused by the client: not in flight
+        # (unless an abort meanwhile forgot every frame already).
+        unacked = self._unacked
+        if not unacked or unacked[-1].seq != self._seq:
+            return
+        sent = unacked.pop()
         self._in_flight -= sent.size
         self._frames -= 1
         self._envelopes -= len(sent.envelopes)
@@ -600,4 +695,5 @@ class Outbound:
             self.window,
             self._returned,
             self._direct,
+            self._batches,
         )

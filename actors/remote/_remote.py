@@ -143,18 +143,21 @@ class _Inbound:
     """What a node received from one peer: the highest frame number, bytes
     not yet acked, and frames that never arrived (gaps in the numbers)."""
 
-    __slots__ = ("lost", "seq", "unacked")
+    __slots__ = ("bytes", "envelopes", "frames", "lost", "seq", "unacked")
 
     def __init__(self) -> None:
         self.seq = 0
         self.unacked = 0
         self.lost = 0
+        self.frames = 0  #: numbered frames received
+        self.bytes = 0  #: their bytes
+        self.envelopes = 0  #: the envelopes in them
 
 
 class _Served:
     """The ``on_done`` of an inbound ask: its answer goes to the asker."""
 
-    __slots__ = ("ask_id", "remote", "reply_to", "sender")
+    __slots__ = ("ask_id", "remote", "reply_to", "sender", "span")
 
     def __init__(
         self,
@@ -162,14 +165,16 @@ class _Served:
         ask_id: int,
         sender: NodeAddress | None,
         reply_to: str | None,
+        span: Any = None,
     ) -> None:
         self.remote = remote
         self.ask_id = ask_id
         self.sender = sender
         self.reply_to = reply_to
+        self.span = span  #: the receive span (telemetry), ended when answered
 
     def __call__(self, local: LocalAsk) -> None:
-        self.remote._served(local, self.ask_id, self.sender, self.reply_to)
+        self.remote._served(local, self.ask_id, self.sender, self.reply_to, self.span)
 
 
 class _Joiner:
@@ -335,6 +340,12 @@ class Remote:
         #: once: a broker restart or a broken connection loses what was in
         #: flight), by the gaps in their numbers.
         self.lost_frames: dict[NodeAddress, int] = {}
+        #: Dead letters the remote layer made, by (peer node name, reason):
+        #: sent to a peer that is gone, or from a peer to no such actor, a
+        #: full mailbox or a stopped actor.
+        self.dead_letters_by_peer: dict[tuple[str, str], int] = {}
+        #: The traced side of the remote layer (None: telemetry is off).
+        self._telemetry: Any = None
 
     # -- configuration ---------------------------------------------------------
 
@@ -490,6 +501,13 @@ class Remote:
             interval=self.heartbeat_interval,
             detector=self._failure_detector,
         )
+        telemetry = host.system.telemetry
+        if telemetry is not None:
+            # Optional dependency: imported only for a traced system.
+            from ._telemetry import RemoteTelemetry
+
+            self._telemetry = RemoteTelemetry(telemetry, self)
+            self._telemetry.install()
         try:
             await host.task_group.start(self._run)
         except BaseException:
@@ -620,7 +638,7 @@ class Remote:
                 ref = RemoteRef[Any](
                     self, RefAddress(peer.node, peer.incarnation, envelope.path)
                 )
-                host.dead_letter(ref, message, "node unreachable")
+                self._dead_letter(ref, message, "node unreachable", peer)
 
     @staticmethod
     def _unreachable(peer: NodeAddress, cause: BaseException) -> NodeUnreachable:
@@ -662,6 +680,16 @@ class Remote:
 
     # -- the senders' side -------------------------------------------------------
 
+    def _dead_letter(
+        self, recipient: ActorRef[Any], message: object, reason: str, peer: object
+    ) -> None:
+        """A dead letter made by the remote layer, counted per peer too."""
+        key = (getattr(peer, "node", None) or str(peer), reason)
+        self.dead_letters_by_peer[key] = self.dead_letters_by_peer.get(key, 0) + 1
+        host = self._host
+        if host is not None:
+            host.dead_letter(recipient, message, reason)
+
     def tell(self, ref: RemoteRef[Any], message: object) -> None:
         """``ref.tell(message)``; see :meth:`RemoteRef.tell`."""
         if self._state != _STARTED:
@@ -669,14 +697,12 @@ class Remote:
         envelope = self._wire.tell(ref.address.path, message)
         outbound = self._outbounds.get(ref._peer) or self._outbound(ref._peer)
         if outbound is None:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
             return
         try:
             outbound.try_put(envelope)
         except NodeUnreachable:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
 
     async def send(self, ref: RemoteRef[Any], message: object) -> None:
         """``await ref.send(message)``; see :meth:`RemoteRef.send`."""
@@ -685,8 +711,7 @@ class Remote:
         envelope = self._wire.tell(ref.address.path, message)
         outbound = self._outbound(ref._peer)
         if outbound is None:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
             return
         await outbound.put(envelope)
 
@@ -699,8 +724,15 @@ class Remote:
             with suppress(NodeUnreachable):
                 outbound.put_system(self._wire.stop(ref.address.path))
 
-    async def ask(self, ref: RemoteRef[Any], message: object, timeout: float) -> Any:
-        """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`."""
+    async def ask(
+        self,
+        ref: RemoteRef[Any],
+        message: object,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`.
+        ``headers``: the trace context its frame carries (telemetry)."""
         _seconds("timeout", timeout)
         if self._state != _STARTED:
             raise SystemNotRunning("the remote layer is not running")
@@ -719,8 +751,11 @@ class Remote:
                     await anyio.lowlevel.checkpoint()
                     raise NodeUnreachable(f"node {peer} is gone")
                 # A lone ask goes out at once; else in its FIFO place.
-                if not outbound.put_now(envelope):
-                    await outbound.put(envelope)
+                if not outbound.put_now(envelope, headers):
+                    if headers is None:
+                        await outbound.put(envelope)
+                    else:
+                        await outbound.put_traced(envelope, headers)
                 await pending.event.wait()
         except BaseException:
             if pending.answered:
@@ -878,9 +913,9 @@ class Remote:
                 # A numbered frame (see Outbound): counted for the acks.
                 seq = frame_number(reply[reply.rfind(".") + 1 :])
                 if seq is not None:
-                    self._received(sender, seq, len(msg.data))
+                    self._received(sender, seq, len(msg.data), len(frame.envelopes))
 
-    def _received(self, peer: NodeAddress, seq: int, size: int) -> None:
+    def _received(self, peer: NodeAddress, seq: int, size: int, count: int) -> None:
         inbound = self._inbound.get(peer)
         if inbound is None:
             if peer in self._gone:
@@ -894,6 +929,9 @@ class Remote:
             self.lost_frames[peer] = self.lost_frames.get(peer, 0) + seq - last - 1
         inbound.seq = seq
         inbound.unacked += size
+        inbound.frames += 1
+        inbound.bytes += size
+        inbound.envelopes += count
         if inbound.unacked >= ACK_BYTES:
             self._ack(peer, inbound)
 
@@ -916,7 +954,7 @@ class Remote:
             except DecodeError as exc:
                 self._bad(sender, "undecodable message", exc)
                 return
-            self._deliver(envelope.path, message)
+            self._deliver(envelope.path, message, sender)
         elif kind is Ask:
             assert isinstance(envelope, Ask)
             self._serve(envelope, sender, reply_to)
@@ -1095,38 +1133,44 @@ class Remote:
 
     # -- inbound messages --------------------------------------------------------
 
-    def _deliver(self, path: str, message: object) -> None:
-        host = self._host
-        assert host is not None
+    def _deliver(self, path: str, message: object, sender: object = None) -> None:
         ref = self._find(path)
         if ref is None:
             address = self._running()
             recipient = RemoteRef[Any](
                 self, RefAddress(address.node, address.incarnation, path)
             )
-            host.dead_letter(recipient, message, "actor not found")
+            self._dead_letter(recipient, message, "actor not found", sender)
             return
         try:
             ref.tell(message)
         except MailboxFull:
-            host.dead_letter(ref, message, "mailbox full")
+            self._dead_letter(ref, message, "mailbox full", sender)
         except ActorStopped:
-            host.dead_letter(ref, message, "actor stopped")
+            self._dead_letter(ref, message, "actor stopped", sender)
 
     def _serve(
-        self, envelope: Ask, sender: NodeAddress | None, reply_to: str | None
+        self,
+        envelope: Ask,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        context: object = None,
+        span: Any = None,
     ) -> None:
+        """Serve an inbound ask. ``context`` and ``span`` (telemetry): the
+        trace context the handling joins, and the receive span, ended when
+        the answer is sent."""
         ask_id = envelope.ask_id
         try:
             message = self.codec.decode(envelope.tag, envelope.body)
         except DecodeError as exc:
             self._bad(sender, "undecodable message", exc)
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+            self._fail_serving(sender, reply_to, ask_id, exc, span)
             return
         ref = self._find(envelope.path)
         if ref is None:
             error = ActorNotFound(f"no actor {envelope.path!r} on node {self._address}")
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, error))
+            self._fail_serving(sender, reply_to, ask_id, error, span)
             return
         host = self._host
         tg = self._tg
@@ -1136,20 +1180,35 @@ class Remote:
             # our own per ask.
             try:
                 host.ask_nowait(
-                    ref, message, on_done=_Served(self, ask_id, sender, reply_to)
+                    ref,
+                    message,
+                    context=context,
+                    on_done=_Served(self, ask_id, sender, reply_to, span),
                 )
             except (MailboxFull, ActorStopped, TypeError) as exc:
-                self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+                self._fail_serving(sender, reply_to, ask_id, exc, span)
                 return
             self._serving += 1
             return
         try:
-            local = host.ask_nowait(ref, message)
+            local = host.ask_nowait(ref, message, context=context)
         except (MailboxFull, ActorStopped, TypeError) as exc:
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+            self._fail_serving(sender, reply_to, ask_id, exc, span)
             return
         self._serving += 1
-        tg.start_soon(self._reply, local, ask_id, sender, reply_to)
+        tg.start_soon(self._reply, local, ask_id, sender, reply_to, span)
+
+    def _fail_serving(
+        self,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        ask_id: int,
+        error: BaseException,
+        span: Any,
+    ) -> None:
+        self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, error))
+        if span is not None:
+            self._telemetry.answered(span, error)
 
     def _served(
         self,
@@ -1157,18 +1216,22 @@ class Remote:
         ask_id: int,
         sender: NodeAddress | None,
         reply_to: str | None,
+        span: Any = None,
     ) -> None:
         """An inbound ask answered by its local actor: send the answer."""
         wire = self._wire
+        error: BaseException | None = None
         try:
             try:
                 value = local.outcome()
             except Exception as exc:
+                error = exc
                 envelope = wire.failure(ask_id, exc)
             else:
                 try:
                     envelope = wire.reply(ask_id, value)
                 except TypeError as exc:
+                    error = exc
                     envelope = wire.failure(ask_id, exc)
             self._answer(sender, reply_to, ask_id, envelope)
         except Exception:  # in the actor's task: never let it fail there
@@ -1177,6 +1240,8 @@ class Remote:
             self._serving -= 1
             if not self._serving and self._idle is not None:
                 self._idle.set()
+            if span is not None:
+                self._telemetry.answered(span, error)
 
     async def _reply(
         self,
@@ -1184,23 +1249,29 @@ class Remote:
         ask_id: int,
         sender: NodeAddress | None,
         reply_to: str | None,
+        span: Any = None,
     ) -> None:
         wire = self._wire
+        error: BaseException | None = None
         try:
             try:
                 value = await local.result(self.serve_timeout)
             except Exception as exc:
+                error = exc
                 envelope = wire.failure(ask_id, exc)
             else:
                 try:
                     envelope = wire.reply(ask_id, value)
                 except TypeError as exc:
+                    error = exc
                     envelope = wire.failure(ask_id, exc)
             self._answer(sender, reply_to, ask_id, envelope)
         finally:
             self._serving -= 1
             if not self._serving and self._idle is not None:
                 self._idle.set()
+            if span is not None:
+                self._telemetry.answered(span, error)
 
     def _answer(
         self,
