@@ -169,6 +169,7 @@ async def ours_ask(count: int) -> Sample:
 
 async def nats_py_ask(count: int) -> Sample:
     import nats
+    import nats.errors
 
     async def respond(msg: Any) -> None:
         await msg.respond(msg.data)
@@ -181,6 +182,14 @@ async def nats_py_ask(count: int) -> Sample:
     try:
         await responder.subscribe(subject, cb=respond)
         await responder.flush()
+        # nats-py's flush does not always cover the SUB: wait until a
+        # request is answered (untimed).
+        for _ in range(100):
+            try:
+                await requester.request(subject, ASK_PAYLOAD, timeout=5)
+                break
+            except nats.errors.NoRespondersError:
+                await anyio.sleep(0.01)
         request = requester.request
         start = now()
         for _ in range(count):

@@ -3,6 +3,10 @@
 A reader task parses with a buffer and delivers to subscriptions; a writer task
 drains the outbound channel with ``receive_many`` and writes one buffer per
 wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
+A command queued while the writer is idle and no burst is under way is written
+at once by its caller (:meth:`Session._enqueue`): a lone request does not wait
+for the writer's wake; the commands that follow it in the same burst wake the
+writer and go out together.
 A manager task reconnects when the connection breaks, with backoff and jitter
 across the server list, replaying the subscriptions with their ids. The public
 API is :class:`~._client.Client`, which subclasses :class:`Session`.
@@ -13,6 +17,7 @@ the connection's state and are one concept, the session.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -22,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from ...channel import WouldBlock, create_memory_object_stream
 from ...channel._waiters import Backend, Waiter
@@ -67,6 +72,53 @@ class _Ping:
             self.event.set()
 
 
+class _EndOfBurst:
+    """Queued after a direct write on a backend without ``call_soon``: the
+    writer, woken by it, ends the burst."""
+
+    __slots__ = ()
+
+
+END_OF_BURST = _EndOfBurst()
+
+
+def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
+    """A sync write of as many bytes as the stream takes at once (the count
+    written; 0: none, write through the writer), or None when the stream has
+    none (TLS). Chosen once per connection: the asyncio transport (which
+    buffers what the socket does not take, unless paused), or the raw
+    non-blocking socket (Trio)."""
+    transport = getattr(stream, "_transport", None)
+    protocol = getattr(stream, "_protocol", None)
+    write_event = getattr(protocol, "write_event", None)
+    if transport is not None and write_event is not None:
+        write = transport.write
+        is_set = write_event.is_set
+
+        def write_asyncio(data: bytes) -> int:
+            if not is_set():  # paused: the writer waits for the transport
+                return 0
+            write(data)
+            return len(data)
+
+        return write_asyncio
+    if type(stream).__module__ == "anyio._backends._trio":
+        try:
+            sock = stream.extra(SocketAttribute.raw_socket)
+        except Exception:
+            return None
+        send = sock.send
+
+        def write_raw(data: bytes) -> int:
+            try:
+                return send(data)
+            except OSError:  # would block, or broken: the writer deals with it
+                return 0
+
+        return write_raw
+    return None
+
+
 class _Reply(Waiter):
     """A request parked until its reply: the channel core's waiting primitive
     (an asyncio future with a loop timer, or Trio's own parking), cheaper than
@@ -103,10 +155,16 @@ class Session:
     _options: dict[str, Any]
 
     def __init__(self) -> None:
-        self._out_tx, self._out_rx = create_memory_object_stream[bytes | _Ping](
-            math.inf
-        )
+        self._out_tx, self._out_rx = create_memory_object_stream[
+            bytes | _Ping | _EndOfBurst
+        ](math.inf)
         self._pending_bytes = 0
+        #: The writer is parked with nothing handed to it (see _enqueue).
+        self._writer_parked = False
+        #: A direct write happened in this loop iteration (a burst).
+        self._burst = False
+        self._write_now: Callable[[bytes], int] | None = None
+        self._end_burst_soon: Callable[[], object] | None = None
         self._space: anyio.Event | None = None
         self._subs: dict[int, Subscription] = {}
         self._sids = itertools.count(1)
@@ -134,8 +192,37 @@ class Session:
     def _send_control(self, data: bytes) -> None:
         # Protocol commands (SUB, UNSUB, PONG) are never refused for space.
         if not self._closed:
-            self._pending_bytes += len(data)
-            self._out_tx.send_nowait(data)
+            self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> None:
+        """Queue ``data`` for the writer, or write it at once when the writer
+        is parked with nothing in hand and no burst is under way (nothing
+        queued can then come before it): the first command of a burst goes
+        out without waiting for the writer's wake, the rest wake the writer
+        and go out in one write."""
+        if self._writer_parked and not self._burst:
+            write = self._write_now
+            assert write is not None
+            written = write(data)
+            if written:
+                self._bytes_written += written
+                self._writes += 1
+                self._burst = True
+                end = self._end_burst_soon
+                if end is not None:
+                    end()
+                else:
+                    self._writer_parked = False
+                    self._out_tx.send_nowait(END_OF_BURST)
+                if written == len(data):
+                    return
+                data = data[written:]
+        self._writer_parked = False
+        self._pending_bytes += len(data)
+        self._out_tx.send_nowait(data)
+
+    def _end_burst(self) -> None:
+        self._burst = False
 
     # -- request/reply plumbing ---------------------------------------------
 
@@ -251,24 +338,55 @@ class Session:
             await send(conn.replay)
         receive_many = self._out_rx.receive_many
         receive_nowait_many = self._out_rx.receive_nowait_many
+        direct = self._write_now = direct_writer(conn.stream)
+        if direct is not None and hasattr(conn.stream, "_transport"):
+            # asyncio: a loop callback ends the burst (no wake of ours).
+            loop = asyncio.get_running_loop()
+            end_burst = self._end_burst
+            self._end_burst_soon = lambda: loop.call_soon(end_burst)
+        else:
+            self._end_burst_soon = None
+        try:
+            await self._write_batches(conn, send, receive_many, receive_nowait_many)
+        finally:
+            self._writer_parked = False
+            self._burst = False
+            self._write_now = None
+
+    async def _write_batches(
+        self,
+        conn: Connection,
+        send: Callable[[bytes], Any],
+        receive_many: Callable[[int], Any],
+        receive_nowait_many: Callable[[int], list[Any]],
+    ) -> None:
+        direct = self._write_now is not None
         while True:
             # The send before made a checkpoint already: take what came in
             # meanwhile without another one; wait only when there is nothing.
             try:
                 items = receive_nowait_many(WRITE_BATCH)
             except WouldBlock:
-                items = await receive_many(WRITE_BATCH)
+                self._writer_parked = direct
+                try:
+                    items = await receive_many(WRITE_BATCH)
+                finally:
+                    self._writer_parked = False
             try:
-                data = b"".join(items)  # type: ignore[arg-type]
+                data = b"".join(items)
             except TypeError:  # a flush or keep-alive PING among them
                 parts: list[bytes] = []
                 for item in items:
                     if type(item) is _Ping:
                         conn.pongs.append(item)
                         parts.append(PING_LINE)
+                    elif item is END_OF_BURST:
+                        self._burst = False
                     else:
-                        parts.append(item)  # type: ignore[arg-type]
+                        parts.append(item)
                 data = b"".join(parts)
+                if not data:
+                    continue
             self._pending_bytes -= len(data)
             space = self._space
             if space is not None and self._pending_bytes < self._max_pending:
@@ -287,6 +405,7 @@ class Session:
                 )
             conn.pings_outstanding += 1
             self._pending_bytes += len(PING_LINE)
+            self._writer_parked = False
             self._out_tx.send_nowait(_Ping(None))
 
     async def _guard(
@@ -444,7 +563,7 @@ class Session:
                 for item in self._out_rx.receive_nowait_many(WRITE_BATCH):
                     if type(item) is _Ping:
                         item.fail(closed)
-                    else:
+                    elif item is not END_OF_BURST:
                         unsent += 1
         except (WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
             pass
