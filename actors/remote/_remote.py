@@ -40,6 +40,7 @@ from .. import (
     SystemNotRunning,
     UnhandledMessage,
 )
+from ..channel._waiters import Backend, Waiter, current_backend
 from ._codec import Codec
 from ._errors import (
     ActorNotFound,
@@ -111,15 +112,18 @@ def _seconds(name: str, value: object) -> float:
     return float(value)
 
 
-class _Pending:
+class _Pending(Waiter):
     """A remote ask in flight: filled once, by a reply, a failure, or the
-    loss of its peer."""
+    loss of its peer. The asker parks on it with the backend's own waiting
+    primitive (a future with a loop timer on asyncio, Trio's parking): no
+    Event, no cancel scope per ask."""
 
-    __slots__ = ("answered", "done", "error", "event", "peer", "value")
+    __slots__ = ("answered", "backend", "done", "error", "peer", "value")
 
-    def __init__(self, peer: NodeAddress) -> None:
+    def __init__(self, peer: NodeAddress, backend: Backend) -> None:
+        self.handle = None  #: set while the asker is parked
+        self.backend = backend
         self.peer = peer
-        self.event = anyio.Event()
         self.done = False
         #: Filled by an answer from the peer (not by a loss).
         self.answered = False
@@ -130,13 +134,34 @@ class _Pending:
         if not self.done:
             self.done = True
             self.value = value
-            self.event.set()
+            self._wake()
 
     def fail(self, error: BaseException) -> None:
         if not self.done:
             self.done = True
             self.error = error
-            self.event.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        # Only a parked asker is woken (it takes the outcome when it parks
+        # otherwise), and on asyncio not one whose future is done already
+        # (its timer expired, or a native cancel).
+        if self.handle is not None:
+            backend = self.backend
+            if not backend.is_cancelled(self):
+                backend.wake(self)
+            self.handle = None
+
+
+def _unpark(pending: _Pending) -> None:
+    # Timed out or cancelled while parked: no wake may touch it any more.
+    pending.handle = None
+
+
+def _woken_then_cancelled(pending: _Pending) -> None:
+    # asyncio: woken, then cancelled natively before it ran (the ask counts
+    # the answer as late).
+    pending.handle = None
 
 
 class _Inbound:
@@ -495,6 +520,7 @@ class Remote:
         self._subjects = Subjects(self.system_name, address, prefix=self.prefix)
         self._wire = Wire(self.codec, address)
         self._anonymous = Wire(self.codec, None)
+        self._backend = current_backend()
         self._monitor = HeartbeatMonitor(
             self._send_heartbeat,
             self._on_down,
@@ -739,24 +765,40 @@ class Remote:
         ask_id = next(self._ids)
         envelope = self._wire.ask(ref.address.path, ask_id, message)
         peer = ref._peer
-        pending = _Pending(peer)
+        pending = _Pending(peer, self._backend)
         self._asks[ask_id] = pending
         self._depend(peer)
         try:
-            with anyio.move_on_after(timeout):
-                outbound = self._outbound(peer)
-                if outbound is None:
-                    # Still a checkpoint, as every ask is: a retry loop around
-                    # an ask to a gone node must not starve the event loop.
-                    await anyio.lowlevel.checkpoint()
-                    raise NodeUnreachable(f"node {peer} is gone")
-                # A lone ask goes out at once; else in its FIFO place.
-                if not outbound.put_now(envelope, headers):
+            outbound = self._outbound(peer)
+            if outbound is None:
+                # Still a checkpoint, as every ask is: a retry loop around
+                # an ask to a gone node must not starve the event loop.
+                await anyio.lowlevel.checkpoint()
+                raise NodeUnreachable(f"node {peer} is gone")
+            remaining = timeout
+            # A lone ask goes out at once; else in its FIFO place, waiting
+            # for room (within the timeout) when the buffer is full.
+            if not outbound.put_now(envelope, headers):
+                try:
                     if headers is None:
-                        await outbound.put(envelope)
+                        outbound.try_put(envelope)
                     else:
-                        await outbound.put_traced(envelope, headers)
-                await pending.event.wait()
+                        outbound.try_put_traced(envelope, headers)
+                except MailboxFull:
+                    deadline = anyio.current_time() + timeout
+                    remaining = 0.0  # unless the put below completes in time
+                    with anyio.move_on_after(timeout):
+                        if headers is None:
+                            await outbound.put(envelope)
+                        else:
+                            await outbound.put_traced(envelope, headers)
+                        remaining = deadline - anyio.current_time()
+            if pending.done:
+                await anyio.lowlevel.checkpoint()  # every ask is a checkpoint
+            elif remaining > 0:
+                await self._backend.park_for(
+                    pending, remaining, _unpark, _woken_then_cancelled
+                )
         except BaseException:
             if pending.answered:
                 # Answered, then cancelled before it could take the answer:
