@@ -88,15 +88,14 @@ def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
     none (TLS). Chosen once per connection: the asyncio transport (which
     buffers what the socket does not take, unless paused), or the raw
     non-blocking socket (Trio)."""
-    transport = getattr(stream, "_transport", None)
-    protocol = getattr(stream, "_protocol", None)
-    write_event = getattr(protocol, "write_event", None)
-    if transport is not None and write_event is not None:
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    if transport is not None and hasattr(protocol, "write_event"):
         write = transport.write
-        is_set = write_event.is_set
 
         def write_asyncio(data: bytes) -> int:
-            if not is_set():  # paused: the writer waits for the transport
+            # Paused (the protocol makes a new event then): the writer waits.
+            if not protocol.write_event.is_set():
                 return 0
             write(data)
             return len(data)
@@ -117,6 +116,40 @@ def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
 
         return write_raw
     return None
+
+
+def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On asyncio, a ``receive`` that leaves the transport reading (anyio's
+    resumes and pauses reading around each call: two system calls per
+    message on a request/reply path) and takes every chunk read since the
+    last call at once; None elsewhere (the stream's own ``receive`` is used).
+    What waits is bounded: the reader task takes it all each time it runs,
+    and the loop reads at most one chunk per connection per iteration.
+    Chosen once per connection."""
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    queue = getattr(protocol, "read_queue", None)
+    if transport is None or queue is None or not hasattr(protocol, "read_event"):
+        return None
+    transport.resume_reading()
+
+    async def receive(max_bytes: int) -> bytes:
+        while not queue:
+            if protocol.exception is not None:
+                raise anyio.BrokenResourceError from protocol.exception
+            if protocol.is_at_eof or transport.is_closing():
+                raise anyio.EndOfStream
+            event = protocol.read_event
+            event.clear()
+            await event.wait()
+        if len(queue) == 1:
+            data: bytes = queue.popleft()
+        else:
+            data = b"".join(queue)
+            queue.clear()
+        return data
+
+    return receive
 
 
 class _Reply(Waiter):
@@ -313,7 +346,7 @@ class Session:
                     sub.deliver(op)
             else:
                 self._dispatch(conn, op)
-        receive = conn.stream.receive
+        receive = direct_reader(conn.stream) or conn.stream.receive
         parse = conn.parser.parse
         while True:
             try:
