@@ -122,7 +122,8 @@ def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
     """On asyncio, a ``receive`` that leaves the transport reading (anyio's
     resumes and pauses reading around each call: two system calls per
     message on a request/reply path) and takes every chunk read since the
-    last call at once; None elsewhere (the stream's own ``receive`` is used).
+    last call at once; on Trio, see ``_trio_reader``; None for other streams
+    (TLS: the stream's own ``receive`` is used).
     What waits is bounded: the reader task takes it all each time it runs,
     and the loop reads at most one chunk per connection per iteration.
     Chosen once per connection."""
@@ -130,6 +131,8 @@ def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
     protocol: Any = getattr(stream, "_protocol", None)
     queue = getattr(protocol, "read_queue", None)
     if transport is None or queue is None or not hasattr(protocol, "read_event"):
+        if type(stream).__module__ == "anyio._backends._trio":
+            return _trio_reader(stream)
         return None
     transport.resume_reading()
 
@@ -148,6 +151,36 @@ def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
             data = b"".join(queue)
             queue.clear()
         return data
+
+    return receive
+
+
+def _trio_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On Trio, a ``receive`` that waits for the socket to be readable, then
+    reads: the reader calls it when it has handled everything, so the try
+    first (a failed system call) and the schedule point after a read that
+    Trio's socket ``recv`` makes are saved."""
+    try:
+        sock = stream.extra(SocketAttribute.raw_socket)
+    except Exception:
+        return None
+    import trio
+
+    wait_readable = trio.lowlevel.wait_readable
+    recv = sock.recv
+
+    async def receive(max_bytes: int) -> bytes:
+        while True:
+            await wait_readable(sock)  # a checkpoint
+            try:
+                data: bytes = recv(max_bytes)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
 
     return receive
 
