@@ -706,3 +706,23 @@ async def test_a_traced_system_serves_remote_tells_and_asks(
         ref = await b.remote.lookup("a", "/user/collector")
         ref.tell(1)
         assert await ref.ask("get") == [1]
+
+
+async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
+    nats_server: NatsServer,
+) -> None:
+    # Each ask depends on its peer while it runs; between two asks the peer
+    # stays monitored (a linger), so its detector is not made afresh per ask.
+    async with two_nodes(nats_server) as (a, b):
+        b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        assert await ref.ask(0) == 0
+        monitor = a.remote._monitor
+        state = monitor._peers[ref.node]
+        detector = state.detector
+        for n in range(1, 20):
+            assert await ref.ask(n) == n
+            assert monitor._peers[ref.node] is state
+            assert state.detector is detector
+        assert a.remote._asks_per_peer == {}
+        assert state.released is not None  # lingering, then dropped
