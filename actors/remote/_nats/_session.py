@@ -5,8 +5,8 @@ drains the outbound channel with ``receive_many`` and writes one buffer per
 wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
 A command queued while the writer is idle and no burst is under way is written
 at once by its caller (:meth:`Session._enqueue`): a lone request does not wait
-for the writer's wake; the commands that follow it in the same burst wake the
-writer and go out together.
+for the writer's wake; the commands that follow it wake the writer and go out
+together. A burst ends when data comes in or the writer parks again.
 A manager task reconnects when the connection breaks, with backoff and jitter
 across the server list, replaying the subscriptions with their ids. The public
 API is :class:`~._client.Client`, which subclasses :class:`Session`.
@@ -17,7 +17,6 @@ the connection's state and are one concept, the session.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import math
@@ -70,16 +69,6 @@ class _Ping:
         if self.event is not None:
             self.error = error
             self.event.set()
-
-
-class _EndOfBurst:
-    """Queued after a direct write on a backend without ``call_soon``: the
-    writer, woken by it, ends the burst."""
-
-    __slots__ = ()
-
-
-END_OF_BURST = _EndOfBurst()
 
 
 def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
@@ -221,16 +210,15 @@ class Session:
     _options: dict[str, Any]
 
     def __init__(self) -> None:
-        self._out_tx, self._out_rx = create_memory_object_stream[
-            bytes | _Ping | _EndOfBurst
-        ](math.inf)
+        self._out_tx, self._out_rx = create_memory_object_stream[bytes | _Ping](
+            math.inf
+        )
         self._pending_bytes = 0
         #: The writer is parked with nothing handed to it (see _enqueue).
         self._writer_parked = False
-        #: A direct write happened in this loop iteration (a burst).
+        #: A direct write happened and no data came in since (a burst).
         self._burst = False
         self._write_now: Callable[[bytes], int] | None = None
-        self._end_burst_soon: Callable[[], object] | None = None
         self._space: anyio.Event | None = None
         self._subs: dict[int, Subscription] = {}
         self._sids = itertools.count(1)
@@ -273,22 +261,15 @@ class Session:
             if written:
                 self._bytes_written += written
                 self._writes += 1
+                # The burst ends when data comes in or the writer next parks
+                # (no callback of its own: that would cost a loop iteration).
                 self._burst = True
-                end = self._end_burst_soon
-                if end is not None:
-                    end()
-                else:
-                    self._writer_parked = False
-                    self._out_tx.send_nowait(END_OF_BURST)
                 if written == len(data):
                     return
                 data = data[written:]
         self._writer_parked = False
         self._pending_bytes += len(data)
         self._out_tx.send_nowait(data)
-
-    def _end_burst(self) -> None:
-        self._burst = False
 
     # -- request/reply plumbing ---------------------------------------------
 
@@ -386,6 +367,9 @@ class Session:
                 data = await receive(READ_SIZE)
             except anyio.EndOfStream:
                 raise DisconnectedError("the server closed the connection") from None
+            # Data came in: a new step of the conversation, so the first
+            # command it leads to may be written at once (see _enqueue).
+            self._burst = False
             received = 0
             for op in parse(data):
                 # Per message: one type check, one dict lookup, one call.
@@ -404,14 +388,7 @@ class Session:
             await send(conn.replay)
         receive_many = self._out_rx.receive_many
         receive_nowait_many = self._out_rx.receive_nowait_many
-        direct = self._write_now = direct_writer(conn.stream)
-        if direct is not None and hasattr(conn.stream, "_transport"):
-            # asyncio: a loop callback ends the burst (no wake of ours).
-            loop = asyncio.get_running_loop()
-            end_burst = self._end_burst
-            self._end_burst_soon = lambda: loop.call_soon(end_burst)
-        else:
-            self._end_burst_soon = None
+        self._write_now = direct_writer(conn.stream)
         try:
             await self._write_batches(conn, send, receive_many, receive_nowait_many)
         finally:
@@ -434,6 +411,7 @@ class Session:
                 items = receive_nowait_many(WRITE_BATCH)
             except WouldBlock:
                 self._writer_parked = direct
+                self._burst = False
                 try:
                     items = await receive_many(WRITE_BATCH)
                 finally:
@@ -446,13 +424,9 @@ class Session:
                     if type(item) is _Ping:
                         conn.pongs.append(item)
                         parts.append(PING_LINE)
-                    elif item is END_OF_BURST:
-                        self._burst = False
                     else:
                         parts.append(item)
                 data = b"".join(parts)
-                if not data:
-                    continue
             self._pending_bytes -= len(data)
             space = self._space
             if space is not None and self._pending_bytes < self._max_pending:
@@ -629,7 +603,7 @@ class Session:
                 for item in self._out_rx.receive_nowait_many(WRITE_BATCH):
                     if type(item) is _Ping:
                         item.fail(closed)
-                    elif item is not END_OF_BURST:
+                    else:
                         unsent += 1
         except (WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
             pass
