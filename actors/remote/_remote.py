@@ -1009,8 +1009,10 @@ class Remote:
                 outbound = self._outbound(sender)
                 if outbound is not None:
                     outbound.put_urgent(self._wire.heartbeat_ack(envelope.seq))
+                    # With an ack of the last frame number, always: an ack
+                    # lost on the way must not leave the peer's window full.
                     inbound = self._inbound.get(sender)
-                    if inbound is not None and inbound.unacked:
+                    if inbound is not None and inbound.seq:
                         self._ack(sender, inbound)
         elif kind is HeartbeatAck:
             if sender is not None:

@@ -218,3 +218,33 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
         assert acks == [5]
         assert a.remote.lost_frames == {fake: 2}
         assert Tell  # the tells were dead letters on a (no such actor)
+
+
+async def test_a_window_left_full_by_missing_acks_asks_for_one_and_goes_on(
+    nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The receiver acks only with its heartbeat answers (as if every other
+    # ack were lost): a writer whose window stays full asks for an ack (a
+    # heartbeat) and goes on, so a long stream still arrives whole.
+    from actors.remote import _outbound, _remote
+    from tests.remote.test_remote_actors import Collector
+
+    monkeypatch.setattr(_remote, "ACK_BYTES", 1 << 62)
+    monkeypatch.setattr(_outbound, "ACK_TIMEOUT", 0.05)
+    system = "f" + new_nuid(10)
+    done = anyio.Event()
+    count = 1_000
+    async with (
+        ActorSystem(
+            remote=Remote(nats_server.url, system=system, node="b", window=MIN_WINDOW)
+        ) as b,
+        ActorSystem(
+            remote=Remote(nats_server.url, system=system, node="a", window=MIN_WINDOW)
+        ) as a,
+    ):
+        b.spawn(Collector, count, done, name="c")
+        ref = await a.remote.lookup("b", "/user/c")
+        with anyio.fail_after(20):
+            for _ in range(count):
+                await ref.send(b"z" * 1024)  # 1,000 KiB: about four windows
+            await done.wait()
