@@ -521,6 +521,9 @@ class Remote:
         self._wire = Wire(self.codec, address)
         self._anonymous = Wire(self.codec, None)
         self._backend = current_backend()
+        #: How the reply subject of a numbered frame to this node ends,
+        #: before the number.
+        self._numbered = f".nr.{address.node}.{address.incarnation}"
         self._monitor = HeartbeatMonitor(
             self._send_heartbeat,
             self._on_down,
@@ -952,10 +955,13 @@ class Remote:
         if sender is not None:
             reply = msg.reply
             if reply is not None:
-                # A numbered frame (see Outbound): counted for the acks.
-                seq = frame_number(reply[reply.rfind(".") + 1 :])
-                if seq is not None:
-                    self._received(sender, seq, len(msg.data), len(frame.envelopes))
+                # A numbered frame (see Outbound): its reply subject ends
+                # with ".nr.<this node>.<incarnation>.<number>".
+                dot = reply.rfind(".")
+                if reply.endswith(self._numbered, 0, dot):
+                    seq = frame_number(reply[dot + 1 :])
+                    if seq is not None:
+                        self._received(sender, seq, len(msg.data), len(frame.envelopes))
 
     def _received(self, peer: NodeAddress, seq: int, size: int, count: int) -> None:
         inbound = self._inbound.get(peer)

@@ -209,9 +209,12 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
         sender = [fake.node, fake.incarnation]
         for seq in (1, 2, 5):
             tell = [0, "/user/nobody", "int", seq]
-            await raw.publish(
-                inbox, encode([1, sender, [tell]]), reply=f"returns.fake.{seq}"
+            # As a node numbers them: <its inbox>.nr.<a>.<a's incarnation>.<n>
+            reply = (
+                f"actors.{system}.fake.{fake.incarnation}.nr.a."
+                f"{a.remote.node.incarnation}.{seq}"
             )
+            await raw.publish(inbox, encode([1, sender, [tell]]), reply=reply)
         await raw.publish(inbox, encode([1, sender, [[7, 1]]]))  # a heartbeat
         with anyio.fail_after(5):
             await acked.wait()
