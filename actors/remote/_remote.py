@@ -762,7 +762,8 @@ class Remote:
     ) -> Any:
         """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`.
         ``headers``: the trace context its frame carries (telemetry)."""
-        _seconds("timeout", timeout)
+        if type(timeout) is not float or not 0.0 < timeout < math.inf:
+            timeout = _seconds("timeout", timeout)  # an int, or a bad one
         if self._state != _STARTED:
             raise SystemNotRunning("the remote layer is not running")
         ask_id = next(self._ids)
@@ -772,7 +773,7 @@ class Remote:
         self._asks[ask_id] = pending
         self._depend(peer)
         try:
-            outbound = self._outbound(peer)
+            outbound = self._outbounds.get(peer) or self._outbound(peer)
             if outbound is None:
                 # Still a checkpoint, as every ask is: a retry loop around
                 # an ask to a gone node must not starve the event loop.
