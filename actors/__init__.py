@@ -10,11 +10,13 @@ from ._dead_letters import DeadLetter as DeadLetter
 from ._dead_letters import DeadLetters as DeadLetters
 from ._dead_letters import DeadLetterStream as DeadLetterStream
 from ._dead_letters import DeadLetterSubscription as DeadLetterSubscription
+from ._errors import ActorNotFound as ActorNotFound
 from ._errors import ActorStopped as ActorStopped
 from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
+from ._errors import StashOverflow as StashOverflow
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._errors import UnhandledMessage as UnhandledMessage
@@ -23,10 +25,15 @@ from ._extension import RemoteExtension as RemoteExtension
 from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import ExitReason as ExitReason
 from ._lifecycle import StopReason as StopReason
+from ._log import FailureLogging as FailureLogging
+from ._pipe import Result as Result
 from ._pool import PoolRef as PoolRef
 from ._pool import Routing as Routing
+from ._receive_timeout import ReceiveTimeout as ReceiveTimeout
 from ._ref import ActorRef as ActorRef
+from ._ref import RefStatistics as RefStatistics
 from ._ref import ReplyTypeMismatch as ReplyTypeMismatch
+from ._replies import ErrorReply as ErrorReply
 from ._request import Request as Request
 from ._strategies import Backoff as Backoff
 from ._strategies import Directive as Directive
@@ -72,6 +79,10 @@ __all__ = [
     "RestartType",
     "Routing",
     "Request",
+    "Result",
+    "ActorNotFound",
+    "FailureLogging",
+    "RefStatistics",
     "StopReason",
     "StrayCancellation",
     "SupervisorStrategy",
@@ -80,4 +91,7 @@ __all__ = [
     "Terminated",
     "TimerScheduler",
     "UnhandledMessage",
+    "ErrorReply",
+    "ReceiveTimeout",
+    "StashOverflow",
 ]

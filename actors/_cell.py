@@ -38,6 +38,7 @@ from .mailbox import Mailbox
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._context import ActorContext
+    from ._pipe import ActorTasks
     from ._ref import ActorRef
     from ._runtime import Runtime
     from ._strategies import RestartIntensity, RestartType
@@ -55,6 +56,7 @@ class CellExtras:
         "intensity",
         "last_restart",
         "remote_watched",
+        "tasks",
         "timers",
         "watchers",
         "watching",
@@ -70,6 +72,8 @@ class CellExtras:
         self.remote_watched = False
         #: Its keyed timers (``context.timers``).
         self.timers: TimerScheduler | None = None
+        #: Its background work (``context.run``, ``context.ask``).
+        self.tasks: ActorTasks | None = None
         #: Its restarts of its own children, for the restart intensity; reset
         #: when it is itself restarted.
         self.intensity: RestartIntensity | None = None

@@ -3,21 +3,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
+from ._actor import instance_of
 from ._death_watch import unwatch as unwatch_cell
 from ._death_watch import unwatch_remote, watch_remote
 from ._death_watch import watch as watch_cell
+from ._errors import ActorStopped
 from ._lifecycle import StopReason
-from ._ref import ActorRef
+from ._pipe import Result
+from ._pipe import start as start_job
+from ._receive_timeout import set_receive_timeout
+from ._ref import ActorRef, signal_error
 from ._spawn_options import SpawnOptions
 from ._strategies import RestartType
+from ._validation import check_timeout
+from .mailbox import Signal
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._cell import Cell
     from ._pool import PoolRef, Routing
+    from ._strategies import SupervisorStrategy
     from ._system import ActorSystem
     from ._timers import TimerScheduler
 
@@ -25,6 +34,7 @@ __all__ = ["ActorContext"]
 
 M = TypeVar("M")
 Ts = TypeVarTuple("Ts")
+T = TypeVar("T")
 
 
 class ActorContext:
@@ -89,16 +99,40 @@ class ActorContext:
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
+        strategy: SupervisorStrategy | None = None,
     ) -> PoolRef[M]:
         """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
         pool: PoolRef[M] = self._cell.runtime.spawn_pool(
-            self._cell, factory, size, args, {}, routing, name, capacity, drain
+            self._cell,
+            factory,
+            size,
+            args,
+            {},
+            routing,
+            name,
+            capacity,
+            drain,
+            strategy,
         )
         return pool
 
+    def child(self, name: str) -> ActorRef[Any] | None:
+        """The ref of this actor's child called ``name`` (a pool's ref for a
+        pool), or None when it has none by that name. A child that is
+        stopping is still found until it has terminated (its name is taken
+        until then), as in :attr:`children`.
+
+        Raises:
+            TypeError: ``name`` is not a str.
+        """
+        if type(name) is not str:
+            raise TypeError(f"child() takes a name (str), not {name!r}")
+        child = self._cell.children.get(name)
+        return None if child is None else child.ref
+
     def stop(self, ref: ActorRef[Any] | None = None) -> None:
-        """Stop this actor (no argument) or one of its children, after the
-        message being handled.
+        """Stop this actor (no argument) or one of its children (a pool it
+        spawned included), after the message being handled.
 
         Raises:
             TypeError: ``ref`` is neither None nor an ActorRef.
@@ -113,7 +147,7 @@ class ActorContext:
             cell.request_stop(StopReason.NORMAL)
             return
         target = ref._cell
-        if target.parent is not cell:
+        if target is None or target.parent is not cell:  # None: a remote ref
             raise ValueError(
                 f"{ref.path} is not a child of {cell.path}: stop it with ref.stop()"
             )
@@ -163,3 +197,149 @@ class ActorContext:
         if timers is None:
             timers = extras.timers = self._cell.runtime.make_timers(self._cell)
         return timers
+
+    # -- work in the background ----------------------------------------------
+
+    def run(
+        self,
+        work: Callable[[], Awaitable[T]] | Awaitable[T],
+        *,
+        then: Callable[[Result[T]], object] | None = None,
+    ) -> None:
+        """Run ``work`` in the background and get its outcome as a message
+        (Akka's ``pipeTo``); returns at once, and the actor goes on handling
+        messages meanwhile.
+
+        ``work`` is an async function called with no arguments (use a lambda
+        or ``functools.partial`` for arguments) or an awaitable (a coroutine
+        object). It runs in its own task, owned by this incarnation of the
+        actor: a restart or a stop of the actor cancels it, and waits for it
+        to end before ``on_stop`` (it never outlives the incarnation).
+
+        When it ends, its outcome, a :class:`~actors.Result` (``result.ok``:
+        it returned ``result.value``; else it raised ``result.error``), comes
+        back through the mailbox as a signal: outside the quota (a full
+        mailbox never refuses it) and in order with the messages. When it
+        reaches the front, ``then(result)`` is called in the actor's own task
+        (so it may read and change the actor's state), and what it returns
+        (None included: it is a message like any other) is handed to
+        ``receive``; without ``then``, ``receive`` gets the
+        :class:`~actors.Result` itself. An exception raised by ``then`` or
+        by ``receive`` is a failure of the actor, as for any message.
+
+        Nothing is lost silently: an outcome that finds the actor stopped, or
+        a restarted actor (the incarnation that asked for it has ended, so
+        has the instance ``then`` may belong to), is counted as a dead
+        letter; work cancelled by the end of its incarnation has no outcome.
+
+        Args:
+            work: an async function of no arguments, or an awaitable.
+            then: a sync function from the :class:`~actors.Result` to the
+                message ``receive`` gets (None: the result itself).
+
+        Raises:
+            TypeError: ``work`` is neither awaitable nor callable, or
+                ``then`` is neither None nor callable.
+            ActorStopped: this actor is stopping (its background work has
+                been cancelled already).
+        """
+        if not inspect.isawaitable(work) and not callable(work):
+            raise TypeError(
+                f"work must be an async function or an awaitable, not {work!r}"
+            )
+        self._start(work, then)
+
+    def ask(
+        self,
+        target: ActorRef[Any],
+        message: object,
+        timeout: float = 5.0,
+        *,
+        then: Callable[[Result[Any]], object] | None = None,
+    ) -> None:
+        """Ask ``target`` without waiting for the reply (Akka's
+        ``context.ask`` with a reply adapter): returns at once; the reply
+        comes back as a message while the actor goes on handling others (and
+        supervising its children).
+
+        The same as ``self.context.run(lambda: target.ask(message, timeout),
+        then=then)`` (see :meth:`run`): ``then`` gets a
+        :class:`~actors.Result` holding the reply, or the error
+        ``target.ask`` raised (:exc:`~actors.AskTimeout` after ``timeout``
+        seconds, :exc:`~actors.ActorStopped`, the handler's own exception);
+        what ``then`` returns is what ``receive`` gets. ``target`` may be a
+        local actor, a pool, an actor of another node
+        (``actors.remote.RemoteRef``), or this actor itself.
+
+        Args:
+            target: the ref to ask.
+            message: the request (its reply is what the result holds).
+            timeout: seconds to wait for the reply (> 0).
+            then: a sync function from the :class:`~actors.Result` to the
+                message ``receive`` gets (None: the result itself).
+
+        Raises:
+            TypeError: ``target`` is not an ActorRef, ``message`` is a
+                runtime signal, ``then`` is neither None nor callable, or
+                ``timeout`` is not a number.
+            ValueError: ``timeout`` is not > 0.
+            ActorStopped: this actor is stopping.
+        """
+        if not isinstance(target, ActorRef):
+            raise TypeError(f"ask() takes an ActorRef, not {target!r}")
+        if isinstance(message, Signal):
+            raise signal_error(message)
+        check_timeout(timeout)
+        self._start(lambda: target.ask(message, timeout), then)
+
+    def _start(
+        self,
+        work: Callable[[], Awaitable[Any]] | Awaitable[Any],
+        then: Callable[[Result[Any]], object] | None,
+    ) -> None:
+        cell = self._cell
+        error: Exception | None = None
+        if then is not None and not callable(then):
+            error = TypeError(f"then must be callable or None, not {then!r}")
+        elif not cell.alive or not cell.runtime.running:
+            error = ActorStopped(f"{cell.path} is stopping: it cannot start work")
+        if error is not None:
+            if inspect.iscoroutine(work):
+                work.close()  # refused: never left un-awaited
+            raise error
+        start_job(cell, work, then)
+    def set_receive_timeout(self, timeout: float | None) -> None:
+        """Receive a :class:`~actors.ReceiveTimeout` when no message came for
+        ``timeout`` seconds (Akka's ``setReceiveTimeout``); None cancels it.
+
+        Every message told, sent or asked resets it (the idle time counts
+        from the end of the last handler); runtime signals do not (timer
+        firings, ``Terminated``, the ``ReceiveTimeout`` itself). After it
+        fires it is armed again for another ``timeout`` seconds. A restart
+        starts without one; a stop cancels it. It goes to the current
+        behaviour (see ``Actor.become``). It runs on the system's timers:
+        never early, at most about a millisecond late. While it is set, each
+        message costs a little more (a clock reading); without one, nothing.
+
+        Raises:
+            TypeError: ``timeout`` is neither a number nor None.
+            ValueError: ``timeout`` is not > 0 and finite.
+            RuntimeError: called before the instance exists (the factory has
+                not been called yet).
+            SystemNotRunning: the system is not running.
+        """
+        cell = self._cell
+        instance = instance_of(cell)
+        if instance is None:
+            raise RuntimeError(
+                f"{cell.path} has no instance yet: set the receive timeout from "
+                "__init__, a hook or a handler"
+            )
+        set_receive_timeout(cell, instance, timeout)
+
+    @property
+    def receive_timeout(self) -> float | None:
+        """The receive timeout in seconds, or None."""
+        instance = instance_of(self._cell)
+        state = None if instance is None else instance._actors_state
+        return None if state is None else state.timeout

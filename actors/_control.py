@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChildFailed",
     "Command",
+    "Rebind",
     "Exit",
     "Restart",
     "RestartNow",
@@ -84,11 +85,22 @@ class ChildFailed:
     escalated: bool = False
 
 
-Command = RestartNow | Resume | Suspend | Start | Exit | ChildFailed
+@dataclass(frozen=True, slots=True)
+class Rebind:
+    """The actor -> its own message loop: the handler changed (``become``,
+    ``unbecome``, a receive timeout set or cleared) or messages were
+    unstashed; the loop binds the handler again and puts the unstashed
+    messages first, before its next message. Queued here because the loop
+    looks at this queue before every message anyway: a handler that never
+    changes costs nothing."""
 
-#: The one Resume and Exit there need to be.
+
+Command = RestartNow | Resume | Suspend | Start | Exit | ChildFailed | Rebind
+
+#: The one Resume, Exit and Rebind there need to be.
 RESUME = Resume()
 EXIT = Exit()
+REBIND = Rebind()
 
 
 class Restart(Exception):

@@ -96,7 +96,11 @@ async def deliver_terminated(cell: Cell, signal: Terminated, receive: Any) -> No
 
 
 def notify_watchers(cell: Cell, reason: ExitReason) -> None:
-    """``cell`` terminated: one Terminated to each watcher; unlink both ways."""
+    """``cell`` terminated: one Terminated to each watcher; unlink both ways;
+    its registered name (``system.register``) is free again."""
+    registry = cell.runtime.registry
+    if registry is not None:
+        registry.forget(cell)
     extras = cell.extras
     if extras is None:
         return

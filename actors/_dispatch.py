@@ -11,10 +11,10 @@ of the batch waits for the directive.
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 from ._actor import UNHANDLED
+from ._behaviour import bind
 from ._control import Restart, Stop
 from ._death_watch import deliver_terminated
 from ._envelope import Ask
@@ -22,6 +22,8 @@ from ._errors import UnhandledMessage
 from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
+from ._replies import ErrorReply
+from ._stash import register_loop, stashed_current
 from ._system_signals import Terminated, Wake
 from .mailbox import EndOfMailbox, Signal
 
@@ -43,18 +45,17 @@ async def run_loop(cell: Cell) -> None:
     control = cell.control
     instance = cell.instance
     assert instance is not None
-    receive = instance.receive
-    is_async = inspect.iscoroutinefunction(receive)
     runtime = cell.runtime
     backend = runtime.backend
     plain = PLAIN
-    # Messages go to ``handler``, signals to ``receive``. With telemetry on,
-    # ``handler`` is ``receive`` wrapped for this incarnation (spans, metrics,
-    # the sender's context); with it off, this line is all it costs.
-    telemetry = runtime.telemetry
-    handler = receive if telemetry is None else telemetry.instrument(
-        cell, receive, is_async
-    )
+    # Messages go to ``handler``, signals to ``receive``: the current
+    # behaviour, bound again only after a Rebind command (become, unstash, a
+    # receive timeout). ``handler`` is ``receive`` unless a receive timeout
+    # or telemetry wraps it (_behaviour.bind).
+    receive, handler, is_async = bind(cell, instance)
+    # ``item`` is read by ``stash()`` from this frame (see _stash.py): it
+    # holds the item being handled, NOTHING between items.
+    item: Any = NOTHING
     while True:
         if cell.carry:
             batch, cell.carry = cell.carry, []
@@ -64,13 +65,17 @@ async def run_loop(cell: Cell) -> None:
             except EndOfMailbox:
                 raise Stop from None
         index = 0
-        item: Any = NOTHING
+        item = NOTHING
         try:
             for item in batch:
                 if control or cell.stop_requested:
                     cell.carry = batch[index:]
                     pending, item = item, NOTHING  # not being handled yet
-                    await handle_control(cell)
+                    if await handle_control(cell):
+                        # The behaviour changed or messages were unstashed:
+                        # bind again, go on from cell.carry.
+                        receive, handler, is_async = bind(cell, instance)
+                        break
                     cell.carry = []
                     item = pending
                 index += 1
@@ -86,12 +91,17 @@ async def run_loop(cell: Cell) -> None:
                             result.__class__
                         ):
                             result = await result
+                    if cell.current is not item:  # stashed: answered later
+                        continue
                     cell.current = NOTHING
                     if result is UNHANDLED:  # counted as a dead letter already
                         item.fail(
                             UnhandledMessage(f"{cell.path} did not handle it"),
                             backend,
                         )
+                    elif result.__class__ is ErrorReply:  # no failure
+                        if not item.fail(result.error, backend):
+                            runtime.dead_letter(cell, item.message, "ask abandoned")
                     elif not item.reply(result, backend):
                         runtime.dead_letter(cell, item.message, "ask abandoned")
                 elif isinstance(item, Signal):
@@ -120,11 +130,15 @@ async def run_loop(cell: Cell) -> None:
                 continue
             # Cancelled (the system is being torn down), or SystemExit: keep
             # what this batch has not finished, the item being handled
-            # included, so that termination counts them as dead letters.
-            # ``item`` is NOTHING while control commands run, before the
-            # pending item began.
-            cell.carry = batch[index - 1 if item is not NOTHING else index :]
+            # included (unless its handler stashed it), so that termination
+            # counts them as dead letters. ``item`` is NOTHING while control
+            # commands run, before the pending item began.
+            handling = item is not NOTHING and not stashed_current(instance, item)
+            cell.carry = batch[index - 1 if handling else index :]
             raise
+
+
+register_loop(run_loop.__code__)
 
 
 async def handle_signal(cell: Cell, item: Signal, receive: Any) -> None:

@@ -20,6 +20,7 @@ message is already a dead letter (``"handler failed"``, ``"actor stopped"``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .channel._waiters import Backend, Stale, Waiter, ki_protected
@@ -50,6 +51,9 @@ class Ask(Waiter):
     # (see _deadlines.py); set only there. context, enqueued: the asker's
     # trace context and when it asked, in a traced system (set only there,
     # read only by its instrumented receive).
+    # on_done: set only on an ask nobody parks on (a remote node's, see
+    # RemoteHost.ask_nowait): called with the envelope once it is filled.
+    # Never set on the local path, so it costs that path nothing.
     __slots__ = (
         "abandoned",
         "context",
@@ -57,6 +61,7 @@ class Ask(Waiter):
         "enqueued",
         "message",
         "next",
+        "on_done",
         "outcome",
         "prev",
         "recipient",
@@ -69,6 +74,7 @@ class Ask(Waiter):
     deadline: float
     context: Any
     enqueued: float
+    on_done: Callable[[Ask], None]
 
     def __init__(self, message: object, recipient: Cell) -> None:
         self.handle = None
@@ -123,9 +129,14 @@ class Ask(Waiter):
                     pass
             self.abandoned = True
             return False
-        # Not parked: either not yet (it takes the outcome when it waits) or
-        # gone already.
-        return not self.abandoned
+        # Not parked: either not yet (it takes the outcome when it waits),
+        # gone already, or answered through on_done (rare paths only).
+        if self.abandoned:
+            return False
+        on_done = getattr(self, "on_done", None)
+        if on_done is not None:
+            on_done(self)
+        return True
 
     @ki_protected
     async def wait(self, backend: Backend) -> Any:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from .mailbox import MailboxClosed, MailboxFull
 
 __all__ = [
+    "ActorNotFound",
     "ActorStopped",
     "AskSelfError",
     "AskTimeout",
     "MailboxClosed",
     "MailboxFull",
+    "StashOverflow",
     "StrayCancellation",
     "SystemNotRunning",
     "UnhandledMessage",
@@ -28,6 +30,10 @@ class ActorStopped(Exception):
 class SystemNotRunning(ActorStopped):
     """The actor's system has exited (or was never entered): raised by every
     call that needs a running system, including calls from other threads."""
+
+
+class ActorNotFound(LookupError):
+    """No live actor at that path: raised by ``system.lookup(path)``."""
 
 
 class AskTimeout(TimeoutError):
@@ -54,6 +60,13 @@ class StrayCancellation(RuntimeError):
     for the actor. The runtime treats it as that handler's failure, supervised
     like any other exception; the stray exception is its ``__cause__``.
     """
+
+
+class StashOverflow(RuntimeError):
+    """Raised by ``self.stash()`` when the actor's stash already holds
+    ``stash_capacity`` messages (a class attribute, 1000 by default). It is
+    raised in the handler, so it is that handler's failure, supervised like
+    any other; the message it tried to stash is not stashed."""
 
 
 def describe(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ waiting for room, dead letters). Nothing here is on a local message's path.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._cell import Cell
@@ -19,6 +20,7 @@ from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, Ask
 from ._errors import AskTimeout, SystemNotRunning
 from ._lifecycle import as_exit_reason
+from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
 from ._system_signals import Terminated
 from .mailbox import MailboxClosed, Signal
@@ -74,13 +76,38 @@ class RemoteExtension(Protocol):
 
 class LocalAsk:
     """An ask enqueued by :meth:`RemoteHost.ask_nowait`: await its outcome
-    with :meth:`result`."""
+    with :meth:`result`, or get it from :meth:`outcome` in its ``on_done``."""
 
-    __slots__ = ("_envelope", "_runtime")
+    __slots__ = ("_envelope", "_on_done", "_runtime")
 
-    def __init__(self, envelope: Ask, runtime: Runtime) -> None:
+    def __init__(
+        self,
+        envelope: Ask,
+        runtime: Runtime,
+        on_done: Callable[[LocalAsk], None] | None = None,
+    ) -> None:
         self._envelope = envelope
         self._runtime = runtime
+        self._on_done = on_done
+        if on_done is not None:
+            envelope.on_done = self._filled
+
+    def _filled(self, envelope: Ask) -> None:
+        on_done = self._on_done
+        assert on_done is not None
+        on_done(self)
+
+    def outcome(self) -> Any:
+        """The reply, once the ask is answered (in ``on_done``).
+
+        Raises:
+            Exception: whatever the handler raised (or ``ActorStopped``, ...).
+            RuntimeError: the ask is not answered yet.
+        """
+        envelope = self._envelope
+        if not envelope.done:
+            raise RuntimeError("the ask is not answered yet")
+        return envelope.outcome_or_raise()
 
     async def result(self, timeout: float | None) -> Any:
         """The reply, waiting at most ``timeout`` seconds (None: no limit).
@@ -149,9 +176,22 @@ class RemoteHost:
             return None
         return cell.path
 
-    def ask_nowait(self, ref: ActorRef[Any], message: object) -> LocalAsk:
+    def ask_nowait(
+        self,
+        ref: ActorRef[Any],
+        message: object,
+        *,
+        context: object = None,
+        on_done: Callable[[LocalAsk], None] | None = None,
+    ) -> LocalAsk:
         """Enqueue an ask of ``message`` to the local actor ``ref`` now, in
         order with tells enqueued before and after it (never waits).
+
+        ``context`` is the OpenTelemetry context the handling joins in a
+        traced system (None: none). ``on_done``, when given, is called with
+        the returned :class:`LocalAsk` as soon as its outcome is in (sync, in
+        the replying task: it must be quick and must not raise); then do not
+        await :meth:`LocalAsk.result`.
 
         Raises:
             TypeError: ``ref`` is not a ref of this system, or ``message`` is
@@ -166,14 +206,20 @@ class RemoteHost:
             raise signal_error(message)
         envelope = Ask(message, cell)
         if self._runtime.telemetry is not None:
-            # A traced receive reads the asker's context: there is none here.
-            envelope.context = None
+            # A traced receive reads the asker's context.
+            envelope.context = context
             envelope.enqueued = 0.0
+        local = LocalAsk(envelope, self._runtime, on_done)
         try:
-            cell.mailbox.try_send(envelope)
+            if isinstance(ref, PoolRef):
+                # Routed to a worker. PoolRef's own tell, not a traced
+                # pool's: the envelope must reach the worker unwrapped.
+                PoolRef.tell(ref, envelope)
+            else:
+                cell.mailbox.try_send(envelope)
         except MailboxClosed:
             raise ref._stopped() from None
-        return LocalAsk(envelope, self._runtime)
+        return local
 
     def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
         """Report the termination of the local actor ``ref`` to the extension

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._actor_state import state_of
 from ._control import (
+    REBIND,
     ChildFailed,
     Command,
     Exit,
+    Rebind,
     Restart,
     RestartNow,
     Resume,
@@ -23,11 +26,11 @@ from ._control import (
     Suspend,
 )
 from ._envelope import Ask
-from ._errors import describe
 from ._incarnation import stop_incarnation
 from ._invoke import add_note_once
 from ._lifecycle import NOTHING, RUNNING, SUSPENDED
-from ._log import log_extra, logger
+from ._log import log_failure
+from ._stash import message_of, stashed_current, take_unstashed
 from ._supervisor import handle_child_failure
 from .mailbox import Signal
 
@@ -37,20 +40,30 @@ if TYPE_CHECKING:
 __all__ = ["failed", "handle_control", "run_command", "wait_for_start"]
 
 
-async def handle_control(cell: Cell) -> None:
+async def handle_control(cell: Cell) -> bool:
     """Run the queued control commands.
+
+    Returns:
+        Whether one was a :class:`Rebind`: the loop binds its handler again,
+        and goes on with ``cell.carry`` (unstashed messages first).
 
     Raises:
         Restart: a command restarts the actor.
         Stop: a stop was requested.
     """
     control = cell.control
+    rebind = False
     while True:
         if cell.stop_requested:
             raise Stop
         if not control:
-            return
-        await run_command(cell, control.popleft())
+            return rebind
+        command = control.popleft()
+        if command is REBIND:
+            take_unstashed(cell)
+            rebind = True
+        else:
+            await run_command(cell, command)
 
 
 async def run_command(cell: Cell, command: Command) -> bool:
@@ -75,6 +88,8 @@ async def run_command(cell: Cell, command: Command) -> bool:
             )
         case Start():  # not suspended (any more): nothing to start
             command.done.set()
+        case Rebind():  # no loop to rebind: the incarnation has ended
+            pass
     return False
 
 
@@ -95,7 +110,7 @@ async def wait_for_start(cell: Cell) -> None:
         match command:
             case Start(cause=cause, done=done):
                 raise Restart(cause, done)
-            case ChildFailed() | Resume() | Exit():
+            case ChildFailed() | Resume() | Exit() | Rebind():
                 # Its children were stopped with its incarnation, and a resume
                 # or an exit of an incarnation that has ended means nothing.
                 pass
@@ -114,30 +129,34 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     """
     system = cell.runtime
     telemetry = system.telemetry
+    # The handler stashed it (as the loop held it, envelope and all): it
+    # stays in the stash, neither a dead letter nor failed to its asker.
+    kept = stashed_current(cell.instance, item)
     if telemetry is None:
-        await _failed(cell, exc, item)
+        await _failed(cell, exc, item, kept)
         return
     # The failed message's span stays open and current until the directive
     # (see _traced.instrument): what happens meanwhile is recorded on it.
     item = telemetry.unwrap_one(item)
     try:
-        await _failed(cell, exc, item)
+        await _failed(cell, exc, item, kept)
     finally:
         telemetry.failure_settled(cell)
 
 
-async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
+async def _failed(cell: Cell, exc: Exception | None, item: Any, kept: bool) -> None:
     system = cell.runtime
     if exc is not None:
-        logger.warning(
-            "actor %s failed: %s",
-            cell.path,
-            describe(exc),
-            exc_info=(type(exc), exc, exc.__traceback__),
-            extra=log_extra(cell, "failure"),
-        )
+        log_failure(cell, exc)  # as its supervisor's strategy or the system says
         system.count_failure(cell, exc)
-        if type(item) is Ask:
+        instance = cell.instance
+        if instance is not None:  # what on_restart(exc, message) gets
+            state = state_of(instance)
+            state.failure = exc
+            state.failed_message = message_of(item)
+        if kept:  # the handler stashed it first: it stays in the stash
+            pass
+        elif type(item) is Ask:
             # The asker re-raises this same object: its traceback holds the
             # actor-side frames, and the note names where it came from (once,
             # however often the object is raised).
@@ -169,7 +188,7 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any) -> None:
                 raise Stop
             await cell.wait_control()
         command = control.popleft()
-        if isinstance(command, ChildFailed | Exit):
+        if isinstance(command, ChildFailed | Exit | Rebind):
             deferred.append(command)
         elif await run_command(cell, command):
             cell.state = RUNNING

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._actor import Actor
+from ._actor import Actor, Construction, constructing
 from ._children import stop_children
 from ._errors import describe
 from ._invoke import call_hook
 from ._lifecycle import STARTING, StopReason, current_cell
 from ._log import log_extra, logger
+from ._pipe import end_tasks
+from ._receive_timeout import cancel_receive_timeout
+from ._stash import put_back
 from ._strategies import check_strategy_attribute
 
 if TYPE_CHECKING:
@@ -28,8 +31,9 @@ __all__ = ["construct", "start_incarnation", "stop_incarnation"]
 
 def construct(cell: Cell) -> Actor:
     """A new instance from ``cell``'s factory, made with ``cell`` as the
-    current cell (what the instance's ``__init__`` sees as its own), its
-    ``context`` set.
+    current cell (what the instance's ``__init__`` sees as its own) and its
+    ``context`` there from ``__init__`` on (``Actor.context`` reads the
+    construction).
 
     Raises:
         Exception: whatever the factory raised.
@@ -37,9 +41,11 @@ def construct(cell: Cell) -> Actor:
             one with a wrong ``supervisor_strategy``.
     """
     token = current_cell.set(cell)
+    building = constructing.set(Construction(cell))
     try:
         instance = cell.factory(*cell.args, **cell.kwargs)
     finally:
+        constructing.reset(building)
         current_cell.reset(token)
     if not isinstance(instance, Actor):
         raise TypeError(
@@ -56,7 +62,7 @@ async def start_incarnation(
 ) -> None:
     """Build an instance with the factory (the first one: unless the spawner
     built it already) and run its start hook (``on_start``, or
-    ``on_restart(cause)`` after a restart).
+    ``on_restart(cause, message)`` after a restart).
 
     Raises:
         Exception: the factory's or the hook's failure (the caller reports it
@@ -66,7 +72,7 @@ async def start_incarnation(
     cell.incarnation += 1
     cell.started_ok = False
     cell.state = STARTING
-    instance = cell.instance
+    old = instance = cell.instance
     if restarting or instance is None:
         cell.instance = None  # the failed one is gone, whatever the factory does
         if restarting:
@@ -79,17 +85,36 @@ async def start_incarnation(
             )
         instance = cell.instance = construct(cell)
     if restarting:
-        await call_hook(instance.on_restart, cause)
+        if instance._actors_restart_message:
+            await call_hook(instance.on_restart, cause, _failed_message(old, cause))
+        else:  # an override written before on_restart took the message
+            await call_hook(instance.on_restart, cause)
     else:
         await call_hook(instance.on_start)
     cell.started_ok = True
 
 
+def _failed_message(old: Actor | None, cause: BaseException | None) -> object:
+    """The message the replaced instance failed on, if ``cause`` is its own
+    failure (a sibling restarted by one-for-all has none)."""
+    state = None if old is None else old._actors_state
+    if state is None or cause is None or state.failure is not cause:
+        return None
+    return state.failed_message
+
+
 async def stop_incarnation(cell: Cell) -> None:
-    """End the current instance: children, timers, ``on_stop``."""
+    """End the current instance: its stash, children, timers, ``on_stop``."""
+    # First, before anything awaits: what is stashed goes back in front of
+    # the mailbox (a restart handles it first, termination settles it).
+    put_back(cell)
+    cancel_receive_timeout(cell.instance)
     # A system shutdown reaches every actor as SYSTEM (what join() reports),
     # not as PARENT just because it travels down the tree.
     system_stop = cell.stop_requested and cell.stop_reason is StopReason.SYSTEM
+    # Background work (context.run, context.ask) ends first, with the
+    # incarnation that started it: nothing of it runs beside on_stop.
+    await end_tasks(cell)
     await stop_children(cell, StopReason.SYSTEM if system_stop else StopReason.PARENT)
     extras = cell.extras
     if extras is not None:
@@ -116,4 +141,5 @@ async def stop_incarnation(cell: Cell) -> None:
             await stop_children(
                 cell, StopReason.SYSTEM if system_stop else StopReason.PARENT
             )
+        await end_tasks(cell)  # started by on_stop: the same
     cell.started_ok = False

@@ -29,7 +29,7 @@ share their state; spawning lives in ``_pool_spawn``.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 
@@ -41,7 +41,13 @@ from ._errors import (
     SystemNotRunning,
 )
 from ._lifecycle import ExitReason, StopReason
-from ._ref import ActorRef, ReplyTypeMismatch, prepare_ask, signal_error
+from ._ref import (
+    ActorRef,
+    RefStatistics,
+    ReplyTypeMismatch,
+    prepare_ask,
+    signal_error,
+)
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
 from .mailbox import MailboxClosed, Signal
@@ -67,10 +73,16 @@ class _Broadcast:
         self.message = message
 
 
-class PoolRef(Generic[M]):
+class PoolRef(ActorRef[M]):
     """One ref in front of a pool of workers: tell, send, ask, broadcast, stop,
     join. Messages to the pool go to one worker each (see the routing); a
     broadcast goes to every worker.
+
+    A pool is a ref like an actor's (an :class:`~actors.ActorRef` subclass):
+    ``context.watch(pool)`` delivers one ``Terminated`` whose ``ref`` is the
+    pool when the pool has ended, its parent stops it with
+    ``context.stop(pool)``, ``context.child(name)`` and ``system.lookup(path)``
+    find it, and ``system.register`` names it.
 
     A pool restarted by its parent (a one-for-all or rest-for-one restart, or
     its own restart intensity exceeded) keeps this ref and its messages, as a
@@ -419,7 +431,36 @@ class PoolRef(Generic[M]):
 
     @property
     def is_alive(self) -> bool:
+        """Whether the pool has not begun stopping yet."""
         return self._cell.alive
+
+    def statistics(self) -> RefStatistics:
+        """A snapshot of the pool's queues: the shared queue (``shared_queue``)
+        or the workers' mailboxes added up (``round_robin``: ``capacity`` is
+        then the workers' capacities added up), plus what the pool holds
+        while its workers are replaced; ``queued_signals`` adds up the
+        workers' signals."""
+        signals = 0
+        queued = len(self._held)
+        waiting = 0
+        capacity: int | None = None
+        shared = self._shared
+        for worker in self._workers:
+            stats = worker._cell.mailbox.statistics()
+            queued += stats.queued_messages
+            signals += stats.queued_signals
+            waiting += stats.waiting_senders
+        if shared is not None:
+            state = shared.state
+            queued += len(state.buffer)
+            waiting += len(state.senders)
+            if state.max_buffer_size != float("inf"):
+                capacity = int(state.max_buffer_size)
+        else:
+            worker_capacity = self._spawn_args[3].capacity
+            if worker_capacity is not None:
+                capacity = worker_capacity * self.size
+        return RefStatistics(queued, signals, capacity, waiting)
 
     @property
     def workers(self) -> list[ActorRef[Any]]:

@@ -21,18 +21,26 @@ if TYPE_CHECKING:
 __all__ = ["PoolSupervisor", "spawn_pool"]
 
 
+#: How a pool supervises its workers unless told otherwise.
+DEFAULT_POOL_STRATEGY = OneForOne(max_restarts=10, within=1.0)
+
+
 class PoolSupervisor(Actor):
     """The pool's own actor: parent and supervisor of the workers. The workers
     are spawned with it; if it is itself restarted, it spawns fresh ones."""
 
-    supervisor_strategy: ClassVar[SupervisorStrategy | None] = OneForOne(
-        max_restarts=10, within=1.0
-    )
+    supervisor_strategy: ClassVar[SupervisorStrategy | None] = DEFAULT_POOL_STRATEGY
 
-    def __init__(self, pool: PoolRef[Any]) -> None:
+    def __init__(
+        self, pool: PoolRef[Any], strategy: SupervisorStrategy | None = None
+    ) -> None:
         self.pool = pool
+        if strategy is not None:
+            # The pool's own strategy (spawn_pool(strategy=...)): read from
+            # the instance, as any actor's may be.
+            self.supervisor_strategy = strategy  # type: ignore[misc]
 
-    def on_restart(self, exc: BaseException | None) -> None:
+    def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
         self.pool._spawn_workers()
 
 
@@ -66,16 +74,21 @@ def spawn_pool(
     name: str | None,
     capacity: int | None,
     drain: int | None,
+    strategy: SupervisorStrategy | None = None,
 ) -> PoolRef[Any]:
     """Spawn a pool under ``parent``; see :meth:`ActorSystem.spawn_pool`.
 
     Raises:
-        TypeError: ``size`` is not an integer, or ``factory`` is not an Actor
-            factory.
+        TypeError: ``size`` is not an integer, ``factory`` is not an Actor
+            factory, or ``strategy`` is neither None nor a SupervisorStrategy.
         ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
             ``drain``, or a taken name.
     """
     check_limit(size, "size")
+    if strategy is not None and not isinstance(strategy, SupervisorStrategy):
+        raise TypeError(
+            f"strategy must be a SupervisorStrategy or None, not {strategy!r}"
+        )
     if routing not in ROUTINGS:
         raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
     if isinstance(factory, type) and not issubclass(factory, Actor):
@@ -102,13 +115,22 @@ def spawn_pool(
         base = f"pool-{factory_name(factory)}"
         options = options.named(system.default_name(parent, base))
     mailbox = _PoolMailbox(pool)
-    ref = system.spawn(parent, PoolSupervisor, (pool,), {}, options, mailbox)
-    pool._cell = ref._cell
+    ref = system.spawn(
+        parent, PoolSupervisor, (pool, strategy), {}, options, mailbox
+    )
+    cell = pool._cell = ref._cell
+    # The pool is its cell's ref: what names the cell names the pool
+    # (Terminated to its watchers, its dead letters, context.children,
+    # lookups). A traced receive reads its labels there: the supervisor's.
+    labels = getattr(ref, "labels", None)
+    if labels is not None:
+        vars(pool)["labels"] = labels
+    cell.ref = pool
     try:
         pool._spawn_workers()
     except BaseException as exc:
         # A worker's factory failed at once: the pool ends with that reason
         # (the workers made so far stop with it) and spawn_pool raises it.
-        ref._cell.request_stop(exc)
+        cell.request_stop(exc)
         raise
     return pool

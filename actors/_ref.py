@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
@@ -17,7 +18,13 @@ if TYPE_CHECKING:
     from ._cell import Cell
     from ._deadlines import AskDeadlines
 
-__all__ = ["ActorRef", "ReplyTypeMismatch", "prepare_ask", "signal_error"]
+__all__ = [
+    "ActorRef",
+    "RefStatistics",
+    "ReplyTypeMismatch",
+    "prepare_ask",
+    "signal_error",
+]
 
 M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
@@ -34,6 +41,26 @@ class ReplyTypeMismatch:
 
     def __init__(self) -> None:
         raise TypeError("ReplyTypeMismatch only exists for type checkers")
+
+
+@dataclass(frozen=True, slots=True)
+class RefStatistics:
+    """A snapshot of what waits for an actor (``ref.statistics()``), for
+    dashboards and adaptive senders. It may be stale as soon as it is taken.
+
+    Attributes:
+        queued_messages: messages (asks included) queued, not yet taken by
+            the actor.
+        queued_signals: runtime signals queued (``Terminated``, timer
+            firings, piped results), outside the quota.
+        capacity: the mailbox's quota (None: unbounded).
+        waiting_senders: tasks parked in ``send`` or ``ask`` for room.
+    """
+
+    queued_messages: int
+    queued_signals: int
+    capacity: int | None
+    waiting_senders: int
 
 
 def signal_error(message: object) -> TypeError:
@@ -234,6 +261,29 @@ class ActorRef(Generic[M]):
     def is_alive(self) -> bool:
         """Whether the actor has not begun stopping yet."""
         return self._cell.alive
+
+    def statistics(self) -> RefStatistics:
+        """A snapshot of the actor's mailbox (see :class:`RefStatistics`);
+        a stopped actor's mailbox is empty. Cheap: no allocation but the
+        snapshot, no waiting.
+
+        Raises:
+            TypeError: the ref is another node's actor (its mailbox is not
+                here to look at).
+        """
+        cell = self._cell
+        if cell is None:
+            raise TypeError(
+                f"statistics() needs the actor's mailbox, and {self!r} is an "
+                "actor of another node"
+            )
+        stats = cell.mailbox.statistics()
+        return RefStatistics(
+            stats.queued_messages,
+            stats.queued_signals,
+            stats.capacity,
+            stats.waiting_senders,
+        )
 
     @property
     def name(self) -> str:

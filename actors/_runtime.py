@@ -26,7 +26,7 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ActorStopped, SystemNotRunning
 from ._incarnation import construct
 from ._lifecycle import StopReason
-from ._log import logger
+from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, logger
 from ._ref import ActorRef
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import RestartType, check_strategy_attribute
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._deadlines import AskDeadlines
     from ._extension import RemoteExtension
     from ._pool import PoolRef
+    from ._registry import Registry
     from ._strategies import SupervisorStrategy
     from ._system import ActorSystem
     from ._telemetry import Telemetry
@@ -65,9 +66,11 @@ class Runtime:
         "failures",
         "from_thread",
         "guardian",
+        "log_failures",
         "loop_token",
         "make_timers",
         "names",
+        "registry",
         "remote",
         "restarts",
         "running",
@@ -127,6 +130,11 @@ class Runtime:
         self.timer_service: TimerService | None = None
         #: Made by the first use of ``system.from_thread``.
         self.from_thread: FromThread | None = None
+        #: How failures are logged when the supervisor's strategy does not
+        #: say (None: not at all).
+        self.log_failures: FailureLogging | None = DEFAULT_FAILURE_LOGGING
+        #: Registered names (``system.register``), made on first use.
+        self.registry: Registry | None = None
         #: The clock of timers, ask deadlines and backoff; None: the event
         #: loop's own (``ActorSystem(clock=...)``).
         self.clock: Clock | None = None

@@ -37,7 +37,7 @@ from .channel._waiters import (
     SendWaiter,
     ki_protected,
 )
-from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, Signal
+from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, MailboxStatistics, Signal
 from .mailbox._quota import check_capacity
 
 __all__ = ["SharedQueue", "WorkerMailbox"]
@@ -248,3 +248,9 @@ class WorkerMailbox:
         items = list(self._own)
         self._own.clear()
         return items
+
+    def statistics(self) -> MailboxStatistics:
+        """The worker's own lane (the shared queue is the pool's)."""
+        signals = sum(1 for item in self._own if isinstance(item, Signal))
+        queued = len(self._own) - signals
+        return MailboxStatistics(queued, signals, None, 0, 0, 0, 0)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._log import FailureLogging, check_log_failures
 from ._validation import check_seconds_type
 
 __all__ = [
@@ -143,12 +144,19 @@ class SupervisorStrategy:
             not list escalates, as Akka's) or a callable. Default: restart on
             every exception.
         backoff: optional :class:`Backoff` between restarts.
+        log_failures: how the children's failures are logged (Akka's
+            ``loggingEnabled``): True (as :class:`~actors.FailureLogging`
+            ``()``), False (not at all: a routine, resumed failure need not
+            fill the logs), a :class:`~actors.FailureLogging` (level,
+            traceback), or None (the default: as the system's
+            ``log_failures`` says).
 
     Raises:
         ValueError: ``max_restarts`` < 0 or ``within`` <= 0 (or NaN).
         TypeError: ``max_restarts`` is not an int (a bool is not), ``within``
             is not a number of seconds, ``decider`` is neither a mapping nor
-            callable, or ``backoff`` is neither None nor a :class:`Backoff`.
+            callable, ``backoff`` is neither None nor a :class:`Backoff`, or
+            ``log_failures`` is neither None, a bool nor a FailureLogging.
     """
 
     max_restarts: int = 3
@@ -157,6 +165,7 @@ class SupervisorStrategy:
         default=_always_restart
     )
     backoff: Backoff | None = None
+    log_failures: bool | FailureLogging | None = None
 
     #: Which siblings a restart takes along; set by the subclasses.
     scope: str = field(default="one", init=False)
@@ -180,6 +189,7 @@ class SupervisorStrategy:
                 f"backoff must be a Backoff or None, not {self.backoff!r} "
                 "(e.g. Backoff(min_delay=0.1, max_delay=10.0))"
             )
+        check_log_failures(self.log_failures, inherit=True)
         decider = self.decider
         if isinstance(decider, Mapping):
             for key, value in decider.items():

@@ -21,8 +21,10 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._extension import RemoteExtension, RemoteHost
-from ._lifecycle import StopReason
+from ._lifecycle import StopReason, current_cell
+from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
+from ._registry import Registry, lookup
 from ._runtime import Runtime
 from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
@@ -33,6 +35,7 @@ from ._validation import check_count, check_limit, check_seconds_type
 from .channel._waiters import Backend, current_backend
 
 if TYPE_CHECKING:
+    from ._cell import Cell
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
 
@@ -87,6 +90,12 @@ class ActorSystem:
             cancellation that arrives while the block waits for the stop.
         telemetry: an :class:`~actors.Telemetry` to trace and measure messages
             (default: off, no telemetry work at all).
+        log_failures: how actors' failures are logged when their
+            supervisor's strategy does not say (its ``log_failures``): True
+            (the default: one WARNING record per failure, with its
+            traceback), False (none; failures are still counted and
+            supervised), or a :class:`~actors.FailureLogging` (level,
+            traceback).
         remote: an extension joining the system to others, e.g.
             ``actors.remote.Remote()`` (any :class:`~actors.RemoteExtension`):
             started when the system is entered, before the first actor (an
@@ -104,6 +113,7 @@ class ActorSystem:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
             ``dead_letters_kept`` is not an integer; ``shutdown_timeout`` is
             not a number; ``telemetry`` is neither None nor a Telemetry;
+            ``log_failures`` is neither a bool nor a FailureLogging;
             ``clock`` is neither None nor a Clock.
         ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
             ``shutdown_timeout`` < 0.
@@ -118,6 +128,7 @@ class ActorSystem:
         shutdown_timeout: float | None = None,
         telemetry: Telemetry | None = None,
         remote: RemoteExtension | None = None,
+        log_failures: bool | FailureLogging = True,
         clock: Clock | None = None,
     ) -> None:
         if strategy is None:
@@ -141,6 +152,7 @@ class ActorSystem:
                 f"remote must be a RemoteExtension (e.g. actors.remote.Remote()) "
                 f"or None, not {remote!r}"
             )
+        failure_logging = check_log_failures(log_failures)
         if clock is not None and not isinstance(clock, Clock):
             raise TypeError(
                 f"clock must be an actors.testing.Clock (e.g. ManualClock()) or "
@@ -148,6 +160,12 @@ class ActorSystem:
             )
         self.shutdown_timeout = shutdown_timeout
         self._remote = remote
+        #: The body of the async with (see stop()), and the task running it.
+        self._body: anyio.CancelScope | None = None
+        self._host: int | None = None
+        #: The host task waits in wait_exited(): its body is not cancelled.
+        self._host_waiting = False
+        self._stop_called = False
         self._runtime = Runtime(
             self,
             strategy,
@@ -158,6 +176,7 @@ class ActorSystem:
             spawn_pool,
         )
         self._runtime.remote = remote
+        self._runtime.log_failures = failure_logging
         self._runtime.clock = clock
 
     # -- what it is and how it is doing ----------------------------------------
@@ -220,6 +239,141 @@ class ActorSystem:
         """Escalations by supervisors so far."""
         return self._runtime.escalations
 
+    # -- stopping ---------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stop the system (Akka's ``terminate``): every actor stops, children
+        before parents, as when the ``async with`` block is left; returns at
+        once (callable from an actor's handler, or from any task of the
+        system's event loop).
+
+        Once every actor has stopped, the block ends as a normal exit: a
+        body waiting in :meth:`wait_exited` returns from it; a body doing
+        anything else is cancelled (the cancellation ends at the block,
+        which exits without an exception). Put what must run after the stop
+        after the ``async with`` block. Spawning raises
+        :exc:`~actors.SystemNotRunning` from the call on. Stopping twice, or
+        a system that is not running, does nothing. The graceful stop takes
+        as long as the actors' ``on_stop`` take (``shutdown_timeout`` bounds
+        the block's exit, not this stop).
+        """
+        runtime = self._runtime
+        guardian = runtime.guardian
+        if guardian is None or not runtime.running:
+            return
+        self._stop_called = True
+        guardian.request_stop(StopReason.SYSTEM)
+
+    async def wait_exited(self) -> None:
+        """Wait until every actor of the system has stopped: after
+        :meth:`stop`, after a failure nobody handled, or as the block is
+        left. Returns at once if that happened already. The body of the
+        ``async with`` (the task that entered the block) waiting here is not
+        cancelled by :meth:`stop`: this returns, and the block exits
+        normally.
+
+        Raises:
+            SystemNotRunning: the system was never entered.
+            RuntimeError: called from an actor of the system (its own stop
+                would wait for it: use ``stop()`` alone, or watch).
+        """
+        guardian = self._runtime.guardian
+        if guardian is None:
+            raise SystemNotRunning("the actor system was never entered")
+        cell = current_cell.get()
+        if cell is not None and cell.runtime is self._runtime:
+            raise RuntimeError(
+                f"{cell.path} waits for its own system to exit: it would wait "
+                "forever (its stop waits for its handler)"
+            )
+        if guardian.terminated.is_set():
+            return
+        host = self._host is not None and anyio.get_current_task().id == self._host
+        if host:
+            self._host_waiting = True
+        try:
+            await guardian.terminated.wait()
+        finally:
+            if host:
+                self._host_waiting = False
+
+    # -- finding actors ---------------------------------------------------
+
+    def lookup(self, path: str) -> ActorRef[Any]:
+        """The ref of the actor at ``path``, e.g. ``"/user/parent/child"`` (a
+        pool's path gives the pool's ref, ``".../worker-0"`` one of its
+        workers). An actor that is stopping is still found until it has
+        terminated.
+
+        Raises:
+            TypeError: ``path`` is not a str.
+            ValueError: ``path`` does not begin with ``/``.
+            ActorNotFound: no actor lives at ``path`` (never did, or has
+                terminated).
+            SystemNotRunning: the system is not running.
+        """
+        runtime = self._runtime
+        if not runtime.running:
+            raise SystemNotRunning("the actor system is not running")
+        return lookup(runtime, path)
+
+    def register(self, name: str, ref: ActorRef[Any]) -> None:
+        """Give a local actor (or pool) a name that :meth:`whereis` finds
+        (Erlang/OTP's ``register``). The registration ends when the actor
+        terminates (before its ``join()`` returns), or with
+        :meth:`unregister`. A name names one actor and an actor has one name
+        at most; registering the same actor under its own name again does
+        nothing.
+
+        Raises:
+            TypeError: ``name`` is not a str, or ``ref`` is not a ref to an
+                actor of this system.
+            ValueError: ``name`` is empty, or taken by another actor (the
+                error names it), or ``ref`` has another name already.
+            ActorStopped: the actor has stopped (or is stopping).
+            SystemNotRunning: the system is not running.
+        """
+        runtime = self._runtime
+        if not runtime.running:
+            raise SystemNotRunning("the actor system is not running")
+        registry = runtime.registry
+        if registry is None:
+            registry = runtime.registry = Registry()
+        registry.register(runtime, name, ref)
+
+    def whereis(self, name: str) -> ActorRef[Any] | None:
+        """The ref registered under ``name`` (a pool's ref for a pool), or
+        None (Erlang/OTP's ``whereis``).
+
+        Raises:
+            TypeError: ``name`` is not a str.
+        """
+        registry = self._runtime.registry
+        if registry is None:
+            if type(name) is not str:
+                raise TypeError(f"name must be a str, not {name!r}")
+            return None
+        return registry.whereis(name)
+
+    def unregister(self, name: str) -> None:
+        """Forget ``name`` (the actor goes on); an unknown name does nothing.
+
+        Raises:
+            TypeError: ``name`` is not a str.
+        """
+        registry = self._runtime.registry
+        if registry is None:
+            if type(name) is not str:
+                raise TypeError(f"name must be a str, not {name!r}")
+            return
+        registry.unregister(name)
+
+    @property
+    def registered(self) -> dict[str, ActorRef[Any]]:
+        """A copy of the registered names and their refs."""
+        registry = self._runtime.registry
+        return {} if registry is None else registry.names()
+
     # -- scope ------------------------------------------------------------
 
     async def __aenter__(self) -> ActorSystem:
@@ -246,6 +400,11 @@ class ActorSystem:
                 await self._remote.start(RemoteHost(runtime))
             runtime.unstarted.add(guardian)
             tg.start_soon(self._run_guardian, name="/user")
+            # The body's own scope, inside the task group's: what system.stop()
+            # cancels once the actors have stopped (never raises).
+            self._host = anyio.get_current_task().id
+            body = self._body = anyio.CancelScope()
+            body.__enter__()
         except BaseException:
             runtime.running = False
             if runtime.deadlines is not None:
@@ -260,16 +419,26 @@ class ActorSystem:
         assert runtime.guardian is not None
         await run_actor(runtime.guardian)
         failure = runtime.failure
-        if failure is not None:
-            if not isinstance(failure, Exception):
-                # SystemExit, KeyboardInterrupt: raised in a task, asyncio
-                # would tear them out of the event loop itself. Cancel the
-                # body instead; __aexit__ raises it in the host task.
-                assert runtime.tg is not None
-                runtime.tg.cancel_scope.cancel()
-                return
-            # Cancels the body of the async with, and every task left.
-            raise failure
+        if failure is None:
+            body = self._body
+            if (
+                self._stop_called
+                and not runtime.exiting
+                and not self._host_waiting
+                and body is not None
+            ):
+                # system.stop(): every actor has stopped, the block ends.
+                body.cancel()
+            return
+        if not isinstance(failure, Exception):
+            # SystemExit, KeyboardInterrupt: raised in a task, asyncio
+            # would tear them out of the event loop itself. Cancel the
+            # body instead; __aexit__ raises it in the host task.
+            assert runtime.tg is not None
+            runtime.tg.cancel_scope.cancel()
+            return
+        # Cancels the body of the async with, and every task left.
+        raise failure
 
     async def __aexit__(
         self,
@@ -281,6 +450,19 @@ class ActorSystem:
         guardian = runtime.guardian
         tg = runtime.tg
         assert guardian is not None and tg is not None
+        body = self._body
+        replaced: BaseException | None = None
+        swallowed = False
+        if body is not None:
+            self._body = None
+            try:
+                if body.__exit__(exc_type, exc, tb):
+                    # system.stop() ended the body: a normal exit.
+                    swallowed = True
+                    exc_type, exc, tb = None, None, None
+            except BaseException as new:  # a group, without our cancellation
+                replaced = new
+                exc_type, exc, tb = type(new), new, new.__traceback__
         runtime.exiting = True
         try:
             guardian.request_stop(StopReason.SYSTEM)
@@ -333,7 +515,9 @@ class ActorSystem:
                 self.dead_letters._close()
         if runtime.failure is not None:
             raise runtime.failure
-        return False
+        if replaced is not None:
+            raise replaced
+        return swallowed
 
     def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
         """The one exception to raise from ``async with`` for a task group's."""
@@ -397,10 +581,21 @@ class ActorSystem:
             Exception: whatever the factory raised.
         """
         options = SpawnOptions(name, capacity, drain, restart)
-        guardian = self._runtime.guardian
-        if guardian is None:
-            raise SystemNotRunning("the actor system is not running (use async with)")
+        guardian = self._guardian()
         return self._runtime.spawn(guardian, factory, args, {}, options)
+
+    def _guardian(self) -> Cell:
+        """The guardian, to spawn under.
+
+        Raises:
+            SystemNotRunning: the system is not running, or is stopping.
+        """
+        guardian = self._runtime.guardian
+        if guardian is None or not self._runtime.running:
+            raise SystemNotRunning("the actor system is not running (use async with)")
+        if not guardian.alive:
+            raise SystemNotRunning("the actor system is stopping")
+        return guardian
 
     def spawn_pool(
         self,
@@ -411,6 +606,7 @@ class ActorSystem:
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
+        strategy: SupervisorStrategy | None = None,
     ) -> PoolRef[M]:
         """Spawn a pool of ``size`` workers behind one ref (see
         :class:`~actors.PoolRef`), each made by ``factory(*args)``, typed as
@@ -422,17 +618,38 @@ class ActorSystem:
         worker's restart, the pool's own) are made in their own tasks, under
         the pool's supervision.
 
+        Args:
+            factory: makes each worker, as for :meth:`spawn`.
+            size: how many workers (>= 1).
+            *args: the factory's positional arguments.
+            name: the pool's name, as for :meth:`spawn`.
+            capacity: each worker's mailbox for ``round_robin``, the shared
+                queue for ``shared_queue`` (as for :meth:`spawn`).
+            drain: as for :meth:`spawn`, for each worker.
+            routing: ``"round_robin"`` or ``"shared_queue"``.
+            strategy: how the pool supervises its workers (default
+                ``OneForOne(max_restarts=10, within=1.0)``: a failed worker
+                is restarted; more than 10 restarts within a second fail the
+                pool, and its parent decides).
+
         Raises:
             TypeError, ValueError: a bad ``factory``, ``size``, ``routing``,
-                ``capacity`` or ``drain``, or a taken name.
-            SystemNotRunning: the system is not running.
+                ``capacity``, ``drain`` or ``strategy``, or a taken name.
+            SystemNotRunning: the system is not running (or is stopping).
             Exception: whatever the factory raised.
         """
-        guardian = self._runtime.guardian
-        if guardian is None:
-            raise SystemNotRunning("the actor system is not running (use async with)")
+        guardian = self._guardian()
         return spawn_pool(
-            guardian, factory, size, args, {}, routing, name, capacity, drain
+            guardian,
+            factory,
+            size,
+            args,
+            {},
+            routing,
+            name,
+            capacity,
+            drain,
+            strategy,
         )
 
     # -- thread entry -------------------------------------------------------

@@ -143,6 +143,10 @@ class Telemetry:
         #: supervisor's directive (restart and escalation events go there);
         #: used in the event loop's thread only.
         self._failing: dict[Cell, _Handling] = {}
+        #: The providers given (None: the global ones), for extensions such
+        #: as the remote layer that make their own tracer and meter.
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
         version = _version()
         self._tracer = trace.get_tracer(
             "actors", version, tracer_provider=tracer_provider

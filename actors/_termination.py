@@ -21,6 +21,8 @@ from ._errors import ActorStopped, describe
 from ._incarnation import stop_incarnation
 from ._lifecycle import NOTHING, STOPPING, TERMINATED, StopReason
 from ._log import log_extra, logger
+from ._pipe import cancel_tasks
+from ._stash import put_back
 from .mailbox import Signal
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ async def terminate(cell: Cell, cancelled: bool) -> None:
             cancelled = True
     if cancelled:
         request_stop_of_children(cell, StopReason.SYSTEM)
+        cancel_tasks(cell)
         extras = cell.extras
         if extras is not None and extras.timers is not None:
             extras.timers.cancel_all()
@@ -60,6 +63,7 @@ def finish(cell: Cell) -> None:
     cell.stop_requested = True
     cell.mailbox.close()
     reason = cell.stop_reason
+    put_back(cell)  # what is stashed is settled with the rest
     cell.instance = None
     _settle_leftovers(cell)
     # A supervisor may be waiting for this actor to suspend or start.
@@ -96,6 +100,11 @@ def _settle_leftovers(cell: Cell) -> None:
     stopped = ActorStopped(f"{cell.path} stopped before replying")
     for item in leftovers:
         if isinstance(item, Signal):
+            # Runtime signals end with the actor, except those carrying
+            # something of the user's (a piped result): a dead letter each.
+            undelivered = getattr(item, "undelivered", None)
+            if undelivered is not None:
+                undelivered(cell)
             continue
         if type(item) is Ask:
             if not item.done:

@@ -6,8 +6,12 @@ heartbeat, the peer answers with an ack, and each ack feeds that peer's phi
 accrual failure detector. A peer whose phi reaches the threshold is declared
 down once: it leaves the monitor and ``on_down`` gets a :class:`NodeDown`.
 A peer that never answers is declared down as if it had answered when it
-started being monitored. A restarted peer is another incarnation, so another
-peer here: nothing is "quarantined".
+started being monitored. A peer no longer depended on is *released*: it stays
+monitored, detector and all, for ``linger`` seconds, so a caller that asks
+the same peer again and again keeps one detector (a peer that stopped
+answering is still declared down) instead of a fresh one per ask. A
+restarted peer is another incarnation, so another peer here: nothing is
+"quarantined".
 
 The checks are a pure function of the time (:meth:`HeartbeatMonitor.tick`),
 so they are tested with synthetic times; :meth:`HeartbeatMonitor.run` calls
@@ -31,14 +35,18 @@ logger = logging.getLogger("actors.remote")
 
 #: Seconds between two heartbeats to a monitored peer.
 DEFAULT_HEARTBEAT_INTERVAL = 1.0
+#: Heartbeat intervals a released peer stays monitored by default.
+LINGER_INTERVALS = 5
 
 
 class _Peer:
-    __slots__ = ("answered", "detector")
+    __slots__ = ("answered", "detector", "released")
 
     def __init__(self, detector: PhiAccrualFailureDetector) -> None:
         self.detector = detector
         self.answered = False  # no ack yet: the detector runs from the start
+        #: When it was released (None: depended on).
+        self.released: float | None = None
 
 
 class HeartbeatMonitor:
@@ -54,6 +62,8 @@ class HeartbeatMonitor:
         detector: makes the failure detector of a newly monitored peer.
         clock: the time in seconds (default: ``anyio.current_time``); used
             where a method is given no ``now``.
+        linger: seconds a released peer stays monitored (default:
+            ``LINGER_INTERVALS`` intervals).
 
     Raises:
         TypeError / ValueError: a bad argument, naming it.
@@ -67,6 +77,7 @@ class HeartbeatMonitor:
         interval: float = DEFAULT_HEARTBEAT_INTERVAL,
         detector: Callable[[], PhiAccrualFailureDetector] = PhiAccrualFailureDetector,
         clock: Callable[[], float] | None = None,
+        linger: float | None = None,
     ) -> None:
         if not callable(send):
             raise TypeError("send must be callable")
@@ -79,6 +90,15 @@ class HeartbeatMonitor:
         if not 0 < interval < float("inf"):
             raise ValueError(f"interval must be a finite number > 0, not {interval!r}")
         self.interval = float(interval)
+        if linger is None:
+            linger = LINGER_INTERVALS * self.interval
+        elif isinstance(linger, bool) or not isinstance(linger, int | float):
+            raise TypeError(
+                f"linger must be a number of seconds, not {type(linger).__name__}"
+            )
+        elif not 0 <= linger < float("inf"):
+            raise ValueError(f"linger must be a finite number >= 0, not {linger!r}")
+        self.linger = float(linger)
         self._send = send
         self._on_down = on_down
         self._detector = detector
@@ -96,12 +116,24 @@ class HeartbeatMonitor:
         return peer in self._peers
 
     def monitor(self, peer: NodeAddress, now: float | None = None) -> None:
-        """Start monitoring ``peer`` (nothing if it is already): it gets a
-        heartbeat at the next round. Its detector starts at ``now``."""
-        if peer not in self._peers:
+        """Start monitoring ``peer``: it gets a heartbeat at the next round,
+        and its detector starts at ``now``. A peer monitored already (or
+        released and still lingering) keeps its detector."""
+        state = self._peers.get(peer)
+        if state is None:
             state = _Peer(self._detector())
             state.detector.heartbeat(self._clock() if now is None else now)
             self._peers[peer] = state
+        else:
+            state.released = None
+
+    def release(self, peer: NodeAddress, now: float | None = None) -> None:
+        """``peer`` is no longer depended on: it stays monitored for
+        ``linger`` seconds from ``now``, then is dropped (unless monitored
+        again meanwhile). Nothing if it is not monitored."""
+        state = self._peers.get(peer)
+        if state is not None:
+            state.released = self._clock() if now is None else now
 
     def unmonitor(self, peer: NodeAddress) -> None:
         """Stop monitoring ``peer`` (nothing if it is not monitored)."""
@@ -128,8 +160,9 @@ class HeartbeatMonitor:
         return state.detector.phi(self._clock() if now is None else now)
 
     def tick(self, now: float | None = None) -> list[NodeDown]:
-        """One round: declare down the peers whose phi reached the threshold,
-        send a heartbeat to each of the others.
+        """One round: drop the released peers whose linger is over, declare
+        down the peers whose phi reached the threshold, send a heartbeat to
+        each of the others.
 
         Returns:
             The peers declared down in this round (``on_down`` was called for
@@ -137,7 +170,12 @@ class HeartbeatMonitor:
         """
         when = self._clock() if now is None else now
         down: list[NodeDown] = []
+        linger = self.linger
         for peer, state in list(self._peers.items()):
+            released = state.released
+            if released is not None and when - released >= linger:
+                del self._peers[peer]
+                continue
             detector = state.detector
             level = detector.phi(when)
             if level >= detector.threshold:

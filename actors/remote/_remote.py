@@ -40,6 +40,7 @@ from .. import (
     SystemNotRunning,
     UnhandledMessage,
 )
+from ..channel._waiters import Backend, Waiter, current_backend
 from ._codec import Codec
 from ._errors import (
     ActorNotFound,
@@ -60,11 +61,12 @@ from ._nats import (
     connect,
 )
 from ._node import NodeAddress, RefAddress, check_token
-from ._outbound import DEFAULT_CAPACITY, Outbound
+from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
 from ._ref import RemoteRef
 from ._server import embedded_nats_server
 from ._wire import (
     DEFAULT_PREFIX,
+    Ack,
     Ask,
     Death,
     Envelope,
@@ -82,6 +84,7 @@ from ._wire import (
     Wire,
     decode_envelope,
     decode_frame,
+    frame_number,
 )
 
 __all__ = ["Remote"]
@@ -92,6 +95,9 @@ T = TypeVar("T", bound=type)
 
 #: Seconds ``stop`` waits for the outbound buffers to be written.
 DEFAULT_STOP_TIMEOUT = 5.0
+#: A receiver acks a peer's frames each time this many bytes came from it
+#: since its last ack (and with each heartbeat ack).
+ACK_BYTES = 64 * 1024
 
 _NEW, _STARTED, _STOPPED = "new", "started", "stopped"
 
@@ -106,16 +112,21 @@ def _seconds(name: str, value: object) -> float:
     return float(value)
 
 
-class _Pending:
+class _Pending(Waiter):
     """A remote ask in flight: filled once, by a reply, a failure, or the
-    loss of its peer."""
+    loss of its peer. The asker parks on it with the backend's own waiting
+    primitive (a future with a loop timer on asyncio, Trio's parking): no
+    Event, no cancel scope per ask."""
 
-    __slots__ = ("done", "error", "event", "peer", "value")
+    __slots__ = ("answered", "backend", "done", "error", "peer", "value")
 
-    def __init__(self, peer: NodeAddress) -> None:
+    def __init__(self, peer: NodeAddress, backend: Backend) -> None:
+        self.handle = None  #: set while the asker is parked
+        self.backend = backend
         self.peer = peer
-        self.event = anyio.Event()
         self.done = False
+        #: Filled by an answer from the peer (not by a loss).
+        self.answered = False
         self.value: Any = None
         self.error: BaseException | None = None
 
@@ -123,13 +134,72 @@ class _Pending:
         if not self.done:
             self.done = True
             self.value = value
-            self.event.set()
+            self._wake()
 
     def fail(self, error: BaseException) -> None:
         if not self.done:
             self.done = True
             self.error = error
-            self.event.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        # Only a parked asker is woken (it takes the outcome when it parks
+        # otherwise), and on asyncio not one whose future is done already
+        # (its timer expired, or a native cancel).
+        if self.handle is not None:
+            backend = self.backend
+            if not backend.is_cancelled(self):
+                backend.wake(self)
+            self.handle = None
+
+
+def _unpark(pending: _Pending) -> None:
+    # Timed out or cancelled while parked: no wake may touch it any more.
+    pending.handle = None
+
+
+def _woken_then_cancelled(pending: _Pending) -> None:
+    # asyncio: woken, then cancelled natively before it ran (the ask counts
+    # the answer as late).
+    pending.handle = None
+
+
+class _Inbound:
+    """What a node received from one peer: the highest frame number, bytes
+    not yet acked, and frames that never arrived (gaps in the numbers)."""
+
+    __slots__ = ("bytes", "envelopes", "frames", "lost", "seq", "unacked")
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.unacked = 0
+        self.lost = 0
+        self.frames = 0  #: numbered frames received
+        self.bytes = 0  #: their bytes
+        self.envelopes = 0  #: the envelopes in them
+
+
+class _Served:
+    """The ``on_done`` of an inbound ask: its answer goes to the asker."""
+
+    __slots__ = ("ask_id", "remote", "reply_to", "sender", "span")
+
+    def __init__(
+        self,
+        remote: Remote,
+        ask_id: int,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        span: Any = None,
+    ) -> None:
+        self.remote = remote
+        self.ask_id = ask_id
+        self.sender = sender
+        self.reply_to = reply_to
+        self.span = span  #: the receive span (telemetry), ended when answered
+
+    def __call__(self, local: LocalAsk) -> None:
+        self.remote._served(local, self.ask_id, self.sender, self.reply_to, self.span)
 
 
 class _Joiner:
@@ -165,6 +235,10 @@ class Remote:
             ``(class, tag)`` pair (more with :meth:`register_type`).
         capacity: envelopes buffered per peer node (``tell`` raises
             ``MailboxFull`` beyond it, ``send`` and ``ask`` wait).
+        window: the most bytes of frames sent to one peer and not yet acked
+            by it (at least 256 KiB); with the window full, the buffer
+            fills. It keeps a slow peer from being cut off by the server as
+            a slow consumer (which would lose what is in flight).
         heartbeat_interval: seconds between heartbeats to the peers this node
             has asks in flight to.
         failure_detector: makes each monitored peer's phi accrual detector
@@ -192,6 +266,7 @@ class Remote:
         prefix: str = DEFAULT_PREFIX,
         types: Iterable[type | tuple[type, str]] = (),
         capacity: int = DEFAULT_CAPACITY,
+        window: int = DEFAULT_WINDOW,
         heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
         failure_detector: Callable[[], PhiAccrualFailureDetector] | None = None,
         serve_timeout: float | None = None,
@@ -219,6 +294,11 @@ class Remote:
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity}")
         self.capacity = capacity
+        if isinstance(window, bool) or not isinstance(window, int):
+            raise TypeError(f"window must be an int, not {type(window).__name__}")
+        if window < MIN_WINDOW:
+            raise ValueError(f"window must be at least {MIN_WINDOW}, not {window}")
+        self.window = window
         self.heartbeat_interval = _seconds("heartbeat_interval", heartbeat_interval)
         if failure_detector is not None and not callable(failure_detector):
             raise TypeError("failure_detector must be callable or None")
@@ -257,6 +337,11 @@ class Remote:
         self._outbounds: dict[NodeAddress, Outbound] = {}
         self._writers: list[anyio.Event] = []
         self._gone: set[NodeAddress] = set()
+        #: Peers NATS said nobody listens on, monitored until they answer a
+        #: heartbeat (alive after all: a reconnection) or are declared down.
+        self._suspects: set[NodeAddress] = set()
+        #: What came from each peer, for the acks.
+        self._inbound: dict[NodeAddress, _Inbound] = {}
         self._asks: dict[int, _Pending] = {}
         self._asks_per_peer: dict[NodeAddress, int] = {}
         #: Local watchers (actor tokens, joiners) of other nodes' actors.
@@ -276,6 +361,16 @@ class Remote:
         self.bad_input: dict[tuple[str, str], int] = {}
         #: Replies that came after their ask had ended (timed out, cancelled).
         self.late_replies = 0
+        #: Frames that never arrived from each peer (NATS core is at most
+        #: once: a broker restart or a broken connection loses what was in
+        #: flight), by the gaps in their numbers.
+        self.lost_frames: dict[NodeAddress, int] = {}
+        #: Dead letters the remote layer made, by (peer node name, reason):
+        #: sent to a peer that is gone, or from a peer to no such actor, a
+        #: full mailbox or a stopped actor.
+        self.dead_letters_by_peer: dict[tuple[str, str], int] = {}
+        #: The traced side of the remote layer (None: telemetry is off).
+        self._telemetry: Any = None
 
     # -- configuration ---------------------------------------------------------
 
@@ -333,8 +428,13 @@ class Remote:
         return len(self._asks)
 
     def is_reachable(self, peer: NodeAddress) -> bool:
-        """Whether ``peer`` is not known to be gone (best effort)."""
-        return self._state == _STARTED and peer not in self._gone
+        """Whether ``peer`` is not known to be gone, nor suspected (NATS said
+        nobody listens on it, and it has not answered since): best effort."""
+        return (
+            self._state == _STARTED
+            and peer not in self._gone
+            and peer not in self._suspects
+        )
 
     def register(self, name: str, ref: ActorRef[Any]) -> None:
         """Make a local actor reachable by ``name``: ``lookup(node, name)`` on
@@ -420,12 +520,23 @@ class Remote:
         self._subjects = Subjects(self.system_name, address, prefix=self.prefix)
         self._wire = Wire(self.codec, address)
         self._anonymous = Wire(self.codec, None)
+        self._backend = current_backend()
+        #: How the reply subject of a numbered frame to this node ends,
+        #: before the number.
+        self._numbered = f".nr.{address.node}.{address.incarnation}"
         self._monitor = HeartbeatMonitor(
             self._send_heartbeat,
             self._on_down,
             interval=self.heartbeat_interval,
             detector=self._failure_detector,
         )
+        telemetry = host.system.telemetry
+        if telemetry is not None:
+            # Optional dependency: imported only for a traced system.
+            from ._telemetry import RemoteTelemetry
+
+            self._telemetry = RemoteTelemetry(telemetry, self)
+            self._telemetry.install()
         try:
             await host.task_group.start(self._run)
         except BaseException:
@@ -514,6 +625,7 @@ class Remote:
                 subject=subjects.inbox_of(peer),
                 reply=subjects.return_for(peer),
                 capacity=self.capacity,
+                window=self.window,
                 on_dropped=lambda envelopes, error: self._dropped(
                     peer, envelopes, error
                 ),
@@ -555,7 +667,7 @@ class Remote:
                 ref = RemoteRef[Any](
                     self, RefAddress(peer.node, peer.incarnation, envelope.path)
                 )
-                host.dead_letter(ref, message, "node unreachable")
+                self._dead_letter(ref, message, "node unreachable", peer)
 
     @staticmethod
     def _unreachable(peer: NodeAddress, cause: BaseException) -> NodeUnreachable:
@@ -570,6 +682,8 @@ class Remote:
         watchers of its actors (reason ``down``)."""
         self._gone.add(peer)
         self._monitor.unmonitor(peer)
+        self._suspects.discard(peer)
+        self._inbound.pop(peer, None)
         outbound = self._outbounds.pop(peer, None)
         if outbound is not None:
             outbound.abort(error)
@@ -586,7 +700,7 @@ class Remote:
     def _send_heartbeat(self, peer: NodeAddress, seq: int) -> None:
         outbound = self._outbound(peer)
         if outbound is not None:
-            outbound.put_system(self._wire.heartbeat(seq))
+            outbound.put_urgent(self._wire.heartbeat(seq))
 
     def _on_down(self, event: NodeDown) -> None:
         error = NodeUnreachable(f"node {event.node} was declared down")
@@ -595,6 +709,16 @@ class Remote:
 
     # -- the senders' side -------------------------------------------------------
 
+    def _dead_letter(
+        self, recipient: ActorRef[Any], message: object, reason: str, peer: object
+    ) -> None:
+        """A dead letter made by the remote layer, counted per peer too."""
+        key = (getattr(peer, "node", None) or str(peer), reason)
+        self.dead_letters_by_peer[key] = self.dead_letters_by_peer.get(key, 0) + 1
+        host = self._host
+        if host is not None:
+            host.dead_letter(recipient, message, reason)
+
     def tell(self, ref: RemoteRef[Any], message: object) -> None:
         """``ref.tell(message)``; see :meth:`RemoteRef.tell`."""
         if self._state != _STARTED:
@@ -602,14 +726,12 @@ class Remote:
         envelope = self._wire.tell(ref.address.path, message)
         outbound = self._outbounds.get(ref._peer) or self._outbound(ref._peer)
         if outbound is None:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
             return
         try:
             outbound.try_put(envelope)
         except NodeUnreachable:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
 
     async def send(self, ref: RemoteRef[Any], message: object) -> None:
         """``await ref.send(message)``; see :meth:`RemoteRef.send`."""
@@ -618,8 +740,7 @@ class Remote:
         envelope = self._wire.tell(ref.address.path, message)
         outbound = self._outbound(ref._peer)
         if outbound is None:
-            assert self._host is not None
-            self._host.dead_letter(ref, message, "node unreachable")
+            self._dead_letter(ref, message, "node unreachable", ref._peer)
             return
         await outbound.put(envelope)
 
@@ -632,27 +753,62 @@ class Remote:
             with suppress(NodeUnreachable):
                 outbound.put_system(self._wire.stop(ref.address.path))
 
-    async def ask(self, ref: RemoteRef[Any], message: object, timeout: float) -> Any:
-        """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`."""
-        _seconds("timeout", timeout)
+    async def ask(
+        self,
+        ref: RemoteRef[Any],
+        message: object,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`.
+        ``headers``: the trace context its frame carries (telemetry)."""
+        if type(timeout) is not float or not 0.0 < timeout < math.inf:
+            timeout = _seconds("timeout", timeout)  # an int, or a bad one
         if self._state != _STARTED:
             raise SystemNotRunning("the remote layer is not running")
         ask_id = next(self._ids)
         envelope = self._wire.ask(ref.address.path, ask_id, message)
         peer = ref._peer
-        pending = _Pending(peer)
+        pending = _Pending(peer, self._backend)
         self._asks[ask_id] = pending
         self._depend(peer)
         try:
-            with anyio.move_on_after(timeout):
-                outbound = self._outbound(peer)
-                if outbound is None:
-                    # Still a checkpoint, as every ask is: a retry loop around
-                    # an ask to a gone node must not starve the event loop.
-                    await anyio.lowlevel.checkpoint()
-                    raise NodeUnreachable(f"node {peer} is gone")
-                await outbound.put(envelope)
-                await pending.event.wait()
+            outbound = self._outbounds.get(peer) or self._outbound(peer)
+            if outbound is None:
+                # Still a checkpoint, as every ask is: a retry loop around
+                # an ask to a gone node must not starve the event loop.
+                await anyio.lowlevel.checkpoint()
+                raise NodeUnreachable(f"node {peer} is gone")
+            remaining = timeout
+            # A lone ask goes out at once; else in its FIFO place, waiting
+            # for room (within the timeout) when the buffer is full.
+            if not outbound.put_now(envelope, headers):
+                try:
+                    if headers is None:
+                        outbound.try_put(envelope)
+                    else:
+                        outbound.try_put_traced(envelope, headers)
+                except MailboxFull:
+                    deadline = anyio.current_time() + timeout
+                    remaining = 0.0  # unless the put below completes in time
+                    with anyio.move_on_after(timeout):
+                        if headers is None:
+                            await outbound.put(envelope)
+                        else:
+                            await outbound.put_traced(envelope, headers)
+                        remaining = deadline - anyio.current_time()
+            if pending.done:
+                await anyio.lowlevel.checkpoint()  # every ask is a checkpoint
+            elif remaining > 0:
+                await self._backend.park_for(
+                    pending, remaining, _unpark, _woken_then_cancelled
+                )
+        except BaseException:
+            if pending.answered:
+                # Answered, then cancelled before it could take the answer:
+                # a late reply, counted as one that came after its ask ended.
+                self.late_replies += 1
+            raise
         finally:
             del self._asks[ask_id]
             self._undepend(peer)
@@ -673,7 +829,8 @@ class Remote:
         if count:
             self._asks_per_peer[peer] = count
         else:
-            self._monitor.unmonitor(peer)
+            # Monitored a while longer: the next ask keeps its detector.
+            self._monitor.release(peer)
 
     async def lookup(
         self, node: str | NodeAddress, path: str, *, timeout: float = 5.0
@@ -753,18 +910,31 @@ class Remote:
             )
 
     def _on_return(self, msg: Msg) -> None:
+        """NATS's no-responders status for a frame to a peer: nobody listened
+        on the peer's inbox when it arrived. The peer stopped, or it is
+        between connections (a broker restart): the frame's asks fail and
+        its tells are dead letters, and the peer is monitored until it
+        answers a heartbeat or the failure detector declares it down."""
         if msg.status != 503:
             return
-        peer = self._subjects.peer_of_return(msg.subject)
-        if peer is not None and peer not in self._gone:
-            self._lose(
-                peer,
+        returned = self._subjects.returned_frame(msg.subject)
+        if returned is None:
+            return
+        peer, seq = returned
+        if peer in self._gone or self._state != _STARTED:
+            return
+        outbound = self._outbounds.get(peer)
+        if outbound is not None and seq is not None:
+            outbound.returned(
+                seq,
                 NodeUnreachable(
-                    f"nobody listens on node {peer} (it stopped, or a new "
-                    "incarnation replaced it)"
+                    f"nobody listened on node {peer} when a frame arrived (it "
+                    "stopped, or was between connections)"
                 ),
-                NodeDown(peer, math.inf),
             )
+        if peer not in self._suspects:
+            self._suspects.add(peer)
+            self._depend(peer)
 
     def _on_frame(self, msg: Msg) -> None:
         client = self._client
@@ -783,6 +953,43 @@ class Remote:
                 self._handle(envelope, sender, reply_to)
             except Exception as exc:
                 self._bad(sender, f"{type(envelope).__name__} not handled", exc)
+        if sender is not None:
+            reply = msg.reply
+            if reply is not None:
+                # A numbered frame (see Outbound): its reply subject ends
+                # with ".nr.<this node>.<incarnation>.<number>".
+                dot = reply.rfind(".")
+                if reply.endswith(self._numbered, 0, dot):
+                    seq = frame_number(reply[dot + 1 :])
+                    if seq is not None:
+                        self._received(sender, seq, len(msg.data), len(frame.envelopes))
+
+    def _received(self, peer: NodeAddress, seq: int, size: int, count: int) -> None:
+        inbound = self._inbound.get(peer)
+        if inbound is None:
+            if peer in self._gone:
+                return
+            inbound = self._inbound[peer] = _Inbound()
+        last = inbound.seq
+        if seq <= last:
+            return
+        if seq > last + 1 and last:
+            # Frames in between never came (at most once): counted.
+            self.lost_frames[peer] = self.lost_frames.get(peer, 0) + seq - last - 1
+        inbound.seq = seq
+        inbound.unacked += size
+        inbound.frames += 1
+        inbound.bytes += size
+        inbound.envelopes += count
+        if inbound.unacked >= ACK_BYTES:
+            self._ack(peer, inbound)
+
+    def _ack(self, peer: NodeAddress, inbound: _Inbound) -> None:
+        inbound.unacked = 0
+        outbound = self._outbound(peer)
+        if outbound is not None:
+            with suppress(NodeUnreachable):
+                outbound.put_urgent(self._wire.ack(inbound.seq))
 
     def _handle(
         self, envelope: Envelope, sender: NodeAddress | None, reply_to: str | None
@@ -796,7 +1003,7 @@ class Remote:
             except DecodeError as exc:
                 self._bad(sender, "undecodable message", exc)
                 return
-            self._deliver(envelope.path, message)
+            self._deliver(envelope.path, message, sender)
         elif kind is Ask:
             assert isinstance(envelope, Ask)
             self._serve(envelope, sender, reply_to)
@@ -808,10 +1015,24 @@ class Remote:
             if sender is not None:
                 outbound = self._outbound(sender)
                 if outbound is not None:
-                    outbound.put_system(self._wire.heartbeat_ack(envelope.seq))
+                    outbound.put_urgent(self._wire.heartbeat_ack(envelope.seq))
+                    # With an ack of the last frame number, always: an ack
+                    # lost on the way must not leave the peer's window full.
+                    inbound = self._inbound.get(sender)
+                    if inbound is not None and inbound.seq:
+                        self._ack(sender, inbound)
         elif kind is HeartbeatAck:
             if sender is not None:
                 self._monitor.acked(sender)
+                if sender in self._suspects:  # alive after all
+                    self._suspects.discard(sender)
+                    self._undepend(sender)
+        elif kind is Ack:
+            assert isinstance(envelope, Ack)
+            if sender is not None:
+                outbound = self._outbounds.get(sender)
+                if outbound is not None:
+                    outbound.acked(envelope.seq)
         elif kind is Lookup:
             assert isinstance(envelope, Lookup)
             found = self._find(envelope.path) is not None
@@ -963,49 +1184,115 @@ class Remote:
 
     # -- inbound messages --------------------------------------------------------
 
-    def _deliver(self, path: str, message: object) -> None:
-        host = self._host
-        assert host is not None
+    def _deliver(self, path: str, message: object, sender: object = None) -> None:
         ref = self._find(path)
         if ref is None:
             address = self._running()
             recipient = RemoteRef[Any](
                 self, RefAddress(address.node, address.incarnation, path)
             )
-            host.dead_letter(recipient, message, "actor not found")
+            self._dead_letter(recipient, message, "actor not found", sender)
             return
         try:
             ref.tell(message)
         except MailboxFull:
-            host.dead_letter(ref, message, "mailbox full")
+            self._dead_letter(ref, message, "mailbox full", sender)
         except ActorStopped:
-            host.dead_letter(ref, message, "actor stopped")
+            self._dead_letter(ref, message, "actor stopped", sender)
 
     def _serve(
-        self, envelope: Ask, sender: NodeAddress | None, reply_to: str | None
+        self,
+        envelope: Ask,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        context: object = None,
+        span: Any = None,
     ) -> None:
+        """Serve an inbound ask. ``context`` and ``span`` (telemetry): the
+        trace context the handling joins, and the receive span, ended when
+        the answer is sent."""
         ask_id = envelope.ask_id
         try:
             message = self.codec.decode(envelope.tag, envelope.body)
         except DecodeError as exc:
             self._bad(sender, "undecodable message", exc)
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+            self._fail_serving(sender, reply_to, ask_id, exc, span)
             return
         ref = self._find(envelope.path)
         if ref is None:
             error = ActorNotFound(f"no actor {envelope.path!r} on node {self._address}")
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, error))
+            self._fail_serving(sender, reply_to, ask_id, error, span)
             return
         host = self._host
         tg = self._tg
         assert host is not None and tg is not None
+        if self.serve_timeout is None:
+            # Answered from the replying actor's task (on_done): no task of
+            # our own per ask.
+            try:
+                host.ask_nowait(
+                    ref,
+                    message,
+                    context=context,
+                    on_done=_Served(self, ask_id, sender, reply_to, span),
+                )
+            except (MailboxFull, ActorStopped, TypeError) as exc:
+                self._fail_serving(sender, reply_to, ask_id, exc, span)
+                return
+            self._serving += 1
+            return
         try:
-            local = host.ask_nowait(ref, message)
+            local = host.ask_nowait(ref, message, context=context)
         except (MailboxFull, ActorStopped, TypeError) as exc:
-            self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, exc))
+            self._fail_serving(sender, reply_to, ask_id, exc, span)
             return
         self._serving += 1
-        tg.start_soon(self._reply, local, ask_id, sender, reply_to)
+        tg.start_soon(self._reply, local, ask_id, sender, reply_to, span)
+
+    def _fail_serving(
+        self,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        ask_id: int,
+        error: BaseException,
+        span: Any,
+    ) -> None:
+        self._answer(sender, reply_to, ask_id, self._wire.failure(ask_id, error))
+        if span is not None:
+            self._telemetry.answered(span, error)
+
+    def _served(
+        self,
+        local: LocalAsk,
+        ask_id: int,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+        span: Any = None,
+    ) -> None:
+        """An inbound ask answered by its local actor: send the answer."""
+        wire = self._wire
+        error: BaseException | None = None
+        try:
+            try:
+                value = local.outcome()
+            except Exception as exc:
+                error = exc
+                envelope = wire.failure(ask_id, exc)
+            else:
+                try:
+                    envelope = wire.reply(ask_id, value)
+                except TypeError as exc:
+                    error = exc
+                    envelope = wire.failure(ask_id, exc)
+            self._answer(sender, reply_to, ask_id, envelope)
+        except Exception:  # in the actor's task: never let it fail there
+            logger.exception("answering an ask from %s failed", sender)
+        finally:
+            self._serving -= 1
+            if not self._serving and self._idle is not None:
+                self._idle.set()
+            if span is not None:
+                self._telemetry.answered(span, error)
 
     async def _reply(
         self,
@@ -1013,23 +1300,29 @@ class Remote:
         ask_id: int,
         sender: NodeAddress | None,
         reply_to: str | None,
+        span: Any = None,
     ) -> None:
         wire = self._wire
+        error: BaseException | None = None
         try:
             try:
                 value = await local.result(self.serve_timeout)
             except Exception as exc:
+                error = exc
                 envelope = wire.failure(ask_id, exc)
             else:
                 try:
                     envelope = wire.reply(ask_id, value)
                 except TypeError as exc:
+                    error = exc
                     envelope = wire.failure(ask_id, exc)
             self._answer(sender, reply_to, ask_id, envelope)
         finally:
             self._serving -= 1
             if not self._serving and self._idle is not None:
                 self._idle.set()
+            if span is not None:
+                self._telemetry.answered(span, error)
 
     def _answer(
         self,
@@ -1049,7 +1342,8 @@ class Remote:
                 return  # the asker's node is gone
             try:
                 try:
-                    outbound.put_system(envelope)
+                    if not outbound.put_now(envelope):
+                        outbound.put_system(envelope)
                 except FrameTooLarge as exc:
                     outbound.put_system(self._wire.failure(ask_id, exc))
             except NodeUnreachable:
@@ -1071,6 +1365,7 @@ class Remote:
         if sender != pending.peer:
             self._bad(sender, "answer from another node", ValueError(envelope.ask_id))
             return
+        pending.answered = True
         try:
             value = self.codec.decode(envelope.tag, envelope.body)
         except DecodeError as exc:

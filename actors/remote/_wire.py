@@ -25,6 +25,7 @@ from ._errors import DecodeError
 from ._node import NodeAddress, Path, check_token
 
 __all__ = [
+    "ACK",
     "ASK",
     "DEATH",
     "DEFAULT_PREFIX",
@@ -40,6 +41,7 @@ __all__ = [
     "UNWATCH",
     "VERSION",
     "WATCH",
+    "Ack",
     "Ask",
     "Death",
     "Envelope",
@@ -57,6 +59,7 @@ __all__ = [
     "Watch",
     "Wire",
     "array_header",
+    "frame_number",
     "decode_envelope",
     "decode_frame",
 ]
@@ -79,6 +82,7 @@ HEARTBEAT_ACK: Final = 8
 LOOKUP: Final = 9
 LOOKUP_REPLY: Final = 10
 STOP: Final = 11
+ACK: Final = 12
 
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Trace = Annotated[str, msgspec.Meta(max_length=512)]
@@ -153,13 +157,31 @@ class Subjects:
     def peer_of_return(self, subject: str) -> NodeAddress | None:
         """The peer named by a subject under ``returns``, or ``None`` if it is
         not one."""
+        returned = self.returned_frame(subject)
+        return None if returned is None else returned[0]
+
+    def returned_frame(self, subject: str) -> tuple[NodeAddress, int | None] | None:
+        """The peer named by a subject under ``returns`` and the number of
+        the frame returned (None for an unnumbered one), or ``None`` if it
+        is not such a subject."""
         if not subject.startswith(self.return_prefix):
             return None
-        node, _, incarnation = subject[len(self.return_prefix) :].partition(".")
+        node, _, rest = subject[len(self.return_prefix) :].partition(".")
+        incarnation, _, number = rest.partition(".")
+        seq = frame_number(number) if number else None
+        if number and seq is None:
+            return None
         try:
-            return msgspec.convert([node, incarnation], NodeAddress)
+            return msgspec.convert([node, incarnation], NodeAddress), seq
         except msgspec.ValidationError:
             return None
+
+
+def frame_number(token: str) -> int | None:
+    """The frame number in a reply subject's last token, or None."""
+    if not token.isascii() or not token.isdigit() or len(token) > 18:
+        return None
+    return int(token)
 
 
 # -- envelopes as decoded --------------------------------------------------------
@@ -258,6 +280,13 @@ class Stop(msgspec.Struct, array_like=True, frozen=True, tag=STOP):
     path: Path
 
 
+class Ack(msgspec.Struct, array_like=True, frozen=True, tag=ACK):
+    """``[12, seq]``: the sending node received every numbered frame from
+    the receiving node up to number ``seq`` that it will ever receive."""
+
+    seq: Id
+
+
 Envelope = (
     Tell
     | Ask
@@ -271,6 +300,7 @@ Envelope = (
     | Lookup
     | LookupReply
     | Stop
+    | Ack
 )
 
 
@@ -479,6 +509,10 @@ class Wire:
     def stop(self, path: str) -> bytes:
         """A :class:`Stop` of ``path``."""
         return self._encode((STOP, path))
+
+    def ack(self, seq: int) -> bytes:
+        """An :class:`Ack` of the frames up to number ``seq``."""
+        return self._encode((ACK, seq))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
         """A :class:`LookupReply`."""

@@ -8,8 +8,10 @@ pytest.
 """
 
 from .._clock import Clock as Clock
+from ._behavior import AskStarted as AskStarted
 from ._behavior import BehaviorTestKit as BehaviorTestKit
 from ._behavior import Effect as Effect
+from ._behavior import ReceiveTimeoutSet as ReceiveTimeoutSet
 from ._behavior import Spawned as Spawned
 from ._behavior import SpawnedPool as SpawnedPool
 from ._behavior import Stopped as Stopped
@@ -18,6 +20,7 @@ from ._behavior import TimerCancelled as TimerCancelled
 from ._behavior import TimerStarted as TimerStarted
 from ._behavior import Unwatched as Unwatched
 from ._behavior import Watched as Watched
+from ._behavior import WorkStarted as WorkStarted
 from ._blocked import wait_all_blocked as wait_all_blocked
 from ._dead_letter_log import DeadLetterLog as DeadLetterLog
 from ._manual_clock import ManualClock as ManualClock
@@ -30,11 +33,13 @@ from ._timefactor import set_time_factor as set_time_factor
 from ._timefactor import time_factor as time_factor
 
 __all__ = [
+    "AskStarted",
     "BehaviorTestKit",
     "Clock",
     "DeadLetterLog",
     "Effect",
     "ManualClock",
+    "ReceiveTimeoutSet",
     "Spawned",
     "SpawnedPool",
     "Stopped",
@@ -44,6 +49,7 @@ __all__ = [
     "TimerStarted",
     "Unwatched",
     "Watched",
+    "WorkStarted",
     "await_assert",
     "busy_actors",
     "dilated",

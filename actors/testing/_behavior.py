@@ -20,17 +20,20 @@ from typing import Any, Generic, TypeVar
 import anyio
 import sniffio
 
-from .._actor import UNHANDLED, Actor
+from .._actor import UNHANDLED, Actor, Construction, constructing
+from .._behaviour import current_behaviour
 from .._context import ActorContext
 from .._dead_letters import DeadLetter
 from .._lifecycle import StopReason
 from .._ref import ActorRef
 from .._system_signals import Terminated
-from .._validation import check_duration
+from .._validation import check_duration, check_timeout
 
 __all__ = [
+    "AskStarted",
     "BehaviorTestKit",
     "Effect",
+    "ReceiveTimeoutSet",
     "Spawned",
     "SpawnedPool",
     "Stopped",
@@ -39,6 +42,7 @@ __all__ = [
     "TimerStarted",
     "Unwatched",
     "Watched",
+    "WorkStarted",
 ]
 
 T = TypeVar("T")
@@ -108,6 +112,34 @@ class TimerStarted(Effect):
     message: object
     delay: float
     interval: float | None = None
+
+
+@dataclass(frozen=True)
+class ReceiveTimeoutSet(Effect):
+    """``context.set_receive_timeout(timeout)`` (None: cancelled)."""
+
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class WorkStarted(Effect):
+    """``context.run(work, then=...)``: the work is not run (a coroutine
+    object is closed); run ``then``'s message with ``kit.run`` to test what
+    follows."""
+
+    work: object = field(compare=False)
+    then: Callable[..., Any] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class AskStarted(Effect):
+    """``context.ask(target, message, timeout, then=...)``: the message is in
+    the target's inbox too (when it is a TestInbox ref); nothing is awaited."""
+
+    target: ActorRef[Any]
+    message: object
+    timeout: float = 5.0
+    then: Callable[..., Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -324,10 +356,18 @@ class _FakeRuntime:
 
 
 class _FakeCell:
-    __slots__ = ("runtime",)
+    """What the runtime's helpers reach for on an instance's cell: the dead
+    letters, the context (``self.context`` in ``__init__``), the control
+    queue (``become`` asks the loop to bind the handler again: the kit binds
+    it at each run anyway)."""
+
+    __slots__ = ("context", "control", "path", "runtime")
 
     def __init__(self, kit: BehaviorTestKit[Any]) -> None:
         self.runtime = _FakeRuntime(kit)
+        self.control: list[Any] = []
+        self.path = kit.path
+        self.context: Any = None
 
 
 class _KitContext(ActorContext):
@@ -336,7 +376,9 @@ class _KitContext(ActorContext):
     __slots__ = ("_kit",)
 
     def __init__(self, kit: BehaviorTestKit[Any]) -> None:
-        super().__init__(_FakeCell(kit))  # type: ignore[arg-type]
+        cell = _FakeCell(kit)
+        super().__init__(cell)  # type: ignore[arg-type]
+        cell.context = self
         self._kit = kit
 
     @property
@@ -430,6 +472,46 @@ class _KitContext(ActorContext):
     def timers(self) -> Any:
         return self._kit._timers
 
+    def child(self, name: str) -> ActorRef[Any] | None:
+        if type(name) is not str:
+            raise TypeError(f"child() takes a name (str), not {name!r}")
+        inbox = self._kit._children.get(name)
+        return None if inbox is None else inbox.ref
+
+    def run(self, work: Any, *, then: Callable[..., Any] | None = None) -> None:
+        if not inspect.isawaitable(work) and not callable(work):
+            raise TypeError(
+                f"work must be an async function or an awaitable, not {work!r}"
+            )
+        if inspect.iscoroutine(work):
+            work.close()  # never run here: not left un-awaited either
+        self._kit._effects.append(WorkStarted(work, then))
+
+    def ask(
+        self,
+        target: ActorRef[Any],
+        message: object,
+        timeout: float = 5.0,
+        *,
+        then: Callable[..., Any] | None = None,
+    ) -> None:
+        if not isinstance(target, ActorRef):
+            raise TypeError(f"ask() takes an ActorRef, not {target!r}")
+        check_timeout(timeout)
+        if isinstance(target, _InboxRef):
+            target._cell.inbox._put(message)
+        self._kit._effects.append(AskStarted(target, message, timeout, then))
+
+    def set_receive_timeout(self, timeout: float | None) -> None:
+        if timeout is not None:
+            timeout = check_duration("timeout", timeout)
+        self._kit._receive_timeout = timeout
+        self._kit._effects.append(ReceiveTimeoutSet(timeout))
+
+    @property
+    def receive_timeout(self) -> float | None:
+        return self._kit._receive_timeout
+
 
 # -- the kit ------------------------------------------------------------------------
 
@@ -519,8 +601,14 @@ class BehaviorTestKit(Generic[A]):
         self.replies: list[Any] = []
         #: Messages the actor did not handle (``super().receive``).
         self.dead_letters: list[DeadLetter] = []
+        self._receive_timeout: float | None = None
         self.context = _KitContext(self)
-        instance = factory(*args, **kwargs)
+        # As the runtime builds an instance: self.context works in __init__.
+        token = constructing.set(Construction(self.context._cell))
+        try:
+            instance = factory(*args, **kwargs)
+        finally:
+            constructing.reset(token)
         if not isinstance(instance, Actor):
             raise TypeError(f"{factory!r} did not make an Actor, but {instance!r}")
         instance.context = self.context
@@ -550,7 +638,7 @@ class BehaviorTestKit(Generic[A]):
             raise RuntimeError(f"{self.path} has stopped itself")
         instance = self.instance
         kind = type(instance).__qualname__
-        handler = instance.receive
+        handler = current_behaviour(instance)  # receive, or what become set
         if isinstance(message, Terminated):
             handler = getattr(instance, "on_terminated", handler)
         result = _run_sync(handler(message), f"{kind}.receive({message!r})")

@@ -13,6 +13,21 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from .._system import ActorSystem
 from ..remote import Remote
+from ..remote._failure_detector import PhiAccrualFailureDetector
+from ._timefactor import dilated
+
+#: Seconds between heartbeats in a test cluster: a killed node is declared
+#: down within about a second, not the production defaults' several.
+HEARTBEAT_INTERVAL = 0.05
+
+
+def _test_detector() -> PhiAccrualFailureDetector:
+    # A pause of up to half a second (times the time factor) is no failure.
+    return PhiAccrualFailureDetector(
+        first_heartbeat_estimate=HEARTBEAT_INTERVAL,
+        acceptable_heartbeat_pause=dilated(0.5),
+        min_std_deviation=HEARTBEAT_INTERVAL,
+    )
 
 __all__ = ["Cluster"]
 
@@ -45,7 +60,10 @@ class Cluster:
         n: how many nodes (>= 1).
         types: message classes every node's codec registers (as ``Remote``'s
             ``types``).
-        remote_options: more keyword arguments for each ``Remote``.
+        remote_options: more keyword arguments for each ``Remote`` (the
+            defaults detect a killed node fast: ``heartbeat_interval`` 0.05 s,
+            a failure detector that accepts a pause of 0.5 s times the time
+            factor).
         system_options: keyword arguments for each ``ActorSystem``.
 
     Raises:
@@ -73,7 +91,11 @@ class Cluster:
         self.name = "c" + secrets.token_hex(6)
         self._n = n
         self._types = list(types)
-        self._remote_options = dict(remote_options or {})
+        self._remote_options: dict[str, Any] = {
+            "heartbeat_interval": HEARTBEAT_INTERVAL,
+            "failure_detector": _test_detector,
+            **(remote_options or {}),
+        }
         self._system_options = dict(system_options or {})
         self._nodes: list[_Node] = []
         self._tg: TaskGroup | None = None

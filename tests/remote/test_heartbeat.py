@@ -163,3 +163,44 @@ async def test_the_monitor_task_reports_a_silent_peer_and_keeps_a_live_one() -> 
             await down.wait()
             tg.cancel_scope.cancel()
     assert [event.node for event in events] == [BETA]
+
+
+def test_a_released_peer_is_still_monitored_until_its_linger_is_over() -> None:
+    rec = Recorder()
+    monitor = rec.monitor(linger=3.0)
+    monitor.monitor(BETA, now=0.0)
+    monitor.release(BETA, now=0.5)
+    monitor.tick(now=1.0)
+    monitor.tick(now=3.0)
+    assert monitor.is_monitoring(BETA) and len(rec.sent) == 2
+    monitor.tick(now=3.5)  # 3 s after the release: dropped, no heartbeat
+    assert not monitor.is_monitoring(BETA) and len(rec.sent) == 2
+
+
+def test_a_peer_monitored_again_while_lingering_keeps_its_detector() -> None:
+    # Sequential asks to one peer: each one depends on it, then releases it;
+    # the detector is the same throughout, so a peer that stopped answering
+    # is declared down although every ask monitors it afresh.
+    rec = Recorder()
+    monitor = rec.monitor()
+    monitor.monitor(BETA, now=0.0)
+    for second in range(10):
+        monitor.tick(now=float(second))
+        monitor.acked(BETA, now=second + 0.01)
+    detector = monitor._peers[BETA].detector
+    second = 10
+    while not rec.down:
+        monitor.monitor(BETA, now=float(second))  # an ask begins
+        assert monitor._peers[BETA].detector is detector
+        monitor.release(BETA, now=second + 0.5)  # and ends
+        monitor.tick(now=float(second + 1))
+        second += 1
+        assert second < 30, "never declared down"
+    assert rec.down[0].node == BETA
+
+
+def test_a_bad_linger_is_refused_naming_it() -> None:
+    with pytest.raises(TypeError, match="linger"):
+        HeartbeatMonitor(print, print, linger="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="linger"):
+        HeartbeatMonitor(print, print, linger=-1.0)

@@ -29,6 +29,8 @@ BETA = NodeAddress("beta", "fedcba9876543210")
 class FakeClient:
     """Records publishes; can hold them at a gate or fail them."""
 
+    pending_bytes = 0
+
     def __init__(self, max_payload: int = 1024 * 1024) -> None:
         self.max_payload = max_payload
         self.published: list[tuple[str, bytes, str | None]] = []
@@ -44,6 +46,13 @@ class FakeClient:
             raise self.errors.pop(0)
         if self.gate is not None:
             await self.gate.wait()
+        self.published.append((subject, payload, reply))
+
+    def publish_nowait(
+        self, subject: str, payload: bytes = b"", *, reply: str | None = None
+    ) -> None:
+        if self.errors:
+            raise self.errors.pop(0)
         self.published.append((subject, payload, reply))
 
     def envelopes(self) -> list[int]:
@@ -99,7 +108,8 @@ async def test_envelopes_buffered_before_the_writer_wakes_go_out_in_one_frame() 
     await out.run()  # publishes what is buffered, then returns
     assert len(client.published) == 1
     subject, _, reply = client.published[0]
-    assert (subject, reply) == ("inbox.beta", "returns.beta")
+    # Frames are numbered: the last token of their reply subject.
+    assert (subject, reply) == ("inbox.beta", "returns.beta.1")
     assert client.envelopes() == list(range(100))
     stats = out.statistics()
     assert (stats.frames, stats.envelopes, stats.dropped) == (1, 100, 0)

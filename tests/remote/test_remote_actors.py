@@ -218,19 +218,28 @@ async def test_an_ask_to_a_node_nobody_listens_on_fails_at_once(
         with anyio.fail_after(5):  # NATS's no-responders, not the timeout
             with pytest.raises(NodeUnreachable):
                 await gone.ask(1, timeout=60)
+        # Suspect now (nobody listens): not alive, best effort.
         assert not gone.is_alive
-        # Known gone now: a later ask fails at once, and is a checkpoint still
-        # (a cancelled scope cancels it rather than letting it fail first).
+        # A cancelled ask is cancelled, not failed (it is a checkpoint).
         with anyio.CancelScope() as scope:
             scope.cancel()
             await gone.ask(2, timeout=60)
         assert scope.cancelled_caught
-        with pytest.raises(NodeUnreachable):
+        with anyio.fail_after(5), pytest.raises(NodeUnreachable):
             await gone.ask(3, timeout=60)
-        # Later tells to it are dead letters here, counted.
-        before = a.dead_letters.count
-        gone.tell(1)
-        assert a.dead_letters.count == before + 1
+        # Later tells to it come back from NATS: dead letters here, counted.
+        letters: list[DeadLetter] = []
+        got = anyio.Event()
+
+        def seen(letter: DeadLetter) -> None:
+            letters.append(letter)
+            got.set()
+
+        with a.dead_letters.subscribe(seen):
+            gone.tell(1)
+            with anyio.fail_after(5):
+                await got.wait()
+        assert [(x.message, x.reason) for x in letters] == [(1, "node unreachable")]
 
 
 async def test_lookup_confirms_the_actor_or_raises_a_clear_error(
@@ -518,13 +527,16 @@ async def test_an_unwatched_remote_actor_delivers_no_terminated(
 async def test_watching_an_actor_of_a_node_nobody_listens_on_delivers_node_down(
     nats_server: NatsServer,
 ) -> None:
-    async with two_nodes(nats_server) as (a, _):
+    # No-responders makes the node a suspect; it never answers a heartbeat,
+    # so the failure detector declares it down within its bound.
+    options = {"heartbeat_interval": 0.02, "failure_detector": fast_detector}
+    async with two_nodes(nats_server, **options) as (a, _):
         seen: list[Terminated] = []
         got = anyio.Event()
         watcher = a.spawn(Watcher, seen, got)
         gone = RemoteRef[Any](a.remote, RefAddress("b", "0123456789abcdef", "/user/x"))
         assert await watcher.ask(gone) == "watching"
-        with anyio.fail_after(5):
+        with anyio.fail_after(10):
             await got.wait()
         assert isinstance(seen[0].reason, NodeDown)
         assert seen[0].ref == gone
@@ -694,3 +706,23 @@ async def test_a_traced_system_serves_remote_tells_and_asks(
         ref = await b.remote.lookup("a", "/user/collector")
         ref.tell(1)
         assert await ref.ask("get") == [1]
+
+
+async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
+    nats_server: NatsServer,
+) -> None:
+    # Each ask depends on its peer while it runs; between two asks the peer
+    # stays monitored (a linger), so its detector is not made afresh per ask.
+    async with two_nodes(nats_server) as (a, b):
+        b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        assert await ref.ask(0) == 0
+        monitor = a.remote._monitor
+        state = monitor._peers[ref.node]
+        detector = state.detector
+        for n in range(1, 20):
+            assert await ref.ask(n) == n
+            assert monitor._peers[ref.node] is state
+            assert state.detector is detector
+        assert a.remote._asks_per_peer == {}
+        assert state.released is not None  # lingering, then dropped

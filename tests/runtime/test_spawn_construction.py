@@ -246,7 +246,7 @@ async def test_workers_made_again_after_a_pool_restart_fail_under_its_supervisio
         parent = system.spawn(Parent, name="parent")
         pool = await parent.ask("crash")
         await wait_all_blocked()
-        assert made.count == 5  # 2, then 2 again, then worker-0 once more
+        assert made.count == 5  # 2, then 2 again, then the failed one once more
         assert system.failures == 2 and system.restarts == 2
         assert await pool.ask("ok") == "ok"
     failed = [
@@ -254,7 +254,11 @@ async def test_workers_made_again_after_a_pool_restart_fail_under_its_supervisio
         for record in caplog.records
         if getattr(record, "actor_event", None) == "failure"
     ]
-    assert failed == ["/user/parent/crasher", "/user/parent/pool/worker-0"]
+    # The third construction is whichever worker's task ran first after the
+    # restart (Trio does not promise an order among tasks started together).
+    assert failed[0] == "/user/parent/crasher"
+    workers = (["/user/parent/pool/worker-0"], ["/user/parent/pool/worker-1"])
+    assert failed[1:] in workers
 
 
 async def test_spawn_from_a_thread_raises_the_factorys_exception_there() -> None:

@@ -10,10 +10,12 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorRef, StopReason, Terminated
+from actors import Actor, ActorRef, Result, StopReason, Terminated
 from actors._actor import UNHANDLED
 from actors.testing import (
+    AskStarted,
     BehaviorTestKit,
+    ReceiveTimeoutSet,
     Spawned,
     SpawnedPool,
     Stopped,
@@ -22,6 +24,7 @@ from actors.testing import (
     TimerStarted,
     Unwatched,
     Watched,
+    WorkStarted,
 )
 
 
@@ -236,3 +239,57 @@ def test_the_context_has_no_system_and_says_what_to_use_instead() -> None:
 def test_a_factory_that_makes_no_actor_is_refused() -> None:
     with pytest.raises(TypeError, match="did not make an Actor"):
         BehaviorTestKit(dict)  # type: ignore[type-var]
+
+
+class Moody(Actor):
+    """Reads its context in __init__, changes behaviour, works in the
+    background and sets a receive timeout."""
+
+    def __init__(self, helper: ActorRef[Any]) -> None:
+        self.me = self.context.path
+        self.helper = helper
+
+    def receive(self, message: Any) -> Any:
+        if message == "grumpy":
+            self.become(self.grumpy)
+            return "ok"
+        if message == "work":
+            self.context.run(self.slow_work(), then=lambda result: ("done", result))
+            self.context.ask(self.helper, "help?", 2.0)
+            self.context.set_receive_timeout(30.0)
+            return None
+        return f"happy: {message}"
+
+    def grumpy(self, message: Any) -> Any:
+        if message == "cheer up":
+            self.unbecome()
+            return "ok"
+        return f"grumpy: {message}"
+
+    async def slow_work(self) -> int:
+        return 1
+
+
+def test_context_in_init_become_and_unbecome_work_in_the_kit() -> None:
+    helper: TestInbox[str] = TestInbox("helper")
+    kit = BehaviorTestKit(Moody, helper.ref, name="moody")
+    assert kit.instance.me == "/user/moody"
+    assert kit.run("hi") == "happy: hi"
+    kit.run("grumpy")
+    assert kit.run("hi") == "grumpy: hi"
+    kit.run("cheer up")
+    assert kit.run("hi") == "happy: hi"
+
+
+def test_background_work_asks_and_the_receive_timeout_are_effects() -> None:
+    helper: TestInbox[str] = TestInbox("helper")
+    kit = BehaviorTestKit(Moody, helper.ref)
+    kit.run("work")
+    started = kit.expect_effect(WorkStarted)
+    assert started.then is not None
+    assert started.then(Result.success(1)) == ("done", Result.success(1))
+    kit.expect_effect(AskStarted(helper.ref, "help?", 2.0))
+    helper.expect_message("help?")
+    kit.expect_effect(ReceiveTimeoutSet(30.0))
+    assert kit.context.receive_timeout == 30.0
+    assert kit.context.child("nobody") is None

@@ -234,6 +234,12 @@ class Client(Session):
         return self._info
 
     @property
+    def pending_bytes(self) -> int:
+        """Bytes of commands queued and not yet taken by the writer (0: it
+        has taken everything)."""
+        return self._pending_bytes
+
+    @property
     def max_payload(self) -> int:
         """The server's ``max_payload``: the largest headers + payload, in bytes."""
         return self._max_payload
@@ -358,8 +364,7 @@ class Client(Session):
                 f"(max_pending_bytes={self._max_pending})"
                 + ("" if self._conn is not None else " and the client is disconnected")
             )
-        self._pending_bytes = pending + len(data)
-        self._out_tx.send_nowait(data)
+        self._enqueue(data)
 
     async def publish(
         self,
@@ -395,8 +400,7 @@ class Client(Session):
             await self._space.wait()
             if self._closed:
                 raise ConnectionClosedError("the client is closed") from self._failure
-        self._pending_bytes += size
-        self._out_tx.send_nowait(data)
+        self._enqueue(data)
 
     async def flush(self, timeout: float = 10.0) -> None:
         """Wait until the server has processed everything queued before this call
@@ -412,6 +416,7 @@ class Client(Session):
             raise ConnectionClosedError("the client is closed") from self._failure
         marker = _Ping(anyio.Event())
         self._pending_bytes += len(PING_LINE)
+        self._writer_parked = False
         self._out_tx.send_nowait(marker)
         assert marker.event is not None
         with anyio.fail_after(timeout):

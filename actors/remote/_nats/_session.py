@@ -3,6 +3,10 @@
 A reader task parses with a buffer and delivers to subscriptions; a writer task
 drains the outbound channel with ``receive_many`` and writes one buffer per
 wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
+A command queued while the writer is idle and no burst is under way is written
+at once by its caller (:meth:`Session._enqueue`): a lone request does not wait
+for the writer's wake; the commands that follow it wake the writer and go out
+together. A burst ends when data comes in or the writer parks again.
 A manager task reconnects when the connection breaks, with backoff and jitter
 across the server list, replaying the subscriptions with their ids. The public
 API is :class:`~._client.Client`, which subclasses :class:`Session`.
@@ -22,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from ...channel import WouldBlock, create_memory_object_stream
 from ...channel._waiters import Backend, Waiter
@@ -67,6 +71,109 @@ class _Ping:
             self.event.set()
 
 
+def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
+    """A sync write of as many bytes as the stream takes at once (the count
+    written; 0: none, write through the writer), or None when the stream has
+    none (TLS). Chosen once per connection: the asyncio transport (which
+    buffers what the socket does not take, unless paused), or the raw
+    non-blocking socket (Trio)."""
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    if transport is not None and hasattr(protocol, "write_event"):
+        write = transport.write
+
+        def write_asyncio(data: bytes) -> int:
+            # Paused (the protocol makes a new event then): the writer waits.
+            if not protocol.write_event.is_set():
+                return 0
+            write(data)
+            return len(data)
+
+        return write_asyncio
+    if type(stream).__module__ == "anyio._backends._trio":
+        try:
+            sock = stream.extra(SocketAttribute.raw_socket)
+        except Exception:
+            return None
+        send = sock.send
+
+        def write_raw(data: bytes) -> int:
+            try:
+                return send(data)
+            except OSError:  # would block, or broken: the writer deals with it
+                return 0
+
+        return write_raw
+    return None
+
+
+def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On asyncio, a ``receive`` that leaves the transport reading (anyio's
+    resumes and pauses reading around each call: two system calls per
+    message on a request/reply path) and takes every chunk read since the
+    last call at once; on Trio, see ``_trio_reader``; None for other streams
+    (TLS: the stream's own ``receive`` is used).
+    What waits is bounded: the reader task takes it all each time it runs,
+    and the loop reads at most one chunk per connection per iteration.
+    Chosen once per connection."""
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    queue = getattr(protocol, "read_queue", None)
+    if transport is None or queue is None or not hasattr(protocol, "read_event"):
+        if type(stream).__module__ == "anyio._backends._trio":
+            return _trio_reader(stream)
+        return None
+    transport.resume_reading()
+
+    async def receive(max_bytes: int) -> bytes:
+        while not queue:
+            if protocol.exception is not None:
+                raise anyio.BrokenResourceError from protocol.exception
+            if protocol.is_at_eof or transport.is_closing():
+                raise anyio.EndOfStream
+            event = protocol.read_event
+            event.clear()
+            await event.wait()
+        if len(queue) == 1:
+            data: bytes = queue.popleft()
+        else:
+            data = b"".join(queue)
+            queue.clear()
+        return data
+
+    return receive
+
+
+def _trio_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On Trio, a ``receive`` that waits for the socket to be readable, then
+    reads: the reader calls it when it has handled everything, so the try
+    first (a failed system call) and the schedule point after a read that
+    Trio's socket ``recv`` makes are saved."""
+    try:
+        sock = stream.extra(SocketAttribute.raw_socket)
+    except Exception:
+        return None
+    import trio
+
+    wait_readable = trio.lowlevel.wait_readable
+    recv = sock.recv
+
+    async def receive(max_bytes: int) -> bytes:
+        while True:
+            await wait_readable(sock)  # a checkpoint
+            try:
+                data: bytes = recv(max_bytes)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    return receive
+
+
 class _Reply(Waiter):
     """A request parked until its reply: the channel core's waiting primitive
     (an asyncio future with a loop timer, or Trio's own parking), cheaper than
@@ -107,6 +214,11 @@ class Session:
             math.inf
         )
         self._pending_bytes = 0
+        #: The writer is parked with nothing handed to it (see _enqueue).
+        self._writer_parked = False
+        #: A direct write happened and no data came in since (a burst).
+        self._burst = False
+        self._write_now: Callable[[bytes], int] | None = None
         self._space: anyio.Event | None = None
         self._subs: dict[int, Subscription] = {}
         self._sids = itertools.count(1)
@@ -134,8 +246,30 @@ class Session:
     def _send_control(self, data: bytes) -> None:
         # Protocol commands (SUB, UNSUB, PONG) are never refused for space.
         if not self._closed:
-            self._pending_bytes += len(data)
-            self._out_tx.send_nowait(data)
+            self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> None:
+        """Queue ``data`` for the writer, or write it at once when the writer
+        is parked with nothing in hand and no burst is under way (nothing
+        queued can then come before it): the first command of a burst goes
+        out without waiting for the writer's wake, the rest wake the writer
+        and go out in one write."""
+        if self._writer_parked and not self._burst:
+            write = self._write_now
+            assert write is not None
+            written = write(data)
+            if written:
+                self._bytes_written += written
+                self._writes += 1
+                # The burst ends when data comes in or the writer next parks
+                # (no callback of its own: that would cost a loop iteration).
+                self._burst = True
+                if written == len(data):
+                    return
+                data = data[written:]
+        self._writer_parked = False
+        self._pending_bytes += len(data)
+        self._out_tx.send_nowait(data)
 
     # -- request/reply plumbing ---------------------------------------------
 
@@ -226,13 +360,16 @@ class Session:
                     sub.deliver(op)
             else:
                 self._dispatch(conn, op)
-        receive = conn.stream.receive
+        receive = direct_reader(conn.stream) or conn.stream.receive
         parse = conn.parser.parse
         while True:
             try:
                 data = await receive(READ_SIZE)
             except anyio.EndOfStream:
                 raise DisconnectedError("the server closed the connection") from None
+            # Data came in: a new step of the conversation, so the first
+            # command it leads to may be written at once (see _enqueue).
+            self._burst = False
             received = 0
             for op in parse(data):
                 # Per message: one type check, one dict lookup, one call.
@@ -251,15 +388,36 @@ class Session:
             await send(conn.replay)
         receive_many = self._out_rx.receive_many
         receive_nowait_many = self._out_rx.receive_nowait_many
+        self._write_now = direct_writer(conn.stream)
+        try:
+            await self._write_batches(conn, send, receive_many, receive_nowait_many)
+        finally:
+            self._writer_parked = False
+            self._burst = False
+            self._write_now = None
+
+    async def _write_batches(
+        self,
+        conn: Connection,
+        send: Callable[[bytes], Any],
+        receive_many: Callable[[int], Any],
+        receive_nowait_many: Callable[[int], list[Any]],
+    ) -> None:
+        direct = self._write_now is not None
         while True:
             # The send before made a checkpoint already: take what came in
             # meanwhile without another one; wait only when there is nothing.
             try:
                 items = receive_nowait_many(WRITE_BATCH)
             except WouldBlock:
-                items = await receive_many(WRITE_BATCH)
+                self._writer_parked = direct
+                self._burst = False
+                try:
+                    items = await receive_many(WRITE_BATCH)
+                finally:
+                    self._writer_parked = False
             try:
-                data = b"".join(items)  # type: ignore[arg-type]
+                data = b"".join(items)
             except TypeError:  # a flush or keep-alive PING among them
                 parts: list[bytes] = []
                 for item in items:
@@ -267,7 +425,7 @@ class Session:
                         conn.pongs.append(item)
                         parts.append(PING_LINE)
                     else:
-                        parts.append(item)  # type: ignore[arg-type]
+                        parts.append(item)
                 data = b"".join(parts)
             self._pending_bytes -= len(data)
             space = self._space
@@ -287,6 +445,7 @@ class Session:
                 )
             conn.pings_outstanding += 1
             self._pending_bytes += len(PING_LINE)
+            self._writer_parked = False
             self._out_tx.send_nowait(_Ping(None))
 
     async def _guard(
