@@ -16,6 +16,7 @@ from actors import (
     AskTimeout,
     Backoff,
     OneForOne,
+    ReceiveTimeout,
 )
 from actors.testing import ManualClock, TestProbe
 
@@ -256,3 +257,28 @@ async def test_on_trio_s_mock_clock_probe_timeouts_and_timers_run_in_virtual_tim
     actor_system.spawn(Later)
     await probe.expect_no_message(3599.0)
     assert await probe.expect_message(timeout=2.0) == ("fired", 3600.0)
+
+
+class Idle(Actor):
+    """Tells the probe when no message came for 5 s of the clock."""
+
+    def __init__(self, probe: TestProbe[Any], clock: ManualClock) -> None:
+        self.probe = probe
+        self.clock = clock
+        self.context.set_receive_timeout(5.0)
+
+    def receive(self, message: Any) -> None:
+        if isinstance(message, ReceiveTimeout):
+            self.probe.ref.tell(("idle at", self.clock.now()))
+
+
+async def test_a_receive_timeout_fires_on_the_manual_clock(
+    actor_system: ActorSystem, manual_time: ManualClock, probe: TestProbe[Any]
+) -> None:
+    idle = actor_system.spawn(Idle, probe, manual_time)
+    await manual_time.advance(4.0)
+    idle.tell("busy")  # resets it: next at 9.0
+    await manual_time.advance(4.5)
+    await probe.expect_no_message(0)
+    await manual_time.advance(0.5)
+    assert await probe.expect_message() == ("idle at", 9.0)
