@@ -82,7 +82,7 @@ TIMEOUT_CHECK: Any = _Check()
 def _clock(runtime: Runtime) -> Callable[[], float]:
     # The timers' clock: the system's own when it has one (a test clock),
     # else the event loop's, as the timer service reads it.
-    clock = getattr(runtime, "clock", None)
+    clock = runtime.clock
     now: Callable[[], float] = anyio.current_time if clock is None else clock.now
     return now
 
