@@ -1,0 +1,14 @@
+"""A worker node process: ``python -m actors.node --connect URL``.
+
+It joins a system's NATS server as a node, hosts the public top-level actor
+classes of the modules named with ``--module`` for remote spawning
+(``system.remote.spawn``) and for pools across processes
+(``system.remote.spawn_pool``), and leaves cleanly on SIGTERM or SIGINT: its
+pool members hand back the jobs they had not started, finish the running ones
+(within ``--grace`` seconds), report them, and the node leaves its system.
+See docs/scale-out.md.
+"""
+
+from ._serve import serve as serve
+
+__all__ = ["serve"]
