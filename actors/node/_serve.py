@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -21,9 +22,19 @@ __all__ = ["main", "serve"]
 
 
 async def _stdin_closed() -> None:
-    # A blocking read in a worker thread (abandoned on cancellation): the
-    # portable way to learn that the parent process is gone.
-    await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
+    """Return when standard input reaches end-of-file (its writer, the
+    parent process, is gone), discarding what is read. Waits without a
+    thread (a blocked reading thread would keep the process from exiting)."""
+    fd = sys.stdin.fileno()
+    while True:
+        await anyio.wait_readable(fd)
+        try:
+            if not os.read(fd, 65536):
+                return
+        except BlockingIOError:
+            continue
+        except OSError:
+            return
 
 
 async def serve(

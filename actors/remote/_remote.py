@@ -848,7 +848,7 @@ class Remote:
             factory,
             args,
             kwargs,
-            nodes=None if nodes is None else list(nodes),
+            nodes=nodes,
             processes=processes,
             workers=workers,
             prefetch=prefetch,

@@ -25,6 +25,7 @@ import itertools
 import logging
 import secrets
 from collections import deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import anyio
@@ -624,7 +625,7 @@ def spawn_remote_pool(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     *,
-    nodes: list[str] | None,
+    nodes: Sequence[str] | None,
     processes: int | None,
     workers: int,
     prefetch: int,
@@ -656,6 +657,7 @@ def spawn_remote_pool(
         isinstance(nodes, str) or not all(type(n) is str for n in nodes) or not nodes
     ):
         raise TypeError("nodes must be a non-empty list of node names")
+    nodes = None if nodes is None else list(nodes)
     address = remote.node  # raises SystemNotRunning
     host = remote._host
     assert host is not None

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import msgspec
 
 from actors import Actor, ActorRef
@@ -23,11 +23,17 @@ class Point(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class Result:
-    """What a Recorder is told by a worker."""
+    """What a Reporter tells its recorder about a job it handled."""
 
     job: int
     pid: int
     node: str
+    worker: str
+
+
+#: Gates by node name (tests in one process only): a Reporter on that node
+#: holds each job until its gate is set.
+GATES: dict[str, anyio.Event] = {}
 
 
 class Echo(Actor):
@@ -50,9 +56,11 @@ class Echo(Actor):
 
 
 class Reporter(Actor):
-    """Tells ``recorder`` a Result for each int job and replies with it;
-    on the nodes named in ``delays`` it first sleeps that many seconds
-    (blocking: a slow node)."""
+    """Handles int jobs: tells ``recorder`` a Result and replies with the
+    job. On the nodes named in ``delays`` (``"*"``: any other) it first
+    sleeps that many seconds;
+    on a node with a gate in GATES it first waits for the gate. A ``"hello"``
+    (a broadcast) is reported as job -1."""
 
     def __init__(
         self, recorder: ActorRef[Any], delays: dict[str, float] | None = None
@@ -62,16 +70,47 @@ class Reporter(Actor):
 
     def on_start(self) -> None:
         self.node = self.context.system.remote.node.node
-        self.delay = self.delays.get(self.node, 0.0)
+        self.delay = self.delays.get(self.node, self.delays.get("*", 0.0))
 
-    def receive(self, message: Any) -> Any:
+    async def receive(self, message: Any) -> Any:
+        if message == "hello":
+            message = -1
         if isinstance(message, int):
+            gate = GATES.get(self.node)
+            if gate is not None:
+                await gate.wait()
             if self.delay:
-                time.sleep(self.delay)
-            self.recorder.tell(Result(message, os.getpid(), self.node))
+                await anyio.sleep(self.delay)
+            self.recorder.tell(
+                Result(message, os.getpid(), self.node, self.context.path)
+            )
             return message
         if message == "pid":
             return os.getpid()
+        if message == "fail":
+            raise ValueError("asked to fail")
+        return None
+
+
+class Recorder(Actor):
+    """Collects Results; ``"get"`` returns them. Each milestone
+    ``(count, event)`` has its event set once ``count`` distinct jobs were
+    reported."""
+
+    def __init__(self, *milestones: tuple[int, anyio.Event]) -> None:
+        self.results: list[Result] = []
+        self.jobs: set[int] = set()
+        self.milestones = list(milestones)
+
+    def receive(self, message: Any) -> Any:
+        if message == "get":
+            return list(self.results)
+        if isinstance(message, Result):
+            self.results.append(message)
+            self.jobs.add(message.job)
+            for count, event in self.milestones:
+                if len(self.jobs) >= count:
+                    event.set()
         return None
 
 

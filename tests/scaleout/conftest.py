@@ -58,9 +58,15 @@ def remote(url: str, system: str, node: str, **options: Any) -> Remote:
 
 @asynccontextmanager
 async def node(
-    url: str, system: str, name: str, modules: tuple[str, ...] = (WORKERS,)
+    url: str,
+    system: str,
+    name: str,
+    modules: tuple[str, ...] = (WORKERS,),
+    shutdown_timeout: float | None = None,
 ) -> AsyncIterator[ActorSystem]:
     """A node in this process hosting ``modules`` (with a node agent)."""
-    async with ActorSystem(remote=remote(url, system, name)) as actors:
+    async with ActorSystem(
+        remote=remote(url, system, name), shutdown_timeout=shutdown_timeout
+    ) as actors:
         start_agent(actors, Hosted(modules))
         yield actors
