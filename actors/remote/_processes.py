@@ -97,6 +97,11 @@ class NodeProcesses:
             self.kill()
             raise
 
+    def exit_code(self, name: str) -> int | None:
+        """The exit code of the process of node ``name``, or None while it
+        runs."""
+        return self.processes[self.names.index(name)].poll()
+
     @property
     def pids(self) -> list[int]:
         """The processes' ids."""

@@ -250,6 +250,13 @@ class RemotePoolRef(Generic[M]):
                     agent = await remote.lookup(node, AGENT_NAME, timeout=2.0)
                     answer = await agent.ask(self._request, timeout=10.0)
                 except (NodeUnreachable, AskTimeout):
+                    processes = self._processes
+                    code = None if processes is None else processes.exit_code(node)
+                    if code is not None:  # it will never come: say so
+                        self._refused(
+                            node, RuntimeError(f"node process {node} exited ({code})")
+                        )
+                        return
                     await anyio.sleep(delay)
                     delay = min(delay * 2, _RETRY_MAX)
                     continue
@@ -257,17 +264,18 @@ class RemotePoolRef(Generic[M]):
                     answer = exc
                 if type(answer) is not Spawned:
                     error = answer if isinstance(answer, BaseException) else None
-                    self.errors[node] = error or RuntimeError(repr(answer))
-                    logger.error(
-                        "pool %s: node %s refused to join: %s", self.name, node, answer
-                    )
-                    self._notify()
+                    self._refused(node, error or RuntimeError(repr(answer)))
                     return
                 delay = _RETRY_FIRST
                 lost = anyio.Event()
                 assert self._ref is not None
                 self._ref.tell(_Joined(node, answer.ref, lost))
                 await lost.wait()
+
+    def _refused(self, node: str, error: BaseException) -> None:
+        self.errors[node] = error
+        logger.error("pool %s: node %s cannot join: %s", self.name, node, error)
+        self._notify()
 
     def _notify(self) -> None:
         self._changed.set()

@@ -171,12 +171,29 @@ def module_name_of(module: ModuleType) -> str:
 
 
 def module_spec_of(module: ModuleType) -> str:
-    """What to pass a node's ``--module`` so that it imports ``module``: its
-    name, or the main script's path."""
-    if module.__name__ == "__main__":
-        module_name_of(module)  # raises for an interactive session
-        return os.path.abspath(module.__file__ or "")
-    return module.__name__
+    """What to pass a node's ``--module`` so that it imports ``module`` under
+    :func:`module_name_of`: its name when the import system finds it by
+    name, else ``"name=path/to/file.py"`` (the main script, or a module
+    loaded from a file outside ``sys.path``).
+
+    Raises:
+        ValueError: ``module`` has no file and cannot be found by name.
+    """
+    name = module_name_of(module)
+    path: str | None = getattr(module, "__file__", None)
+    if not path:
+        if module.__name__ == "__main__":
+            raise ValueError(f"module {name} has no file a node could import")
+        return name  # a namespace or built-in module: by name
+    path = os.path.abspath(path)
+    if module.__name__ != "__main__":
+        # Found by name on sys.path (as a node with this sys.path finds it)?
+        relative = os.path.join(*name.split("."))
+        for entry in sys.path:
+            base = os.path.join(os.path.abspath(entry or os.curdir), relative)
+            if path in (base + ".py", os.path.join(base, "__init__.py")):
+                return name
+    return f"{name}={path}"
 
 
 def target_of(factory: type[Actor] | str) -> tuple[str, ModuleType | None]:
@@ -204,39 +221,46 @@ def target_of(factory: type[Actor] | str) -> tuple[str, ModuleType | None]:
             f"{factory.__qualname__} is not at the top level of its module: "
             "a node could not find it"
         )
-    module = sys.modules[factory.__module__]
+    module = sys.modules.get(factory.__module__)
+    if module is None or getattr(module, factory.__qualname__, None) is not factory:
+        raise ValueError(
+            f"{factory.__qualname__} is not the class its module "
+            f"{factory.__module__} holds under that name now (the module was "
+            "loaded again, or the class replaced): a node could not find it"
+        )
     return f"{module_name_of(module)}:{factory.__qualname__}", module
 
 
 def load_module(spec: str) -> tuple[ModuleType, str]:
-    """Import a module by name (``pkg.mod``) or by file path (``x/y.py``,
-    imported as ``y``); returns it and the name it goes by.
+    """Import a module by name (``pkg.mod``), by file path (``x/y.py``,
+    imported as ``y``), or by ``name=path`` (the file imported as ``name``);
+    returns it and the name it goes by.
 
     Raises:
         ImportError / FileNotFoundError: it cannot be imported.
         SyntaxError / Exception: importing it raised.
     """
-    if spec.endswith(".py") or os.sep in spec:
-        path = os.path.abspath(spec)
+    name, sep, path = spec.partition("=")
+    if not sep:
+        if not (spec.endswith(".py") or os.sep in spec):
+            return importlib.import_module(spec), spec
+        path = spec
         name = os.path.splitext(os.path.basename(path))[0]
-        known = sys.modules.get(name)
-        if (
-            known is not None
-            and os.path.abspath(getattr(known, "__file__", "")) == path
-        ):
-            return known, name
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        if module_spec is None or module_spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[name] = module
-        try:
-            module_spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module, name
-    return importlib.import_module(spec), spec
+    path = os.path.abspath(path)
+    known = sys.modules.get(name)
+    if known is not None and os.path.abspath(getattr(known, "__file__", "")) == path:
+        return known, name
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"cannot import {path} as {name}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module, name
 
 
 def _is_message_class(cls: type) -> bool:

@@ -116,3 +116,39 @@ async def test_node_processes_leave_when_their_parent_is_killed(
         await parent.aclose()
     # Their standard input ended with the parent: they leave on their own.
     await gone(pids)
+
+
+async def test_a_node_process_that_leaves_on_sigterm_hands_its_work_back(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    # A clean leave loses nothing and repeats nothing: the jobs it had not
+    # started go back to the pool, the running ones finish and are reported.
+    jobs = 200
+    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+        started, finished = anyio.Event(), anyio.Event()
+        recorder = main.spawn(Recorder, (30, started), (jobs, finished))
+        pool = main.remote.spawn_pool(
+            Reporter, recorder, {"*": 0.005}, processes=2, workers=2, prefetch=8
+        )
+        await pool.wait_ready(timeout=30)
+        for job in range(jobs):
+            pool.tell(job)
+        with anyio.fail_after(30):
+            await started.wait()
+        leaving = pool.pids[0]
+        os.kill(leaving, signal.SIGTERM)
+        with anyio.fail_after(30):
+            await finished.wait()
+        await gone([leaving])
+        seen = await recorder.ask("get")
+        assert sorted(r.job for r in seen) == list(range(jobs))  # each once
+        assert pool.redispatched >= 1  # what it had not started came back
+
+
+async def test_a_node_process_that_cannot_start_makes_wait_ready_raise(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+        pool = main.remote.spawn_pool("no_such_module_anywhere:Worker", processes=1)
+        with pytest.raises(RuntimeError, match="exited"):
+            await pool.wait_ready(timeout=30)
