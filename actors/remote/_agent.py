@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from .. import Actor, ActorRef
+from .. import Actor, ActorRef, LocalAsk
 from ..channel import (
     ClosedResourceError,
     EndOfStream,
@@ -161,6 +161,7 @@ class PoolMember(Actor):
         self._running = 0
         self._idle: anyio.Event | None = None
         self._scope = anyio.CancelScope()
+        self._report_every = max(1, request.workers * request.prefetch // 4)
 
     def on_start(self) -> None:
         context = self.context
@@ -225,41 +226,68 @@ class PoolMember(Actor):
                 tg.start_soon(self._reporter)
 
     async def _work(self, index: int, queue: Any) -> None:
+        """Feed worker ``index``: take up to ``prefetch`` jobs at once (an
+        idle worker pulls), enqueue them all as asks (the worker drains them
+        in one wake), and record each outcome as it comes."""
         codec = self._codec
         host = self._host
         worker = self.workers[index]
+        limit = self.request.prefetch
         async with queue:
-            async for job_id, wants_reply, tag, body in queue:
-                self._running += 1
+            while True:
                 try:
+                    batch = await queue.receive_many(limit)
+                except (EndOfStream, ClosedResourceError):
+                    return
+                self._running += len(batch)
+                asked: list[tuple[int, bool, LocalAsk | Exception]] = []
+                for job_id, wants_reply, tag, body in batch:
                     try:
                         message = codec.decode(tag, body)
-                        local = host.ask_nowait(worker, message)
+                        asked.append(
+                            (job_id, wants_reply, host.ask_nowait(worker, message))
+                        )
+                    except Exception as exc:
+                        asked.append((job_id, wants_reply, exc))
+                for job_id, wants_reply, local in asked:
+                    try:
+                        if isinstance(local, Exception):
+                            raise local
                         value = await local.result(None)
                     except Exception as exc:
                         error_tag, data = codec.encode_error(exc)
                         outcome = (job_id, FAILED, error_tag, msgspec.Raw(data))
                     else:
-                        if wants_reply:
-                            try:
-                                reply_tag, data = codec.encode(value)
-                                outcome = (
-                                    job_id,
-                                    REPLIED,
-                                    reply_tag,
-                                    msgspec.Raw(data),
-                                )
-                            except TypeError as exc:
-                                error_tag, data = codec.encode_error(exc)
-                                outcome = (job_id, FAILED, error_tag, msgspec.Raw(data))
-                        else:
-                            outcome = (job_id, DONE, "", _NIL)
-                finally:
-                    self._running -= 1
-                self._done.append(outcome)
-                self._report.set()
-                if not self._running and self._idle is not None:
-                    self._idle.set()
+                        outcome = self._outcome(job_id, wants_reply, value)
+                    finally:
+                        self._running -= 1
+                    self._finished(outcome, queue)
+
+    def _outcome(
+        self, job_id: int, wants_reply: bool, value: object
+    ) -> tuple[int, int, str, msgspec.Raw]:
+        if not wants_reply:
+            return (job_id, DONE, "", _NIL)
+        codec = self._codec
+        try:
+            tag, data = codec.encode(value)
+        except TypeError as exc:
+            tag, data = codec.encode_error(exc)
+            return (job_id, FAILED, tag, msgspec.Raw(data))
+        return (job_id, REPLIED, tag, msgspec.Raw(data))
+
+    def _finished(self, outcome: tuple[int, int, str, msgspec.Raw], queue: Any) -> None:
+        done = self._done
+        done.append(outcome)
+        # Report in batches: a quarter of the window at a time, or whenever
+        # this member has nothing left to start (its credits are needed now).
+        if (
+            len(done) >= self._report_every
+            or not queue.statistics().current_buffer_used
+        ):
+            self._report.set()
+        if not self._running and self._idle is not None:
+            self._idle.set()
 
     async def _reporter(self) -> None:
         while True:

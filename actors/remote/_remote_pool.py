@@ -201,6 +201,9 @@ class RemotePoolRef(Generic[M]):
         self._turn = 0
         self._room: anyio.Event | None = None
         self._changed = anyio.Event()
+        self._idle: anyio.Event | None = None
+        self._wake = anyio.Event()
+        self._kicked = False
         self._scopes: list[anyio.CancelScope] = []
         self._alive = True
         self._context: ActorContext | None = None
@@ -232,8 +235,21 @@ class RemotePoolRef(Generic[M]):
         )
         host = self._remote._host
         assert host is not None
+        host.task_group.start_soon(self._dispatcher)
         for node in self.nodes:
             host.task_group.start_soon(self._keep, node)
+
+    async def _dispatcher(self) -> None:
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        if not self._alive:
+            return
+        with scope:
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                self._kicked = False
+                self._dispatch()
 
     async def _keep(self, node: str) -> None:
         """Keep a member on ``node`` while the pool lives: join it, and again
@@ -276,6 +292,9 @@ class RemotePoolRef(Generic[M]):
         self.errors[node] = error
         logger.error("pool %s: node %s cannot join: %s", self.name, node, error)
         self._notify()
+
+    def _is_idle(self) -> bool:
+        return not self._queue and not any(m.jobs for m in self._members.values())
 
     def _notify(self) -> None:
         self._changed.set()
@@ -350,6 +369,9 @@ class RemotePoolRef(Generic[M]):
                     answer.error = value
             answer.event.set()
         self._dispatch()
+        if self._idle is not None and self._is_idle():
+            self._idle.set()
+            self._idle = None
 
     def _dispatch(self) -> None:
         queue = self._queue
@@ -434,6 +456,8 @@ class RemotePoolRef(Generic[M]):
         room = self._room
         if room is not None:
             room.set()
+        if self._idle is not None:
+            self._idle.set()
         self._notify()
         if self._processes is not None:
             await self._processes.close()
@@ -457,7 +481,11 @@ class RemotePoolRef(Generic[M]):
 
     def _enqueue(self, job: _Job) -> None:
         self._queue.append(job)
-        self._dispatch()
+        # Dispatched by the dispatcher task once the caller yields: a burst of
+        # tells travels as one Jobs message per member, not one each.
+        if not self._kicked:
+            self._kicked = True
+            self._wake.set()
 
     async def _wait_room(self) -> None:
         while self._full():
@@ -582,6 +610,17 @@ class RemotePoolRef(Generic[M]):
                 if len(self._members) >= wanted:
                     return
                 await self._changed.wait()
+
+    async def wait_idle(self) -> None:
+        """Wait until every message given to the pool so far was handled
+        (reported by its node): nothing queued, nothing in flight. Returns at
+        once when the pool has stopped.
+        """
+        while self._alive and not self._is_idle():
+            idle = self._idle
+            if idle is None:
+                idle = self._idle = anyio.Event()
+            await idle.wait()
 
     @property
     def is_alive(self) -> bool:
