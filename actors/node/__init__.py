@@ -6,9 +6,11 @@ classes of the modules named with ``--module`` for remote spawning
 (``system.remote.spawn_pool``), and leaves cleanly on SIGTERM or SIGINT: its
 pool members hand back the jobs they had not started, finish the running ones
 (within ``--grace`` seconds), report them, and the node leaves its system.
-See docs/scale-out.md.
+``host(system, modules)`` makes a system of your own program such a node.
+See docs/how-to/scale-out.md.
 """
 
+from ._serve import host as host
 from ._serve import serve as serve
 
-__all__ = ["serve"]
+__all__ = ["host", "serve"]

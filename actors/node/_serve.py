@@ -6,19 +6,44 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
 from typing import Any
 
 import anyio
 
-from .. import ActorSystem
+from .. import ActorRef, ActorSystem
 from ..remote import Remote
 from ..remote._agent import start_agent
 from ..remote._pool_protocol import Drain
 from ..remote._spawn import Hosted
 from ..remote._wire import DEFAULT_PREFIX
 
-__all__ = ["main", "serve"]
+__all__ = ["host", "main", "serve"]
+
+
+def host(
+    system: ActorSystem, modules: Iterable[str | ModuleType] = ()
+) -> ActorRef[Any]:
+    """Make ``system`` (entered, with a remote layer) host actors for other
+    nodes, as ``python -m actors.node`` does: the public top-level Actor
+    classes of ``modules`` can be spawned on it (``system.remote.spawn``)
+    and it takes part in pools across processes (``spawn_pool(nodes=...)``).
+
+    Args:
+        system: the system to make a worker node.
+        modules: modules, or their names, or file paths (``name=path`` to
+            import a file under a name), imported now.
+
+    Returns:
+        The ref of its node agent (``/user/node-agent``).
+
+    Raises:
+        TypeError: ``system`` has no remote layer, or a bad ``modules`` entry.
+        ImportError, Exception: a module cannot be imported.
+        SystemNotRunning: the system is not entered.
+    """
+    return start_agent(system, Hosted(modules))
 
 
 async def _stdin_closed() -> None:
@@ -125,8 +150,8 @@ def main(argv: list[str]) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="a module name or .py path whose actor classes "
-        "this node hosts (repeat for more)",
+        help="a module name, a .py path, or NAME=PATH (the file imported as "
+        "NAME) whose actor classes this node hosts (repeat for more)",
     )
     parser.add_argument(
         "--grace",

@@ -299,17 +299,25 @@ class Hosted:
     of the modules its operator named.
 
     Args:
-        modules: module names or file paths (``--module``), imported now.
+        modules: modules, or their names or file paths (``--module``: see
+            :func:`load_module`), imported now.
 
     Raises:
         ImportError, FileNotFoundError, Exception: a module cannot be imported.
+        TypeError: an entry is neither a module nor a str.
     """
 
-    def __init__(self, modules: Iterable[str] = ()) -> None:
+    def __init__(self, modules: Iterable[str | ModuleType] = ()) -> None:
         self.modules: dict[str, ModuleType] = {}
         for spec in modules:
-            module, name = load_module(spec)
-            self.modules[name] = module
+            if isinstance(spec, ModuleType):
+                module = spec
+            elif isinstance(spec, str):
+                module, _ = load_module(spec)
+            else:
+                raise TypeError(f"a module or its name, not {spec!r}")
+            # The name spawners use for it (the main script's by its stem).
+            self.modules[module_name_of(module)] = module
 
     def resolve(self, target: str) -> type[Actor]:
         """The class at ``target`` (``"pkg.mod:Name"``).

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from actors import ActorSystem
+from actors.node import host
 from actors.remote import Remote
-from actors.remote._agent import start_agent
 from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._nats._protocol import new_nuid
 from actors.remote._server import NatsServer
-from actors.remote._spawn import Hosted
 
 from . import _workers
 
@@ -68,5 +67,5 @@ async def node(
     async with ActorSystem(
         remote=remote(url, system, name), shutdown_timeout=shutdown_timeout
     ) as actors:
-        start_agent(actors, Hosted(modules))
+        host(actors, modules)
         yield actors
