@@ -34,8 +34,10 @@ from ._pool_protocol import (
     FAILED,
     REPLIED,
     Broadcast,
+    Check,
     Done,
     Drain,
+    Holding,
     Jobs,
     JoinPool,
     Returned,
@@ -157,6 +159,8 @@ class PoolMember(Actor):
         self.coordinator = request.coordinator
         self.workers: list[ActorRef[Any]] = []
         self._done: list[tuple[int, int, str, msgspec.Raw]] = []
+        #: Jobs held: received and not yet reported (or handed back).
+        self._held: set[int] = set()
         self._report = anyio.Event()
         self._running = 0
         self._idle: anyio.Event | None = None
@@ -194,9 +198,11 @@ class PoolMember(Actor):
         if kind is Jobs:
             jobs = self._jobs
             returned = []
+            held = self._held
             for item in message.items:
                 try:
                     jobs.send_nowait(item)
+                    held.add(item[0])
                 except (ClosedResourceError, anyio.BrokenResourceError):
                     returned.append(item[0])  # leaving: hand it back
             if returned:
@@ -212,6 +218,10 @@ class PoolMember(Actor):
                 except Exception:
                     host = self._host
                     host.dead_letter(worker, value, "worker full or stopped")
+        elif kind is Check:
+            self.coordinator.tell(
+                Holding(self.context.self_ref, message.upto, list(self._held))
+            )
         elif kind is Drain:
             await self._drain(message.grace)
             self.context.stop()
@@ -307,6 +317,9 @@ class PoolMember(Actor):
                 count += 1
             items = done[:count]
             del done[:count]
+            held = self._held
+            for item in items:
+                held.discard(item[0])
             await self.coordinator.send(Done(me, items))
 
     async def _drain(self, grace: float) -> None:
@@ -319,6 +332,7 @@ class PoolMember(Actor):
         self._jobs.close()
         me = self.context.self_ref
         if returned:
+            self._held.difference_update(returned)
             await self.coordinator.send(Returned(me, returned))
         with anyio.move_on_after(grace):
             if self._running:

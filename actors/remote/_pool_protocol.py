@@ -24,8 +24,10 @@ __all__ = [
     "FAILED",
     "REPLIED",
     "Broadcast",
+    "Check",
     "Done",
     "Drain",
+    "Holding",
     "JoinPool",
     "Jobs",
     "Returned",
@@ -81,6 +83,25 @@ class Broadcast(msgspec.Struct, frozen=True, array_like=True):
     body: msgspec.Raw
 
 
+class Check(msgspec.Struct, frozen=True, array_like=True):
+    """To a member: answer :class:`Holding` (the coordinator's periodic
+    check for jobs or reports lost on the wire). ``upto``: the number of
+    Jobs messages the coordinator had sent the member before this one."""
+
+    upto: int
+
+
+class Holding(msgspec.Struct, frozen=True, array_like=True):
+    """To the coordinator: the jobs ``member`` holds (queued, running, or
+    finished and not yet reported), answering :class:`Check` ``upto``. A job
+    sent before the check that it does not hold was lost (or its report
+    was): the coordinator dispatches it again."""
+
+    member: ActorRef[Any]
+    upto: int
+    job_ids: list[int]
+
+
 class Drain(msgspec.Struct, frozen=True, array_like=True):
     """To a member (from its node's agent): hand back unstarted jobs, finish
     the running ones within ``grace`` seconds, report them, and stop."""
@@ -90,4 +111,4 @@ class Drain(msgspec.Struct, frozen=True, array_like=True):
 
 def protocol_classes() -> tuple[type, ...]:
     """The classes to register on both sides (see ``register_protocol``)."""
-    return (JoinPool, Jobs, Done, Returned, Broadcast, Drain)
+    return (JoinPool, Jobs, Done, Returned, Broadcast, Check, Holding, Drain)

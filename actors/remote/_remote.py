@@ -810,6 +810,7 @@ class Remote:
         worker_capacity: int | None = None,
         name: str | None = None,
         grace: float = 5.0,
+        check_interval: float = 5.0,
         **kwargs: Any,
     ) -> RemotePoolRef[Any]:
         """A pool of workers on several nodes behind one ref (see
@@ -834,6 +835,9 @@ class Remote:
             worker_capacity: each worker's mailbox quota.
             name: the coordinator actor's name (default: made up).
             grace: seconds a started process may take to leave.
+            check_interval: seconds between the pool's checks of what each
+                member holds: jobs (or their reports) lost on the wire, for
+                example across a NATS server restart, are dispatched again.
 
         Raises:
             TypeError / ValueError: bad arguments (both or neither of
@@ -856,6 +860,7 @@ class Remote:
             worker_capacity=worker_capacity,
             name=name,
             grace=_seconds("grace", grace),
+            check_interval=_seconds("check_interval", check_interval),
         )
 
     # -- the receivers' side -----------------------------------------------------

@@ -45,7 +45,9 @@ from ._pool_protocol import (
     FAILED,
     REPLIED,
     Broadcast,
+    Check,
     Done,
+    Holding,
     Jobs,
     JoinPool,
     Returned,
@@ -103,7 +105,7 @@ class _Answer:
 
 
 class _Job:
-    __slots__ = ("answer", "body", "id", "message", "tag")
+    __slots__ = ("answer", "batch", "body", "id", "message", "tag")
 
     def __init__(
         self,
@@ -118,12 +120,13 @@ class _Job:
         self.tag = tag
         self.body = body
         self.answer = answer
+        self.batch = 0  # the member's Jobs message count when it was sent
 
 
 class _Member:
     """A member of the pool on one node, as the coordinator sees it."""
 
-    __slots__ = ("credit", "jobs", "leaving", "lost", "node", "ref")
+    __slots__ = ("batches", "credit", "jobs", "leaving", "lost", "node", "ref")
 
     def __init__(
         self, node: str, ref: ActorRef[Any], credit: int, lost: anyio.Event
@@ -134,6 +137,7 @@ class _Member:
         self.jobs: dict[int, _Job] = {}
         self.leaving = False
         self.lost = lost
+        self.batches = 0  # Jobs messages sent to it
 
 
 class _Joined(msgspec.Struct):
@@ -165,6 +169,8 @@ class _Coordinator(Actor):
             pool._on_joined(self.context, message)
         elif kind is Returned:
             pool._on_returned(message)
+        elif kind is Holding:
+            pool._on_holding(message)
 
     async def on_stop(self) -> None:
         await self.pool._on_stop()
@@ -187,8 +193,10 @@ class RemotePoolRef(Generic[M]):
         nodes: list[str],
         capacity: int | None,
         processes: NodeProcesses | None,
+        check_interval: float = 5.0,
     ) -> None:
         self._remote = remote
+        self._check_interval = check_interval
         self._codec = remote.codec
         self._spec = spec
         self._request: JoinPool | None = None
@@ -236,6 +244,7 @@ class RemotePoolRef(Generic[M]):
         host = self._remote._host
         assert host is not None
         host.task_group.start_soon(self._dispatcher)
+        host.task_group.start_soon(self._checker)
         for node in self.nodes:
             host.task_group.start_soon(self._keep, node)
 
@@ -332,6 +341,42 @@ class RemotePoolRef(Generic[M]):
         self._queue.extendleft(jobs)  # newest first: the oldest ends first
         self._dispatch()
 
+    def _on_holding(self, holding: Holding) -> None:
+        member = self._members.get(holding.member)
+        if member is None:
+            return
+        held = set(holding.job_ids)
+        upto = holding.upto
+        lost = [
+            job_id
+            for job_id, job in member.jobs.items()
+            if job.batch <= upto and job_id not in held
+        ]
+        if lost:
+            logger.warning(
+                "pool %s: %d jobs (or their reports) to %s were lost on the "
+                "wire: dispatched again",
+                self.name,
+                len(lost),
+                member.node,
+            )
+            member.credit += len(lost)
+            self._requeue(member, lost)
+
+    async def _checker(self) -> None:
+        """Every check interval, ask each member which jobs it holds."""
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        if not self._alive:
+            return
+        with scope:
+            while True:
+                await anyio.sleep(self._check_interval)
+                for member in list(self._members.values()):
+                    if member.jobs:
+                        with contextlib.suppress(MailboxFull):
+                            member.ref.tell(Check(member.batches))
+
     def _on_returned(self, returned: Returned) -> None:
         member = self._members.get(returned.member)
         if member is None:
@@ -403,33 +448,35 @@ class RemotePoolRef(Generic[M]):
     def _send(self, member: _Member, jobs: list[_Job]) -> bool:
         """Send ``jobs`` to ``member`` in messages of at most _BATCH_BYTES;
         what cannot be sent goes back to the head of the queue."""
-        ref = member.ref
-        chunk: list[tuple[int, bool, str, msgspec.Raw]] = []
+        chunk: list[_Job] = []
         size = 0
-        start = 0
-        for index, job in enumerate(jobs):
-            length = len(job.body)
-            if chunk and size + length > _BATCH_BYTES:
-                if not self._tell(ref, chunk):
-                    self._queue.extendleft(reversed(jobs[start:]))
+        sent = 0
+        for job in [*jobs, None]:
+            length = 0 if job is None else len(job.body)
+            if chunk and (job is None or size + length > _BATCH_BYTES):
+                items = [(j.id, j.answer is not None, j.tag, j.body) for j in chunk]
+                if not self._tell(member, items):
+                    self._queue.extendleft(reversed(jobs[sent:]))
                     return False
-                chunk, size, start = [], 0, index
-            chunk.append((job.id, job.answer is not None, job.tag, job.body))
-            size += length
-        if chunk and not self._tell(ref, chunk):
-            self._queue.extendleft(reversed(jobs[start:]))
-            return False
-        for job in jobs:
-            member.jobs[job.id] = job
-        member.credit -= len(jobs)
+                batch = member.batches
+                for sent_job in chunk:
+                    sent_job.batch = batch
+                    member.jobs[sent_job.id] = sent_job
+                member.credit -= len(chunk)
+                sent += len(chunk)
+                chunk, size = [], 0
+            if job is not None:
+                chunk.append(job)
+                size += length
         return True
 
     @staticmethod
-    def _tell(ref: ActorRef[Any], items: list[Any]) -> bool:
+    def _tell(member: _Member, items: list[Any]) -> bool:
         try:
-            ref.tell(Jobs(items))
+            member.ref.tell(Jobs(items))
         except MailboxFull:
             return False
+        member.batches += 1
         return True
 
     async def _on_stop(self) -> None:
@@ -680,6 +727,7 @@ def spawn_remote_pool(
     worker_capacity: int | None,
     name: str | None,
     grace: float,
+    check_interval: float = 5.0,
 ) -> RemotePoolRef[Any]:
     """See :meth:`Remote.spawn_pool`."""
     for option, value in (("workers", workers), ("prefetch", prefetch)):
@@ -747,6 +795,7 @@ def spawn_remote_pool(
             nodes,
             capacity,
             started,
+            check_interval,
         )
         pool._ref = host.system.spawn(_Coordinator, pool, name=name)
     except BaseException:

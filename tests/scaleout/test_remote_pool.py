@@ -262,3 +262,38 @@ async def test_bad_pool_arguments_are_refused_at_the_call(
         pool = spawn(Echo, nodes=["a"])
         with pytest.raises(TypeError, match="object"):
             pool.tell(object())
+
+
+async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again(
+    nats_server: NatsServer, system_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first Jobs message is "lost": counted as sent, never published.
+    real_tell = RemotePoolRef._tell
+    lost: list[Any] = []
+
+    def lossy_tell(member: Any, items: list[Any]) -> bool:
+        if not lost:
+            lost.append(items)
+            member.batches += 1
+            return True
+        return real_tell(member, items)
+
+    monkeypatch.setattr(RemotePoolRef, "_tell", staticmethod(lossy_tell))
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        node(url, system_name, "a"),
+    ):
+        finished = anyio.Event()
+        recorder = main.spawn(Recorder, (10, finished))
+        pool = main.remote.spawn_pool(
+            Reporter, recorder, nodes=["a"], check_interval=0.05
+        )
+        await pool.wait_ready(timeout=10)
+        for job in range(10):
+            pool.tell(job)
+        with anyio.fail_after(10):
+            await finished.wait()
+        assert lost
+        assert pool.redispatched == len(lost[0])
+        assert sorted(r.job for r in await results(recorder)) == list(range(10))
