@@ -225,6 +225,8 @@ class RemotePoolRef(Generic[M]):
         self.failures = 0
         #: Jobs dispatched again after their member was lost.
         self.redispatched = 0
+        #: Jobs reported done, per node name (since the pool started).
+        self.handled: dict[str, int] = {}
 
     # -- the coordinator's side --------------------------------------------------
 
@@ -390,10 +392,12 @@ class RemotePoolRef(Generic[M]):
             return  # a member already lost: its jobs went to others
         jobs = member.jobs
         codec = self._codec
+        handled = 0
         for job_id, kind, tag, body in done.items:
             job = jobs.pop(job_id, None)
             if job is None:
                 continue
+            handled += 1
             member.credit += 1
             answer = job.answer
             if answer is None:
@@ -413,6 +417,8 @@ class RemotePoolRef(Generic[M]):
                 else:
                     answer.error = value
             answer.event.set()
+        node = member.node
+        self.handled[node] = self.handled.get(node, 0) + handled
         self._dispatch()
         if self._idle is not None and self._is_idle():
             self._idle.set()

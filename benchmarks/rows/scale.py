@@ -7,8 +7,9 @@ says (``time.perf_counter``): the work happens in other processes, whose CPU
 time the process clock does not see.
 
 * ``scale/fan_out``: the main job's work (``examples/fan_out.py``: read,
-  count lines and words, SHA-256) on the first ``count`` files of the Python
-  standard library: 16 worker actors in this process (``in-process``), or a
+  count lines and words, SHA-256) on every file of the Python standard
+  library (the first 100 with ``--quick``): 16 worker actors in this
+  process (``in-process``), or a
   pool across processes with 8 workers per node on one node process
   (``processes/1``) or two (``processes/2``, the subject). Unit: one file.
 * ``scale/tiny``: ``count`` tiny tells (an int each) to one worker:
@@ -44,7 +45,7 @@ from ._scale_workers import Analyzer, Counter, Tiny, Uneven
 
 __all__: list[str] = []
 
-FILES, QUICK_FILES = 2_000, 100
+QUICK_FILES = 100
 TINY, QUICK_TINY = 20_000, 500
 UNEVEN, QUICK_UNEVEN = 600, 30
 FAST, SLOW = 0.001, 0.005  #: seconds per job on the two nodes of scale/uneven
@@ -79,11 +80,19 @@ def _remote() -> Remote:
     return Remote(_url(), system=SYSTEM, node=f"bench-{next(_names)}")
 
 
-def _files(count: int) -> list[str]:
+def _all_files() -> list[str]:
+    """Every file of the standard library, as the main job walks it."""
     from examples.fan_out import THIRD_PARTY, list_files
 
-    files = list_files(sysconfig.get_paths()["stdlib"], THIRD_PARTY)
-    return files[:count]
+    return list_files(sysconfig.get_paths()["stdlib"], THIRD_PARTY)
+
+
+def _files(count: int) -> list[str]:
+    return _all_files()[:count]
+
+
+#: Every file of the standard library per sample (the main job's work).
+FILES = len(_all_files())
 
 
 async def _pool(
@@ -272,3 +281,24 @@ else:
             subject="credits",
         )
     )
+
+
+async def fairness(jobs: int = UNEVEN, prefetch: int = 1) -> dict[str, int]:
+    """Jobs each node of scale/uneven handled through the pool's credits
+    (``python -m benchmarks.rows.scale`` prints them)."""
+    async with ActorSystem(remote=_remote()) as system:
+        pool = await _pool(system, Uneven, DELAYS, nodes=NODES, prefetch=prefetch)
+        for index in range(jobs):
+            pool.tell(index)
+        await pool.wait_idle()
+        pool.stop()
+        return {
+            ("fast" if n == NODES[0] else "slow"): c for n, c in pool.handled.items()
+        }
+
+
+if __name__ == "__main__":
+    for _prefetch in (1, 4):
+        _split = anyio.run(fairness, UNEVEN, _prefetch)
+        _ratio = _split["fast"] / _split["slow"]
+        print(f"prefetch {_prefetch}: {_split}, fast/slow {_ratio:.2f}")
