@@ -22,8 +22,10 @@ The building blocks, each tested on its own:
   (``RemoteRef``);
 * scale-out: ``_spawn`` (remote spawn, the classes a node hosts), ``_agent``
   (the node's agent and a pool's members), ``_pool_protocol``,
-  ``_remote_pool`` (``RemotePoolRef``: pools across processes) and
-  ``_processes`` (node processes on this machine);
+  ``_pool_coordinator`` (credits, dispatch, lost members),
+  ``_remote_pool`` (``RemotePoolRef``: pools across processes, the users'
+  side), ``_remote_pool_spawn`` and ``_processes`` (node processes on this
+  machine);
 * ``_errors``: ``ActorNotFound``, ``DecodeError``, ``FrameTooLarge``,
   ``NodeUnreachable``, ``NodeDown``, ``RemoteActorError``.
 

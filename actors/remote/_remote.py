@@ -62,7 +62,8 @@ from ._nats import (
 from ._node import NodeAddress, RefAddress, check_token
 from ._outbound import DEFAULT_CAPACITY, Outbound
 from ._ref import RemoteRef
-from ._remote_pool import RemotePoolRef, spawn_remote_pool
+from ._remote_pool import RemotePoolRef
+from ._remote_pool_spawn import spawn_remote_pool
 from ._server import embedded_nats_server
 from ._spawn import check_spawn_options, remote_spawn
 from ._wire import (
@@ -832,7 +833,8 @@ class Remote:
                 the fairest spread of long jobs, more to batch short ones.
             capacity: messages the pool's queue holds (None: unbounded):
                 ``tell`` raises ``MailboxFull``, ``send`` waits beyond it.
-            worker_capacity: each worker's mailbox quota.
+            worker_capacity: each worker's mailbox quota (None, or at least
+                ``prefetch``: a worker is handed up to ``prefetch`` jobs at once).
             name: the coordinator actor's name (default: made up).
             grace: seconds a started process may take to leave.
             check_interval: seconds between the pool's checks of what each

@@ -257,6 +257,8 @@ async def test_bad_pool_arguments_are_refused_at_the_call(
             spawn(Echo, nodes=["a"], workers=0)
         with pytest.raises(TypeError, match="capacity"):
             spawn(Echo, nodes=["a"], capacity=1.5)
+        with pytest.raises(ValueError, match="worker_capacity"):
+            spawn(Echo, nodes=["a"], prefetch=4, worker_capacity=2)
         with pytest.raises(TypeError, match="object"):
             spawn(Echo, object(), nodes=["a"])
         pool = spawn(Echo, nodes=["a"])
