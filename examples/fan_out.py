@@ -116,15 +116,24 @@ def list_files(root: str, skip: frozenset[str] = frozenset()) -> list[str]:
 
 
 class Worker(Actor):
-    """Analyzes the files it is sent and tells the results to the root."""
+    """Analyzes the files it is sent and tells the results to the root.
 
-    def __init__(self, root: ActorRef[Any]) -> None:
+    In a worker thread by default, so the event loop never blocks on disk;
+    ``in_thread=False`` on the event loop's own thread, for a node process,
+    whose loop exists for this work (no thread hop: half the CPU per file).
+    """
+
+    def __init__(self, root: ActorRef[Any], in_thread: bool = True) -> None:
         self.root = root
+        self.in_thread = in_thread
 
     async def receive(self, message: Any) -> None:
         if isinstance(message, str):
             try:
-                stats = await anyio.to_thread.run_sync(analyze, message)
+                if self.in_thread:
+                    stats = await anyio.to_thread.run_sync(analyze, message)
+                else:
+                    stats = analyze(message)
             except OSError as exc:
                 self.root.tell(FileFailed(message, f"{type(exc).__name__}: {exc}"))
             else:
@@ -185,6 +194,7 @@ class Root(Actor):
             pool = self.context.system.remote.spawn_pool(
                 Worker,
                 me,
+                False,  # each node process's loop is there for this work
                 processes=self.processes,
                 workers=max(1, self.worker_count // self.processes),
                 prefetch=2,

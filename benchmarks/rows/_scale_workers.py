@@ -81,3 +81,15 @@ class Counter(Actor):
         self.tally[0] += 1
         if self.tally[0] == self.expected:
             self.done.set()
+
+
+class InlineAnalyzer(Actor):
+    """As Analyzer, on the event loop's thread (no thread hop), as
+    ``examples/fan_out.py`` runs in node processes."""
+
+    def __init__(self, counter: ActorRef[Any]) -> None:
+        self.counter = counter
+
+    def receive(self, message: Any) -> None:
+        if isinstance(message, str):
+            self.counter.tell(analyze(message)[3])

@@ -8,10 +8,11 @@ time the process clock does not see.
 
 * ``scale/fan_out``: the main job's work (``examples/fan_out.py``: read,
   count lines and words, SHA-256) on every file of the Python standard
-  library (the first 100 with ``--quick``): 16 worker actors in this
-  process (``in-process``), or a
-  pool across processes with 8 workers per node on one node process
-  (``processes/1``) or two (``processes/2``, the subject). Unit: one file.
+  library (the first 100 with ``--quick``), as ``examples/fan_out.py`` does
+  it: 16 worker actors in this process reading in worker threads
+  (``in-process``), or a pool across processes with 8 workers per node
+  reading on the node's loop on one node process (``processes/1``) or two
+  (``processes/2``, the subject). Unit: one file.
 * ``scale/tiny``: ``count`` tiny tells (an int each) to one worker:
   in this process (``in-process``), or to a pool on one node process with 64
   credits per worker (``batched``, the subject: jobs and reports travel in
@@ -41,7 +42,7 @@ from actors.remote._processes import NodeProcesses
 from actors.remote._server import NatsServer, find_nats_server
 
 from .._registry import Impl, Row, Sample, register
-from ._scale_workers import Analyzer, Counter, Tiny, Uneven
+from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven
 
 __all__: list[str] = []
 
@@ -138,7 +139,7 @@ def _fan_out_across(processes: int) -> Any:
             counter = system.spawn(Counter, len(files), done, tally)
             pool = await _pool(
                 system,
-                Analyzer,
+                InlineAnalyzer,
                 counter,
                 nodes=NODES[:processes],
                 workers=8,
