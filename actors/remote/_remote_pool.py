@@ -177,20 +177,22 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
         """Wait until ``members`` members (default: one per node) have joined.
 
         Raises:
-            SpawnError / Exception: a node refused to join (e.g. it does not
-                host the class); the error it answered.
+            SpawnError / Exception: too many nodes cannot join for that many
+                members (a node refused, e.g. it does not host the class, or
+                its process exited); the first node's error.
             TimeoutError: fewer members after ``timeout`` seconds.
             ActorStopped: the pool has stopped.
         """
         wanted = len(self.nodes) if members is None else members
         with anyio.fail_after(timeout):
             while True:
-                if self.errors:
-                    raise next(iter(self.errors.values()))
                 if not self._alive:
                     raise ActorStopped(f"the pool {self.name} has stopped")
                 if len(self._members) >= wanted:
                     return
+                errors = self.errors
+                if errors and len(self.nodes) - len(errors) < wanted:
+                    raise next(iter(errors.values()))
                 await self._changed.wait()
 
     async def wait_idle(self) -> None:
