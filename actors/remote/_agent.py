@@ -15,13 +15,14 @@ the coordinator in batches (each report gives the credits back).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
-from .. import Actor, ActorRef, LocalAsk
+from .. import Actor, ActorRef, LocalAsk, MailboxFull
 from ..channel import (
     ClosedResourceError,
     EndOfStream,
@@ -206,7 +207,9 @@ class PoolMember(Actor):
                 except (ClosedResourceError, anyio.BrokenResourceError):
                     returned.append(item[0])  # leaving: hand it back
             if returned:
-                self.coordinator.tell(Returned(self.context.self_ref, returned))
+                # A full buffer to the coordinator: its check finds them.
+                with contextlib.suppress(MailboxFull):
+                    self.coordinator.tell(Returned(self.context.self_ref, returned))
         elif kind is Broadcast:
             try:
                 value = decode_value(self._codec, (message.tag, message.body))
@@ -219,9 +222,11 @@ class PoolMember(Actor):
                     host = self._host
                     host.dead_letter(worker, value, "worker full or stopped")
         elif kind is Check:
-            self.coordinator.tell(
-                Holding(self.context.self_ref, message.upto, list(self._held))
-            )
+            # A full buffer to the coordinator: it checks again later.
+            with contextlib.suppress(MailboxFull):
+                self.coordinator.tell(
+                    Holding(self.context.self_ref, message.upto, list(self._held))
+                )
         elif kind is Drain:
             await self._drain(message.grace)
             self.context.stop()
@@ -317,10 +322,11 @@ class PoolMember(Actor):
                 count += 1
             items = done[:count]
             del done[:count]
+            await self.coordinator.send(Done(me, items))
+            # Held until sent: a Holding answered meanwhile still lists them.
             held = self._held
             for item in items:
                 held.discard(item[0])
-            await self.coordinator.send(Done(me, items))
 
     async def _drain(self, grace: float) -> None:
         returned = []

@@ -19,9 +19,9 @@ time the process clock does not see.
   batches) or 1 (``unbatched``: one job per round trip). Unit: one message.
 * ``scale/uneven``: ``count`` jobs over two node processes, one handler 5x
   slower than the other (1 ms and 5 ms, blocking): the pool's credits
-  (``credits``, the subject: idle workers pull) against telling two remote
-  workers in turn (``round-robin``, as an even spread such as a NATS queue
-  group's). Unit: one job.
+  (``credits``, the subject: idle workers pull, 2 credits per worker)
+  against telling two remote workers in turn (``round-robin``, as an even
+  spread such as a NATS queue group's). Unit: one job.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven
 __all__: list[str] = []
 
 QUICK_FILES = 100
-TINY, QUICK_TINY = 20_000, 500
+TINY, QUICK_TINY = 5_000, 500
 UNEVEN, QUICK_UNEVEN = 600, 30
 FAST, SLOW = 0.001, 0.005  #: seconds per job on the two nodes of scale/uneven
 GUARD = 120.0  #: seconds before a sample gives up (a row failure, not a hang)
@@ -197,7 +197,7 @@ DELAYS = {NODES[0]: FAST, NODES[1]: SLOW}
 
 async def uneven_credits(count: int) -> Sample:
     async with ActorSystem(remote=_remote()) as system:
-        pool = await _pool(system, Uneven, DELAYS, nodes=NODES, prefetch=1)
+        pool = await _pool(system, Uneven, DELAYS, nodes=NODES, prefetch=2)
         start = time.perf_counter()
         for index in range(count):
             pool.tell(index)
@@ -299,7 +299,7 @@ async def fairness(jobs: int = UNEVEN, prefetch: int = 1) -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    for _prefetch in (1, 4):
+    for _prefetch in (1, 2, 4):
         _split = anyio.run(fairness, UNEVEN, _prefetch)
         _ratio = _split["fast"] / _split["slow"]
         print(f"prefetch {_prefetch}: {_split}, fast/slow {_ratio:.2f}")
