@@ -71,6 +71,26 @@ async def test_leaving_the_system_ends_the_node_processes(
     assert not any(pid_alive(pid) for pid in pids)
 
 
+class Boom(Exception):
+    pass
+
+
+async def test_leaving_the_system_by_an_exception_ends_the_node_processes(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    pids: list[int] = []
+    with pytest.raises(Boom):
+        async with ActorSystem(
+            remote=remote(nats_server.url, system_name, "main")
+        ) as main:
+            pool = main.remote.spawn_pool(Echo, processes=2)
+            await pool.wait_ready(timeout=30)
+            pids = pool.pids
+            raise Boom
+    assert pids
+    assert not any(pid_alive(pid) for pid in pids)
+
+
 async def test_a_node_killed_mid_run_has_its_jobs_done_by_the_other(
     nats_server: NatsServer, system_name: str
 ) -> None:
