@@ -241,13 +241,15 @@ class PoolMember(Actor):
                 tg.start_soon(self._reporter)
 
     async def _work(self, index: int, queue: Any) -> None:
-        """Feed worker ``index``: take up to ``prefetch`` jobs at once (an
-        idle worker pulls), enqueue them all as asks (the worker drains them
-        in one wake), and record each outcome as it comes."""
+        """Feed worker ``index``: take up to half its credits' worth of jobs
+        at once (an idle worker pulls), enqueue them all as asks (the worker
+        drains them in one wake), and record each outcome as it comes. The
+        other half stays queued here while those run, so the round trip that
+        brings more work is hidden behind work."""
         codec = self._codec
         host = self._host
         worker = self.workers[index]
-        limit = self.request.prefetch
+        limit = max(1, self.request.prefetch // 2)
         async with queue:
             while True:
                 try:

@@ -18,7 +18,7 @@ time the process clock does not see.
   credits per worker (``batched``, the subject: jobs and reports travel in
   batches) or 1 (``unbatched``: one job per round trip). Unit: one message.
 * ``scale/uneven``: ``count`` jobs over two node processes, one handler 5x
-  slower than the other (1 ms and 5 ms, blocking): the pool's credits
+  slower than the other (4 ms and 20 ms, blocking): the pool's credits
   (``credits``, the subject: idle workers pull, 2 credits per worker)
   against telling two remote workers in turn (``round-robin``, as an even
   spread such as a NATS queue group's). Unit: one job.
@@ -48,8 +48,9 @@ __all__: list[str] = []
 
 QUICK_FILES = 100
 TINY, QUICK_TINY = 5_000, 500
-UNEVEN, QUICK_UNEVEN = 600, 30
-FAST, SLOW = 0.001, 0.005  #: seconds per job on the two nodes of scale/uneven
+UNEVEN, QUICK_UNEVEN = 300, 30
+#: Seconds per job on the two nodes of scale/uneven.
+FAST, SLOW = 0.004, 0.020
 GUARD = 120.0  #: seconds before a sample gives up (a row failure, not a hang)
 SYSTEM = "scale" + new_nuid(6)
 NODES = ("scale-0", "scale-1")
