@@ -61,7 +61,7 @@ logger = logging.getLogger("actors.remote")
 #: Bytes of job bodies per Jobs message (under the default 1 MiB max_payload).
 _BATCH_BYTES = 256 * 1024
 #: Seconds between attempts to join a node that is not there (doubling).
-_RETRY_FIRST, _RETRY_MAX = 0.05, 1.0
+_RETRY_FIRST, _RETRY_MAX = 0.05, 0.5
 
 
 class Spec(NamedTuple):
