@@ -3,6 +3,7 @@ node processes (``processes=N``), the coordinator actor."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -89,7 +90,8 @@ def spawn_remote_pool(
         spec = (
             module_spec_of(module) if module is not None else target.partition(":")[0]
         )
-        nodes = [f"{address.node}-{name}-{i}"[:64] for i in range(processes)]
+        base = re.sub(r"[^A-Za-z0-9_-]", "-", f"{address.node}-{name}")[:58]
+        nodes = [f"{base}-{i}" for i in range(processes)]
         started = NodeProcesses(
             remote.url,
             system=remote.system_name,

@@ -172,3 +172,12 @@ async def test_a_node_process_that_cannot_start_makes_wait_ready_raise(
         pool = main.remote.spawn_pool("no_such_module_anywhere:Worker", processes=1)
         with pytest.raises(RuntimeError, match="exited"):
             await pool.wait_ready(timeout=30)
+
+
+async def test_a_pool_name_that_is_no_subject_token_still_names_its_processes(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+        pool = main.remote.spawn_pool(Echo, processes=1, name="my.pool")
+        await pool.wait_ready(timeout=30)
+        assert pool.members == ["main-my-pool-0"]
