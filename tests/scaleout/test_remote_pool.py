@@ -299,3 +299,33 @@ async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again
         assert lost
         assert pool.redispatched == len(lost[0])
         assert sorted(r.job for r in await results(recorder)) == list(range(10))
+
+
+async def test_a_cancelled_ask_leaves_nothing_queued(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+        pool = main.remote.spawn_pool(Echo, nodes=["nobody"])
+        with anyio.move_on_after(0.05):
+            await pool.ask("cancelled", timeout=30)
+        assert pool.queued == 0
+
+
+async def test_wait_idle_returns_once_every_job_given_so_far_was_handled(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        node(url, system_name, "a"),
+    ):
+        recorder = main.spawn(Recorder)
+        pool = main.remote.spawn_pool(Reporter, recorder, nodes=["a"], workers=2)
+        for job in range(50):
+            pool.tell(job)
+        with anyio.fail_after(20):
+            await pool.wait_idle()
+        assert pool.queued == 0 and pool.in_flight == {"a": 0}
+        assert pool.handled == {"a": 50}
+        # The Results were told before the reports: they are all there.
+        assert sorted(r.job for r in await results(recorder)) == list(range(50))
