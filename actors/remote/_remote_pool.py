@@ -28,6 +28,7 @@ import msgspec
 
 from .. import ActorStopped, AskTimeout, MailboxFull
 from ._errors import FrameTooLarge
+from ._node import check_token
 from ._pool_coordinator import Answer, Job, PoolCoordination
 from ._pool_protocol import Broadcast
 
@@ -158,6 +159,27 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
                 full = exc
         if full is not None:
             raise full
+
+    def add_node(self, node: str) -> None:
+        """Run workers on one more node too: a member joins it as soon as it
+        is up (and again after it restarts), as for the nodes the pool was
+        spawned with.
+
+        Raises:
+            TypeError / ValueError: ``node`` is not a node name.
+            ValueError: the pool has that node already.
+            ActorStopped: the pool has stopped.
+        """
+        check_token("node", node)
+        if node in self.nodes:
+            raise ValueError(f"the pool {self.name} has node {node!r} already")
+        if not self._alive:
+            raise ActorStopped(f"the pool {self.name} has stopped")
+        self.nodes.append(node)
+        host = self._remote._host
+        if self._context is not None and host is not None:
+            host.task_group.start_soon(self._keep, node)
+        # else: the coordinator starts it with the others
 
     def stop(self) -> None:
         """Stop the pool: its members stop on their nodes, queued asks fail

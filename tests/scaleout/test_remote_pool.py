@@ -329,3 +329,28 @@ async def test_wait_idle_returns_once_every_job_given_so_far_was_handled(
         assert pool.handled == {"a": 50}
         # The Results were told before the reports: they are all there.
         assert sorted(r.job for r in await results(recorder)) == list(range(50))
+
+
+async def test_a_node_added_to_a_running_pool_gets_work(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        node(url, system_name, "a"),
+        node(url, system_name, "b"),
+    ):
+        recorder = main.spawn(Recorder)
+        pool = main.remote.spawn_pool(Reporter, recorder, nodes=["a"])
+        await pool.wait_ready(timeout=10)
+        pool.add_node("b")
+        with pytest.raises(ValueError, match="already"):
+            pool.add_node("b")
+        with pytest.raises(ValueError):
+            pool.add_node("not a token")
+        await pool.wait_ready(timeout=10)
+        assert sorted(pool.members) == ["a", "b"]
+        for job in range(40):
+            pool.tell(job)
+        await pool.wait_idle()
+        assert set(pool.handled) == {"a", "b"}
