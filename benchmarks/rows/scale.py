@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 import sys
 import sysconfig
 import time
@@ -83,10 +84,17 @@ def _remote() -> Remote:
 
 
 def _all_files() -> list[str]:
-    """Every file of the standard library, as the main job walks it."""
-    from examples.fan_out import THIRD_PARTY, list_files
-
-    return list_files(sysconfig.get_paths()["stdlib"], THIRD_PARTY)
+    """Every file of the standard library, as the main job walks it
+    (``examples/fan_out.py``: sorted, no links, no site-packages)."""
+    found: list[str] = []
+    skip = {"site-packages", "dist-packages"}
+    for directory, subdirs, files in os.walk(sysconfig.get_paths()["stdlib"]):
+        subdirs[:] = sorted(d for d in subdirs if d not in skip)
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                found.append(path)
+    return found
 
 
 def _files(count: int) -> list[str]:
