@@ -20,6 +20,12 @@ The building blocks, each tested on its own:
   the heartbeat monitor that declares a peer down (``NodeDown``);
 * ``_remote`` (``Remote``: the node in a system) and ``_ref``
   (``RemoteRef``);
+* scale-out: ``_spawn`` (remote spawn, the classes a node hosts), ``_agent``
+  (the node's agent and a pool's members), ``_pool_protocol``,
+  ``_pool_coordinator`` (credits, dispatch, lost members),
+  ``_remote_pool`` (``RemotePoolRef``: pools across processes, the users'
+  side), ``_remote_pool_spawn`` and ``_processes`` (node processes on this
+  machine);
 * ``_errors``: ``ActorNotFound``, ``DecodeError``, ``FrameTooLarge``,
   ``NodeUnreachable``, ``NodeDown``, ``RemoteActorError``.
 
@@ -37,6 +43,8 @@ from ._node import NodeAddress as NodeAddress
 from ._node import RefAddress as RefAddress
 from ._ref import RemoteRef as RemoteRef
 from ._remote import Remote as Remote
+from ._remote_pool import RemotePoolRef as RemotePoolRef
+from ._spawn import SpawnError as SpawnError
 
 __all__ = [
     "ActorNotFound",
@@ -48,5 +56,7 @@ __all__ = [
     "RefAddress",
     "Remote",
     "RemoteActorError",
+    "RemotePoolRef",
     "RemoteRef",
+    "SpawnError",
 ]

@@ -63,7 +63,10 @@ from ._nats import (
 from ._node import NodeAddress, RefAddress, check_token
 from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
 from ._ref import RemoteRef
+from ._remote_pool import RemotePoolRef
+from ._remote_pool_spawn import spawn_remote_pool
 from ._server import embedded_nats_server
+from ._spawn import check_spawn_options, remote_spawn
 from ._wire import (
     DEFAULT_PREFIX,
     Ack,
@@ -894,6 +897,130 @@ class Remote:
         resolved = self._resolve(RefAddress(sender.node, sender.incarnation, path))
         assert isinstance(resolved, ActorRef)
         return resolved
+
+    # -- remote spawn and pools across processes ---------------------------------
+
+    async def spawn(
+        self,
+        node: str | NodeAddress,
+        factory: type[Any] | str,
+        *args: Any,
+        name: str | None = None,
+        capacity: int | None = None,
+        drain: int | None = None,
+        restart: str = "transient",
+        timeout: float = 5.0,
+        **kwargs: Any,
+    ) -> ActorRef[Any]:
+        """Spawn an actor on another node (one running a node agent, as
+        ``python -m actors.node`` does) and return its remote ref.
+
+        The node constructs ``factory`` (an Actor subclass, or its path
+        ``"pkg.mod:Name"``) as a child of its agent, so it is supervised
+        there; watch the ref to learn when it ends. The node hosts only the
+        public top-level Actor classes of the modules it was started with
+        (``--module``); the arguments travel through the codec.
+
+        Args:
+            node: the node's name (any live incarnation) or incarnation.
+            factory: the class, or ``"pkg.mod:Name"``.
+            *args, **kwargs: the class's arguments (registered types, refs).
+            name, capacity, drain, restart: as ``ActorSystem.spawn``.
+            timeout: seconds for finding the node and for its answer.
+
+        Returns:
+            A :class:`RemoteRef` to the new actor.
+
+        Raises:
+            TypeError / ValueError: a bad option, or an argument the codec
+                cannot encode; on the node: a name taken, a bad capacity.
+            SpawnError: the node does not host that class.
+            ActorNotFound: the node runs no node agent.
+            NodeUnreachable: nobody listens on that node (at once), or no
+                answer in time.
+            SystemNotRunning: the system is not entered.
+        """
+        self._running()
+        check_spawn_options(name, capacity, drain, restart)
+        _seconds("timeout", timeout)
+        return await remote_spawn(
+            self,
+            node,
+            factory,
+            args,
+            kwargs,
+            name=name,
+            capacity=capacity,
+            drain=drain,
+            restart=restart,
+            timeout=timeout,
+        )
+
+    def spawn_pool(
+        self,
+        factory: type[Any] | str,
+        *args: Any,
+        nodes: Sequence[str] | None = None,
+        processes: int | None = None,
+        workers: int = 1,
+        prefetch: int = 4,
+        capacity: int | None = None,
+        worker_capacity: int | None = None,
+        name: str | None = None,
+        grace: float = 5.0,
+        check_interval: float = 5.0,
+        **kwargs: Any,
+    ) -> RemotePoolRef[Any]:
+        """A pool of workers on several nodes behind one ref (see
+        :class:`~actors.remote.RemotePoolRef`), returned at once: members
+        join in the background (``await pool.wait_ready()`` waits for them).
+
+        Args:
+            factory: an Actor subclass or ``"pkg.mod:Name"``, hosted by the
+                nodes (``--module``).
+            *args, **kwargs: the workers' arguments (through the codec).
+            nodes: the names of the nodes to run workers on (each one that
+                is, or comes, up gets a member; one that restarts joins
+                again).
+            processes: instead of ``nodes``: start this many node processes
+                on this machine (``python -m actors.node``, hosting the
+                factory's module), stopped with the pool or the system.
+            workers: workers per node.
+            prefetch: jobs per worker a node may hold (its credits); 1 for
+                the fairest spread of long jobs, more to batch short ones.
+            capacity: messages the pool's queue holds (None: unbounded):
+                ``tell`` raises ``MailboxFull``, ``send`` waits beyond it.
+            worker_capacity: each worker's mailbox quota (None, or at least
+                ``prefetch``: a worker is handed up to ``prefetch`` jobs at once).
+            name: the coordinator actor's name (default: made up).
+            grace: seconds a started process may take to leave.
+            check_interval: seconds between the pool's checks of what each
+                member holds: jobs (or their reports) lost on the wire, for
+                example across a NATS server restart, are dispatched again.
+
+        Raises:
+            TypeError / ValueError: bad arguments (both or neither of
+                ``nodes`` and ``processes``), or an argument the codec cannot
+                encode.
+            OSError: a process could not be started.
+            SystemNotRunning: the system is not entered.
+        """
+        self._running()
+        return spawn_remote_pool(
+            self,
+            factory,
+            args,
+            kwargs,
+            nodes=nodes,
+            processes=processes,
+            workers=workers,
+            prefetch=prefetch,
+            capacity=capacity,
+            worker_capacity=worker_capacity,
+            name=name,
+            grace=_seconds("grace", grace),
+            check_interval=_seconds("check_interval", check_interval),
+        )
 
     # -- the receivers' side -----------------------------------------------------
 

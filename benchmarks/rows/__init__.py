@@ -12,7 +12,15 @@ from typing import Final
 __all__ = ["MODULES", "load"]
 
 #: Row modules, in the order their rows run and are reported.
-MODULES: Final = ("channel", "mailbox", "telemetry", "actors", "timers", "remote")
+MODULES: Final = (
+    "channel",
+    "mailbox",
+    "telemetry",
+    "actors",
+    "timers",
+    "remote",
+    "scale",
+)
 
 
 def load() -> None:

@@ -144,7 +144,14 @@ def _package_of(module: str) -> str:
     return parts[1] if len(parts) > 1 and not parts[1].startswith("_") else "runtime"
 
 
-LAYERS = {"channel": 0, "mailbox": 1, "runtime": 2, "testing": 3, "remote": 3}
+LAYERS = {
+    "channel": 0,
+    "mailbox": 1,
+    "runtime": 2,
+    "testing": 3,
+    "remote": 3,
+    "node": 4,
+}
 
 
 def test_the_import_graph_has_no_cycle() -> None:

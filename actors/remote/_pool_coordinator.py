@@ -1,0 +1,501 @@
+"""The coordinator's side of a pool across processes: members, credits,
+dispatch, and what happens when a member is lost (see ``_remote_pool``).
+
+:class:`PoolCoordination` holds a pool's state and its coordinator actor's
+behaviour: members joining (one task per node keeps one there), jobs
+dispatched to the members with the most credit (by a task, once a burst of
+tells is queued), reports giving credits back, the jobs of a lost member (or
+lost on the wire: the periodic check) dispatched again, and the stop.
+:class:`~._remote_pool.RemotePoolRef` adds the users' side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import anyio
+import msgspec
+
+from .. import (
+    Actor,
+    ActorContext,
+    ActorRef,
+    ActorStopped,
+    AskTimeout,
+    MailboxFull,
+    Terminated,
+)
+from ._errors import ActorNotFound, DecodeError, NodeUnreachable
+from ._pool_protocol import (
+    FAILED,
+    REPLIED,
+    Check,
+    Done,
+    Holding,
+    Jobs,
+    JoinPool,
+    Returned,
+)
+from ._processes import NodeProcesses
+from ._spawn import AGENT_NAME, Spawned
+
+if TYPE_CHECKING:
+    from ._remote import Remote
+
+__all__ = [
+    "Answer",
+    "Coordinator",
+    "Job",
+    "Joined",
+    "Member",
+    "PoolCoordination",
+    "Spec",
+]
+
+logger = logging.getLogger("actors.remote")
+
+#: Bytes of job bodies per Jobs message (under the default 1 MiB max_payload).
+_BATCH_BYTES = 256 * 1024
+#: Seconds between attempts to join a node that is not there (doubling).
+_RETRY_FIRST, _RETRY_MAX = 0.05, 0.5
+
+
+class Spec(NamedTuple):
+    """What a member is made of (the JoinPool request less the coordinator)."""
+
+    name: str
+    target: str
+    args: list[tuple[str, msgspec.Raw]]
+    kwargs: dict[str, tuple[str, msgspec.Raw]]
+    workers: int
+    prefetch: int
+    worker_capacity: int | None
+
+
+class Answer:
+    """Where an ask's outcome goes."""
+
+    __slots__ = ("done", "error", "event", "value")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.done = False
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class Job:
+    __slots__ = ("answer", "batch", "body", "id", "message", "tag")
+
+    def __init__(
+        self,
+        job_id: int,
+        message: object,
+        tag: str,
+        body: msgspec.Raw,
+        answer: Answer | None,
+    ) -> None:
+        self.id = job_id
+        self.message = message
+        self.tag = tag
+        self.body = body
+        self.answer = answer
+        self.batch = 0  # the member's Jobs message count when it was sent
+
+
+class Member:
+    """A member of the pool on one node, as the coordinator sees it."""
+
+    __slots__ = ("batches", "credit", "jobs", "leaving", "lost", "node", "ref")
+
+    def __init__(
+        self, node: str, ref: ActorRef[Any], credit: int, lost: anyio.Event
+    ) -> None:
+        self.node = node
+        self.ref = ref
+        self.credit = credit
+        self.jobs: dict[int, Job] = {}
+        self.leaving = False
+        self.lost = lost
+        self.batches = 0  # Jobs messages sent to it
+
+
+class Joined(msgspec.Struct):
+    """Local: a member joined (from the task that keeps a node in the pool)."""
+
+    node: str
+    ref: Any
+    lost: Any
+
+
+class Coordinator(Actor):
+    """The pool's actor in this process: members report to it, and it
+    watches them (see the module doc)."""
+
+    def __init__(self, pool: PoolCoordination) -> None:
+        self.pool = pool
+
+    def on_start(self) -> None:
+        self.pool._started(self.context)
+
+    def receive(self, message: Any) -> None:
+        pool = self.pool
+        kind = type(message)
+        if kind is Done:
+            pool._on_done(message)
+        elif kind is Terminated:
+            pool._on_lost(message.ref)
+        elif kind is Joined:
+            pool._on_joined(self.context, message)
+        elif kind is Returned:
+            pool._on_returned(message)
+        elif kind is Holding:
+            pool._on_holding(message)
+
+    async def on_stop(self) -> None:
+        await self.pool._on_stop()
+
+
+class PoolCoordination:
+    """A pool's state and its coordinator's behaviour (see the module doc)."""
+
+    def __init__(
+        self,
+        remote: Remote,
+        spec: Spec,
+        nodes: list[str],
+        capacity: int | None,
+        processes: NodeProcesses | None,
+        check_interval: float = 5.0,
+    ) -> None:
+        self._remote = remote
+        self._check_interval = check_interval
+        self._codec = remote.codec
+        self._spec = spec
+        self._request: JoinPool | None = None
+        self.nodes = list(nodes)
+        self.capacity = capacity
+        self._processes = processes
+        self._queue: deque[Job] = deque()
+        self._members: dict[ActorRef[Any], Member] = {}
+        self._ids = itertools.count(1)
+        self._turn = 0
+        self._room: anyio.Event | None = None
+        self._changed = anyio.Event()
+        self._idle: anyio.Event | None = None
+        self._wake = anyio.Event()
+        self._kicked = False
+        self._scopes: list[anyio.CancelScope] = []
+        self._alive = True
+        self._context: ActorContext | None = None
+        self._ref: ActorRef[Any] | None = None
+        client = remote._client
+        payload = client.max_payload if client is not None else 1024 * 1024
+        self._max_body = payload - 4096
+        #: Nodes that refused to join (their error), e.g. a class they do not host.
+        self.errors: dict[str, BaseException] = {}
+        #: Jobs told (not asked) whose handler failed on their node.
+        self.failures = 0
+        #: Jobs dispatched again after their member was lost.
+        self.redispatched = 0
+        #: Jobs reported done, per node name (since the pool started).
+        self.handled: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return "?" if self._ref is None else self._ref.name
+
+    @property
+    def path(self) -> str:
+        return "?" if self._ref is None else self._ref.path
+
+    def _started(self, context: ActorContext) -> None:
+        if self._context is not None:
+            return  # a restarted coordinator: its tasks run already
+        self._context = context
+        spec = self._spec
+        self._request = JoinPool(
+            context.self_ref,
+            spec.name,
+            spec.target,
+            spec.args,
+            spec.kwargs,
+            spec.workers,
+            spec.prefetch,
+            spec.worker_capacity,
+        )
+        host = self._remote._host
+        assert host is not None
+        host.task_group.start_soon(self._dispatcher)
+        host.task_group.start_soon(self._checker)
+        for node in self.nodes:
+            host.task_group.start_soon(self._keep, node)
+
+    async def _dispatcher(self) -> None:
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        if not self._alive:
+            return
+        with scope:
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                self._kicked = False
+                self._dispatch()
+
+    async def _keep(self, node: str) -> None:
+        """Keep a member on ``node`` while the pool lives: join it, and again
+        when it is lost (the node restarted)."""
+        remote = self._remote
+        delay = _RETRY_FIRST
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        if not self._alive:
+            return
+        with scope:
+            while self._alive:
+                try:
+                    agent = await remote.lookup(node, AGENT_NAME, timeout=2.0)
+                    answer = await agent.ask(self._request, timeout=10.0)
+                except (NodeUnreachable, AskTimeout):
+                    processes = self._processes
+                    code = None if processes is None else processes.exit_code(node)
+                    if code is not None:  # it will never come: say so
+                        self._refused(
+                            node, RuntimeError(f"node process {node} exited ({code})")
+                        )
+                        return
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, _RETRY_MAX)
+                    continue
+                except ActorNotFound as exc:
+                    answer = exc
+                if type(answer) is not Spawned:
+                    error = answer if isinstance(answer, BaseException) else None
+                    self._refused(node, error or RuntimeError(repr(answer)))
+                    return
+                delay = _RETRY_FIRST
+                lost = anyio.Event()
+                assert self._ref is not None
+                self._ref.tell(Joined(node, answer.ref, lost))
+                await lost.wait()
+
+    def _refused(self, node: str, error: BaseException) -> None:
+        self.errors[node] = error
+        logger.error("pool %s: node %s cannot join: %s", self.name, node, error)
+        self._notify()
+
+    def _is_idle(self) -> bool:
+        return not self._queue and not any(m.jobs for m in self._members.values())
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def _on_joined(self, context: ActorContext, joined: Joined) -> None:
+        ref = joined.ref
+        if not self._alive:
+            ref.stop()
+            joined.lost.set()
+            return
+        spec = self._spec
+        self._members[ref] = Member(
+            joined.node, ref, spec.workers * spec.prefetch, joined.lost
+        )
+        context.watch(ref)
+        self._dispatch()
+        self._notify()
+
+    def _on_lost(self, ref: ActorRef[Any]) -> None:
+        member = self._members.pop(ref, None)
+        if member is None:
+            return
+        member.lost.set()
+        self._requeue(member, list(member.jobs))
+        self._notify()
+
+    def _requeue(self, member: Member, job_ids: list[int]) -> None:
+        jobs = [
+            member.jobs.pop(i)
+            for i in sorted(job_ids, reverse=True)
+            if i in member.jobs
+        ]
+        self.redispatched += len(jobs)
+        self._queue.extendleft(jobs)  # newest first: the oldest ends first
+        self._dispatch()
+
+    def _on_holding(self, holding: Holding) -> None:
+        member = self._members.get(holding.member)
+        if member is None:
+            return
+        held = set(holding.job_ids)
+        upto = holding.upto
+        lost = [
+            job_id
+            for job_id, job in member.jobs.items()
+            if job.batch <= upto and job_id not in held
+        ]
+        if lost:
+            logger.warning(
+                "pool %s: %d jobs (or their reports) to %s were lost on the "
+                "wire: dispatched again",
+                self.name,
+                len(lost),
+                member.node,
+            )
+            member.credit += len(lost)
+            self._requeue(member, lost)
+
+    async def _checker(self) -> None:
+        """Every check interval, ask each member which jobs it holds."""
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        if not self._alive:
+            return
+        with scope:
+            while True:
+                await anyio.sleep(self._check_interval)
+                for member in list(self._members.values()):
+                    if member.jobs:
+                        with contextlib.suppress(MailboxFull):
+                            member.ref.tell(Check(member.batches))
+
+    def _on_returned(self, returned: Returned) -> None:
+        member = self._members.get(returned.member)
+        if member is None:
+            return
+        member.leaving = True
+        self._requeue(member, returned.job_ids)
+
+    def _on_done(self, done: Done) -> None:
+        member = self._members.get(done.member)
+        if member is None:
+            return  # a member already lost: its jobs went to others
+        jobs = member.jobs
+        codec = self._codec
+        handled = 0
+        for job_id, kind, tag, body in done.items:
+            job = jobs.pop(job_id, None)
+            if job is None:
+                continue
+            handled += 1
+            member.credit += 1
+            answer = job.answer
+            if answer is None:
+                if kind == FAILED:
+                    self.failures += 1
+                continue
+            if answer.done:
+                continue
+            answer.done = True
+            try:
+                value = codec.decode(tag, body) if kind != 0 else None
+            except DecodeError as exc:
+                answer.error = exc
+            else:
+                if kind == REPLIED or not isinstance(value, BaseException):
+                    answer.value = value
+                else:
+                    answer.error = value
+            answer.event.set()
+        node = member.node
+        self.handled[node] = self.handled.get(node, 0) + handled
+        self._dispatch()
+        if self._idle is not None and self._is_idle():
+            self._idle.set()
+            self._idle = None
+
+    def _dispatch(self) -> None:
+        queue = self._queue
+        if not queue:
+            return
+        ready = [m for m in self._members.values() if m.credit > 0 and not m.leaving]
+        if not ready:
+            return
+        before = len(queue)
+        # Equal credit: take turns, so single jobs spread over idle members.
+        turn = self._turn = self._turn + 1
+        shift = turn % len(ready)
+        ready = ready[shift:] + ready[:shift]
+        while queue and ready:
+            ready.sort(key=lambda m: -m.credit)
+            share = -(-len(queue) // len(ready))
+            for member in ready:
+                count = min(member.credit, share, len(queue))
+                if not self._send(member, [queue.popleft() for _ in range(count)]):
+                    member.credit = 0  # its buffer is full: after its next report
+                if not queue:
+                    break
+            ready = [m for m in ready if m.credit > 0]
+        room = self._room
+        if room is not None and len(queue) < before:
+            self._room = None
+            room.set()
+
+    def _send(self, member: Member, jobs: list[Job]) -> bool:
+        """Send ``jobs`` to ``member`` in messages of at most _BATCH_BYTES;
+        what cannot be sent goes back to the head of the queue."""
+        chunk: list[Job] = []
+        size = 0
+        sent = 0
+        for job in [*jobs, None]:
+            length = 0 if job is None else len(job.body)
+            if chunk and (job is None or size + length > _BATCH_BYTES):
+                items = [(j.id, j.answer is not None, j.tag, j.body) for j in chunk]
+                if not self._tell(member, items):
+                    self._queue.extendleft(reversed(jobs[sent:]))
+                    return False
+                batch = member.batches
+                for sent_job in chunk:
+                    sent_job.batch = batch
+                    member.jobs[sent_job.id] = sent_job
+                member.credit -= len(chunk)
+                sent += len(chunk)
+                chunk, size = [], 0
+            if job is not None:
+                chunk.append(job)
+                size += length
+        return True
+
+    @staticmethod
+    def _tell(member: Member, items: list[Any]) -> bool:
+        try:
+            member.ref.tell(Jobs(items))
+        except MailboxFull:
+            return False
+        member.batches += 1
+        return True
+
+    async def _on_stop(self) -> None:
+        self._alive = False
+        for scope in self._scopes:
+            scope.cancel()
+        stopped = ActorStopped(f"the pool {self.name} has stopped")
+        host = self._remote._host
+        leftover = list(self._queue)
+        self._queue.clear()
+        for member in self._members.values():
+            member.ref.stop()
+            member.lost.set()
+            leftover.extend(member.jobs.values())
+            member.jobs.clear()
+        self._members.clear()
+        for job in leftover:
+            if job.answer is not None and not job.answer.done:
+                job.answer.done = True
+                job.answer.error = stopped
+                job.answer.event.set()
+            if host is not None and self._ref is not None:
+                host.dead_letter(self._ref, job.message, "pool stopped")
+        room = self._room
+        if room is not None:
+            room.set()
+        if self._idle is not None:
+            self._idle.set()
+        self._notify()
+        if self._processes is not None:
+            await self._processes.close()

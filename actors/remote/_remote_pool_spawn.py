@@ -1,0 +1,126 @@
+"""Spawning a pool across processes: checking the arguments, starting the
+node processes (``processes=N``), the coordinator actor."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import Actor
+from ._pool_coordinator import Coordinator, Spec
+from ._pool_protocol import protocol_classes
+from ._processes import NodeProcesses
+from ._remote_pool import RemotePoolRef
+from ._spawn import (
+    encode_args,
+    module_name_of,
+    module_spec_of,
+    register_module_types,
+    register_protocol,
+    target_of,
+)
+
+if TYPE_CHECKING:
+    from ._remote import Remote
+
+__all__ = ["spawn_remote_pool"]
+
+
+def spawn_remote_pool(
+    remote: Remote,
+    factory: type[Actor] | str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    nodes: Sequence[str] | None,
+    processes: int | None,
+    workers: int,
+    prefetch: int,
+    capacity: int | None,
+    worker_capacity: int | None,
+    name: str | None,
+    grace: float,
+    check_interval: float = 5.0,
+) -> RemotePoolRef[Any]:
+    """See :meth:`Remote.spawn_pool`."""
+    for option, value in (("workers", workers), ("prefetch", prefetch)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{option} must be an int, not {value!r}")
+        if value < 1:
+            raise ValueError(f"{option} must be at least 1, not {value}")
+    for option, limit in (("capacity", capacity), ("worker_capacity", worker_capacity)):
+        if limit is None:
+            continue
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"{option} must be an int or None, not {limit!r}")
+        if limit < 1:
+            raise ValueError(f"{option} must be at least 1, not {limit}")
+    if worker_capacity is not None and worker_capacity < prefetch:
+        raise ValueError(
+            f"worker_capacity ({worker_capacity}) must be at least prefetch "
+            f"({prefetch}): a worker is handed up to prefetch jobs at once"
+        )
+    if (nodes is None) == (processes is None):
+        raise ValueError("give either nodes (node names) or processes (a count)")
+    if processes is not None and (
+        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
+    ):
+        raise ValueError(f"processes must be an int >= 1, not {processes!r}")
+    if nodes is not None and (
+        isinstance(nodes, str) or not all(type(n) is str for n in nodes) or not nodes
+    ):
+        raise TypeError("nodes must be a non-empty list of node names")
+    nodes = None if nodes is None else list(nodes)
+    address = remote.node  # raises SystemNotRunning
+    host = remote._host
+    assert host is not None
+    target, module = target_of(factory)
+    codec = remote.codec
+    register_protocol(codec, *protocol_classes())
+    if module is not None:
+        register_module_types(codec, module, module_name_of(module))
+    encoded_args, encoded_kwargs = encode_args(codec, args, kwargs)
+    if name is None:
+        base = target.rpartition(":")[2].lower()
+        name = f"pool-{base}-{secrets.token_hex(3)}"
+    started: NodeProcesses | None = None
+    if processes is not None:
+        spec = (
+            module_spec_of(module) if module is not None else target.partition(":")[0]
+        )
+        base = re.sub(r"[^A-Za-z0-9_-]", "-", f"{address.node}-{name}")[:58]
+        nodes = [f"{base}-{i}" for i in range(processes)]
+        started = NodeProcesses(
+            remote.url,
+            system=remote.system_name,
+            prefix=remote.prefix,
+            names=nodes,
+            modules=[spec],
+            grace=grace,
+        )
+    assert nodes is not None
+    try:
+        pool: RemotePoolRef[Any] = RemotePoolRef(
+            remote,
+            Spec(
+                name,
+                target,
+                encoded_args,
+                encoded_kwargs,
+                workers,
+                prefetch,
+                worker_capacity,
+            ),
+            nodes,
+            capacity,
+            started,
+            check_interval,
+        )
+        pool._ref = host.system.spawn(Coordinator, pool, name=name)
+    except BaseException:
+        if started is not None:
+            started.kill()
+        raise
+    return pool
