@@ -32,13 +32,6 @@ FAST_RECONNECT = {
 }
 
 
-@pytest.mark.xfail(
-    reason="the remote layer's known problem: after a broker restart a node "
-    "may take its peer for gone for good (a no-responders status while the "
-    "peer resubscribes; tests/remote xfails it too), and a pool cannot reach "
-    "a node its system takes for gone",
-    strict=False,
-)
 async def test_a_nats_server_restart_mid_run_loses_no_job(system_name: str) -> None:
     jobs = 300
     with NatsServer() as server:
