@@ -924,9 +924,13 @@ class Remote:
         Args:
             node: the node's name (any live incarnation) or incarnation.
             factory: the class, or ``"pkg.mod:Name"``.
-            *args, **kwargs: the class's arguments (registered types, refs).
-            name, capacity, drain, restart: as ``ActorSystem.spawn``.
+            *args: the class's positional arguments (registered types, refs).
+            name: as for ``ActorSystem.spawn``.
+            capacity: as for ``ActorSystem.spawn``.
+            drain: as for ``ActorSystem.spawn``.
+            restart: as for ``ActorSystem.spawn``.
             timeout: seconds for finding the node and for its answer.
+            **kwargs: the class's keyword arguments (through the codec).
 
         Returns:
             A :class:`RemoteRef` to the new actor.
@@ -978,7 +982,7 @@ class Remote:
         Args:
             factory: an Actor subclass or ``"pkg.mod:Name"``, hosted by the
                 nodes (``--module``).
-            *args, **kwargs: the workers' arguments (through the codec).
+            *args: the workers' positional arguments (through the codec).
             nodes: the names of the nodes to run workers on (each one that
                 is, or comes, up gets a member; one that restarts joins
                 again).
@@ -997,6 +1001,7 @@ class Remote:
             check_interval: seconds between the pool's checks of what each
                 member holds: jobs (or their reports) lost on the wire, for
                 example across a NATS server restart, are dispatched again.
+            **kwargs: the workers' keyword arguments (through the codec).
 
         Raises:
             TypeError / ValueError: bad arguments (both or neither of
