@@ -1,7 +1,8 @@
 """anyio-actors: an actor runtime on anyio (asyncio, uvloop and Trio).
 
-Define an :class:`Actor`, ``spawn`` it in an :class:`ActorSystem`, and talk to it
-through its :class:`ActorRef` with ``tell``, ``send`` and ``ask``.
+Define an [``Actor``][actors.Actor], ``spawn`` it in an
+[``ActorSystem``][actors.ActorSystem], and talk to it through its
+[``ActorRef``][actors.ActorRef] with ``tell``, ``send`` and ``ask``.
 """
 
 from ._actor import Actor as Actor

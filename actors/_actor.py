@@ -157,7 +157,7 @@ class Actor(Generic[M]):
 
     The runtime calls ``receive`` with one message at a time; it may be a plain
     method or ``async def``. Its return value is the reply to an ``ask`` (and is
-    ignored for ``tell`` and ``send``); return :class:`~actors.ErrorReply` to
+    ignored for ``tell`` and ``send``); return [``ErrorReply``][actors.ErrorReply] to
     make the asker's ``ask`` raise an exception without failing. An exception
     escaping it is a failure that the parent's supervisor strategy handles.
 
@@ -172,7 +172,7 @@ class Actor(Generic[M]):
     instead of being ignored); ``stash``/``unstash_all`` set messages aside
     and put them back;
     ``self.context.set_receive_timeout(seconds)`` delivers a
-    :class:`~actors.ReceiveTimeout` when no message came for that long.
+    [``ReceiveTimeout``][actors.ReceiveTimeout] when no message came for that long.
 
     Lifecycle hooks, each sync or async, run in the actor's own task:
 
@@ -188,8 +188,8 @@ class Actor(Generic[M]):
       that takes only ``exc`` still works. By default it calls
       ``on_start()`` (as Akka's postRestart calls preStart).
     * ``on_terminated(terminated)``: optional. When defined it receives the
-      :class:`~actors.Terminated` signals of watched actors; when not, they go to
-      ``receive``.
+      [``Terminated``][actors.Terminated] signals of watched actors; when not,
+      they go to ``receive``.
 
     Class attributes: ``supervisor_strategy``, how this actor supervises its
     children (default ``OneForOne()``); ``stash_capacity``, how many messages
@@ -226,8 +226,9 @@ class Actor(Generic[M]):
     def receive(self, message: M) -> Any:
         """Handle one message. The default does not: it counts the message as
         a dead letter ("unhandled"), and an asker gets
-        :exc:`~actors.UnhandledMessage` instead of a reply. A subclass passes
-        on what it does not handle with ``return super().receive(message)``.
+        [``UnhandledMessage``][actors.UnhandledMessage] instead of a reply. A
+        subclass passes on what it does not handle with
+        ``return super().receive(message)``.
         """
         cell = self.context._cell
         cell.runtime.dead_letter(cell, message, "unhandled")

@@ -10,7 +10,7 @@ watch and children have their own modules.
 This module holds the state those modules share, and the cell's control inbox:
 commands queued beside the mailbox, never behind its backlog, and the waits for
 them. The state a message rarely needs (watchers, restart statistics, backoff,
-timers) lives in a :class:`CellExtras` made on first use, so the per-message
+timers) lives in a ``CellExtras`` made on first use, so the per-message
 state stays small.
 """
 

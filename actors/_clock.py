@@ -23,7 +23,8 @@ __all__ = ["Clock", "ClockHandle"]
 
 
 class ClockHandle(Protocol):
-    """What :meth:`Clock.call_at` returns: a callback that can be cancelled."""
+    """What [``Clock.call_at``][actors.testing.Clock.call_at] returns: a
+    callback that can be cancelled."""
 
     def cancel(self) -> None:
         """Do not call the callback (nothing happens if it was called)."""
@@ -32,10 +33,12 @@ class ClockHandle(Protocol):
 class Clock:
     """A source of time a system's runtime reads and waits on.
 
-    A subclass implements :meth:`now` and :meth:`call_at`; :meth:`sleep` and
-    :meth:`move_on_after` are built on them. Callbacks run in the event loop's
-    thread, from whatever makes the clock's time pass (for
-    ``actors.testing.ManualClock``, its ``advance``).
+    A subclass implements [``now``][actors.testing.Clock.now] and
+    [``call_at``][actors.testing.Clock.call_at];
+    [``sleep``][actors.testing.Clock.sleep] and
+    [``move_on_after``][actors.testing.Clock.move_on_after] are built on them.
+    Callbacks run in the event loop's thread, from whatever makes the clock's
+    time pass (for ``actors.testing.ManualClock``, its ``advance``).
     """
 
     __slots__ = ()
@@ -46,7 +49,7 @@ class Clock:
 
     def call_at(self, deadline: float, callback: Callable[[], object]) -> ClockHandle:
         """Call ``callback()`` once the time reaches ``deadline`` (seconds on
-        :meth:`now`'s scale).
+        [``now``][actors.testing.Clock.now]'s scale).
 
         Returns:
             A handle whose ``cancel()`` withdraws the call.

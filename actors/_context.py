@@ -86,7 +86,8 @@ class ActorContext:
         restart: RestartType = "transient",
     ) -> ActorRef[M]:
         """Spawn a child of this actor; same arguments, typing and errors as
-        :meth:`ActorSystem.spawn` (a factory that raises makes this raise)."""
+        [``ActorSystem.spawn``][actors.ActorSystem.spawn] (a factory that raises
+        makes this raise)."""
         options = SpawnOptions(name, capacity, drain, restart)
         return self._cell.runtime.spawn(self._cell, factory, args, {}, options)
 
@@ -101,7 +102,8 @@ class ActorContext:
         drain: int | None = None,
         strategy: SupervisorStrategy | None = None,
     ) -> PoolRef[M]:
-        """Spawn a pool of workers as a child; see :meth:`ActorSystem.spawn_pool`."""
+        """Spawn a pool of workers as a child; see
+        [``ActorSystem.spawn_pool``][actors.ActorSystem.spawn_pool]."""
         pool: PoolRef[M] = self._cell.runtime.spawn_pool(
             self._cell,
             factory,
@@ -120,7 +122,7 @@ class ActorContext:
         """The ref of this actor's child called ``name`` (a pool's ref for a
         pool), or None when it has none by that name. A child that is
         stopping is still found until it has terminated (its name is taken
-        until then), as in :attr:`children`.
+        until then), as in [``children``][actors.ActorContext.children].
 
         Raises:
             TypeError: ``name`` is not a str.
@@ -155,7 +157,7 @@ class ActorContext:
 
     def watch(self, ref: ActorRef[Any]) -> None:
         """Watch another actor: when it terminates this actor receives exactly one
-        :class:`~actors.Terminated` (at once if it is already dead). Watching
+        [``Terminated``][actors.Terminated] (at once if it is already dead). Watching
         twice still delivers once.
 
         A ref to another node's actor (``actors.remote.RemoteRef``) gets its
@@ -191,7 +193,8 @@ class ActorContext:
 
     @property
     def timers(self) -> TimerScheduler:
-        """This actor's keyed timers (see :class:`~actors.TimerScheduler`)."""
+        """This actor's keyed timers (see
+        [``TimerScheduler``][actors.TimerScheduler])."""
         extras = self._cell.ensure_extras()
         timers = extras.timers
         if timers is None:
@@ -216,7 +219,7 @@ class ActorContext:
         actor: a restart or a stop of the actor cancels it, and waits for it
         to end before ``on_stop`` (it never outlives the incarnation).
 
-        When it ends, its outcome, a :class:`~actors.Result` (``result.ok``:
+        When it ends, its outcome, a [``Result``][actors.Result] (``result.ok``:
         it returned ``result.value``; else it raised ``result.error``), comes
         back through the mailbox as a signal: outside the quota (a full
         mailbox never refuses it) and in order with the messages. When it
@@ -224,7 +227,7 @@ class ActorContext:
         (so it may read and change the actor's state), and what it returns
         (None included: it is a message like any other) is handed to
         ``receive``; without ``then``, ``receive`` gets the
-        :class:`~actors.Result` itself. An exception raised by ``then`` or
+        [``Result``][actors.Result] itself. An exception raised by ``then`` or
         by ``receive`` is a failure of the actor, as for any message.
 
         Nothing is lost silently: an outcome that finds the actor stopped, or
@@ -234,7 +237,7 @@ class ActorContext:
 
         Args:
             work: an async function of no arguments, or an awaitable.
-            then: a sync function from the :class:`~actors.Result` to the
+            then: a sync function from the [``Result``][actors.Result] to the
                 message ``receive`` gets (None: the result itself).
 
         Raises:
@@ -263,10 +266,10 @@ class ActorContext:
         supervising its children).
 
         The same as ``self.context.run(lambda: target.ask(message, timeout),
-        then=then)`` (see :meth:`run`): ``then`` gets a
-        :class:`~actors.Result` holding the reply, or the error
-        ``target.ask`` raised (:exc:`~actors.AskTimeout` after ``timeout``
-        seconds, :exc:`~actors.ActorStopped`, the handler's own exception);
+        then=then)`` (see [``run``][actors.ActorContext.run]): ``then`` gets a
+        [``Result``][actors.Result] holding the reply, or the error
+        ``target.ask`` raised ([``AskTimeout``][actors.AskTimeout] after ``timeout``
+        seconds, [``ActorStopped``][actors.ActorStopped], the handler's own exception);
         what ``then`` returns is what ``receive`` gets. ``target`` may be a
         local actor, a pool, an actor of another node
         (``actors.remote.RemoteRef``), or this actor itself.
@@ -275,7 +278,7 @@ class ActorContext:
             target: the ref to ask.
             message: the request (its reply is what the result holds).
             timeout: seconds to wait for the reply (> 0).
-            then: a sync function from the :class:`~actors.Result` to the
+            then: a sync function from the [``Result``][actors.Result] to the
                 message ``receive`` gets (None: the result itself).
 
         Raises:
@@ -309,8 +312,9 @@ class ActorContext:
             raise error
         start_job(cell, work, then)
     def set_receive_timeout(self, timeout: float | None) -> None:
-        """Receive a :class:`~actors.ReceiveTimeout` when no message came for
-        ``timeout`` seconds (Akka's ``setReceiveTimeout``); None cancels it.
+        """Receive a [``ReceiveTimeout``][actors.ReceiveTimeout] when no message
+        came for ``timeout`` seconds (Akka's ``setReceiveTimeout``); None
+        cancels it.
 
         Every message told, sent or asked resets it (the idle time counts
         from the end of the last handler); runtime signals do not (timer

@@ -5,8 +5,8 @@ restart is never stuck behind a backlog: the message loop looks at them before
 every message (see ``_faults.py``). Each command is a small frozen class; only
 this module and the modules that send or obey a command know its fields.
 
-Two exceptions unwind an actor's task out of its message loop: :class:`Restart`
-into the next incarnation, :class:`Stop` into termination.
+Two exceptions unwind an actor's task out of its message loop: ``Restart``
+into the next incarnation, ``Stop`` into termination.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Resume:
 class Suspend:
     """Supervisor -> sibling, first half of a one-for-all / rest-for-one
     restart: end the current incarnation, set ``done``, then wait for
-    :class:`Start`."""
+    ``Start``."""
 
     done: anyio.Event
 

@@ -46,7 +46,7 @@ class DeadLetter(NamedTuple):
 
 
 class DeadLetterSubscription:
-    """A subscription made by :meth:`DeadLetters.subscribe`.
+    """A subscription made by [``DeadLetters.subscribe``][actors.DeadLetters.subscribe].
 
     ``unsubscribe()`` ends it (at once: the callback sees no later letter);
     calling it again does nothing. As a context manager (``with``) it ends
@@ -96,12 +96,12 @@ class DeadLetterStream:
     """``async with system.dead_letters.stream() as letters``: every dead letter
     from when the block is entered until it is left, in order.
 
-    ``letters`` is a receive stream of :class:`DeadLetter` (the channel core's,
-    anyio's contract: ``await letters.receive()``, ``letters.receive_nowait()``,
-    ``async for letter in letters``). Letters wait in an unbounded buffer until
-    received: none is dropped however slow the reader. Iteration ends when the
-    system has exited and every letter was received (the teardown's dead
-    letters come first).
+    ``letters`` is a receive stream of [``DeadLetter``][actors.DeadLetter] (the
+    channel core's, anyio's contract: ``await letters.receive()``,
+    ``letters.receive_nowait()``, ``async for letter in letters``). Letters wait
+    in an unbounded buffer until received: none is dropped however slow the
+    reader. Iteration ends when the system has exited and every letter was
+    received (the teardown's dead letters come first).
 
     Raises:
         RuntimeError: the same stream object is entered twice.
@@ -162,7 +162,8 @@ class DeadLetters:
 
     Every dead letter is counted, the latest ``keep`` are kept, and each one is
     handed to every subscriber, in the order they happened (see
-    :meth:`subscribe` and :meth:`stream`).
+    [``subscribe``][actors.DeadLetters.subscribe] and
+    [``stream``][actors.DeadLetters.stream]).
 
     Attributes:
         count: how many there were since the system started.
@@ -194,12 +195,13 @@ class DeadLetters:
         The callback runs in the event loop's thread at the moment the letter
         is counted, inside the runtime (it must not block; to do async work,
         hand the letter on, for example with ``ref.tell`` or through
-        :meth:`stream`). An exception from it is logged on the ``actors``
-        logger and does not stop the runtime nor later calls. The same callback
-        subscribed twice is called twice. Safe to call from any thread.
+        [``stream``][actors.DeadLetters.stream]). An exception from it is logged
+        on the ``actors`` logger and does not stop the runtime nor later calls.
+        The same callback subscribed twice is called twice. Safe to call from
+        any thread.
 
         Args:
-            callback: called with each :class:`DeadLetter`.
+            callback: called with each [``DeadLetter``][actors.DeadLetter].
 
         Returns:
             The subscription: ``unsubscribe()`` it, or use it as a context
@@ -219,7 +221,7 @@ class DeadLetters:
                 async for letter in letters:
                     ...
 
-        See :class:`DeadLetterStream`.
+        See [``DeadLetterStream``][actors.DeadLetterStream].
         """
         return DeadLetterStream(self)
 

@@ -69,7 +69,7 @@ def watch_remote(cell: Cell, ref: ActorRef[Any]) -> None:
 
 
 def unwatch_remote(cell: Cell, ref: ActorRef[Any]) -> None:
-    """``cell`` stops watching ``ref`` (see :func:`watch_remote`)."""
+    """``cell`` stops watching ``ref`` (see ``watch_remote``)."""
     extras = cell.extras
     if extras is not None and ref in extras.watching:
         extras.watching.discard(ref)

@@ -1,12 +1,13 @@
 """The hook through which an extension (the remote layer) joins a system.
 
-The runtime never imports the remote layer: :class:`~actors.ActorSystem`
-takes any object implementing :class:`RemoteExtension`, starts it when the
-system is entered (after its task group, before the first actor) and stops it
-when the system is left (after the actors, before the task group ends), and
-hands it a :class:`RemoteHost`: the few things of the runtime an extension
-needs (its task group, finding an actor by path, asking an actor without
-waiting for room, dead letters). Nothing here is on a local message's path.
+The runtime never imports the remote layer: [``ActorSystem``][actors.ActorSystem]
+takes any object implementing [``RemoteExtension``][actors.RemoteExtension],
+starts it when the system is entered (after its task group, before the first
+actor) and stops it when the system is left (after the actors, before the task
+group ends), and hands it a [``RemoteHost``][actors.RemoteHost]: the few things
+of the runtime an extension needs (its task group, finding an actor by path,
+asking an actor without waiting for room, dead letters). Nothing here is on a
+local message's path.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class RemoteExtension(Protocol):
     def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
         """A local actor (``watcher``, an opaque token) watches ``ref``, a ref
         without a local cell: deliver its Terminated later with
-        :meth:`RemoteHost.terminated`.
+        [``RemoteHost.terminated``][actors.RemoteHost.terminated].
 
         Raises:
             TypeError: ``ref`` is not a ref this extension made.
@@ -69,14 +70,17 @@ class RemoteExtension(Protocol):
         ...
 
     def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
-        """A local actor marked by :meth:`RemoteHost.watch_local` terminated
+        """A local actor marked by
+        [``RemoteHost.watch_local``][actors.RemoteHost.watch_local] terminated
         with ``reason`` (called synchronously as it terminates)."""
         ...
 
 
 class LocalAsk:
-    """An ask enqueued by :meth:`RemoteHost.ask_nowait`: await its outcome
-    with :meth:`result`, or get it from :meth:`outcome` in its ``on_done``."""
+    """An ask enqueued by
+    [``RemoteHost.ask_nowait``][actors.RemoteHost.ask_nowait]: await its outcome
+    with [``result``][actors.LocalAsk.result], or get it from
+    [``outcome``][actors.LocalAsk.outcome] in its ``on_done``."""
 
     __slots__ = ("_envelope", "_on_done", "_runtime")
 
@@ -132,7 +136,8 @@ class LocalAsk:
 
 
 class RemoteHost:
-    """What a :class:`RemoteExtension` may use of the system it joined."""
+    """What a [``RemoteExtension``][actors.RemoteExtension] may use of the
+    system it joined."""
 
     __slots__ = ("_runtime",)
 
@@ -189,9 +194,9 @@ class RemoteHost:
 
         ``context`` is the OpenTelemetry context the handling joins in a
         traced system (None: none). ``on_done``, when given, is called with
-        the returned :class:`LocalAsk` as soon as its outcome is in (sync, in
-        the replying task: it must be quick and must not raise); then do not
-        await :meth:`LocalAsk.result`.
+        the returned [``LocalAsk``][actors.LocalAsk] as soon as its outcome is
+        in (sync, in the replying task: it must be quick and must not raise);
+        then do not await [``LocalAsk.result``][actors.LocalAsk.result].
 
         Raises:
             TypeError: ``ref`` is not a ref of this system, or ``message`` is
@@ -223,7 +228,8 @@ class RemoteHost:
 
     def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
         """Report the termination of the local actor ``ref`` to the extension
-        (:meth:`RemoteExtension.local_terminated`), as another node watches it.
+        ([``local_terminated``][actors.RemoteExtension.local_terminated]),
+        as another node watches it.
 
         Returns:
             ``(True, None)`` if it is alive (its termination will be
@@ -242,8 +248,9 @@ class RemoteHost:
 
     def terminated(self, watcher: object, ref: ActorRef[Any], reason: object) -> None:
         """Deliver ``Terminated(ref, reason)`` to ``watcher`` (a token given to
-        :meth:`RemoteExtension.watch`) if it still watches ``ref``; it is
-        delivered once (a second call finds it unwatched)."""
+        [``RemoteExtension.watch``][actors.RemoteExtension.watch]) if it still
+        watches ``ref``; it is delivered once (a second call finds it
+        unwatched)."""
         cell = watcher
         if type(cell) is not Cell or cell.runtime is not self._runtime:
             return

@@ -1,8 +1,8 @@
 """Fault handling, the child's side: a failure goes to the supervisor, and the
 actor obeys the control commands it sends (Akka's FaultHandling).
 
-The message loop calls :func:`handle_control` before every message when a
-command or a stop is pending. A failed actor is SUSPENDED in :func:`failed`
+The message loop calls ``handle_control`` before every message when a
+command or a stop is pending. A failed actor is SUSPENDED in ``failed``
 until its supervisor's directive arrives: resume returns to the loop, a
 restart or a stop unwinds it (``Restart`` / ``Stop``).
 """
@@ -44,7 +44,7 @@ async def handle_control(cell: Cell) -> bool:
     """Run the queued control commands.
 
     Returns:
-        Whether one was a :class:`Rebind`: the loop binds its handler again,
+        Whether one was a ``Rebind``: the loop binds its handler again,
         and goes on with ``cell.carry`` (unstashed messages first).
 
     Raises:
@@ -120,7 +120,7 @@ async def wait_for_start(cell: Cell) -> None:
 
 async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     """The instance failed (or a permanent child exited, ``exc`` None): settle
-    the item (:data:`NOTHING` when there is none), report to the parent, and
+    the item (``NOTHING`` when there is none), report to the parent, and
     obey its directive. Returns when resumed.
 
     Raises:

@@ -4,8 +4,9 @@ A handler's result is awaited when it is awaitable, decided by the value it
 returns (an ``async def`` behind an ordinary decorator returns a coroutine from
 a sync wrapper), as for the lifecycle hooks. A cancellation exception a user's
 code raises while its actor is not being cancelled is stray (it awaited
-something another task cancelled) and becomes a :exc:`~actors.StrayCancellation`
-failure. A user's exception is user data: never mutated in a way that can fail.
+something another task cancelled) and becomes a
+[``StrayCancellation``][actors.StrayCancellation] failure. A user's exception is
+user data: never mutated in a way that can fail.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _PLAIN_MAX = 4096
 
 def awaitable_class(cls: type) -> bool:
     """Whether results of class ``cls`` are awaited; caches the classes that
-    are not (see :data:`PLAIN`)."""
+    are not (see ``PLAIN``)."""
     if hasattr(cls, "__await__"):
         return True
     if len(PLAIN) < _PLAIN_MAX:

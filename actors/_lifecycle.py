@@ -40,7 +40,7 @@ class StopReason(enum.Enum):
         return f"StopReason.{self.name}"
 
 
-#: How an actor ended: a :class:`StopReason` when it was stopped, or the
+#: How an actor ended: a ``StopReason`` when it was stopped, or the
 #: exception of the failure that ended it (its supervisor said stop or gave
 #: up, or it was ``temporary``). What ``ref.join()`` returns and
 #: ``Terminated.reason`` holds; tell them apart with ``isinstance(reason,
@@ -49,7 +49,7 @@ ExitReason: TypeAlias = StopReason | BaseException
 
 
 def as_exit_reason(value: object) -> ExitReason:
-    """``value`` itself when it is an :data:`ExitReason`, else a RuntimeError
+    """``value`` itself when it is an ``ExitReason``, else a RuntimeError
     naming it: a reason that came from elsewhere (another node's codec) is
     never passed on as something ``ExitReason`` does not cover."""
     if isinstance(value, StopReason | BaseException):
@@ -85,7 +85,7 @@ current_cell: ContextVar[Cell | None] = ContextVar("actors_current_cell", defaul
 
 
 class _Nothing:
-    """The type of :data:`NOTHING`."""
+    """The type of ``NOTHING``."""
 
     __slots__ = ()
 

@@ -1,5 +1,5 @@
 """The runtime's logger (``actors``), the extras of its lifecycle records, and
-how failures are logged (:class:`FailureLogging`)."""
+how failures are logged ([``FailureLogging``][actors.FailureLogging])."""
 
 from __future__ import annotations
 
@@ -70,8 +70,9 @@ DEFAULT_FAILURE_LOGGING = FailureLogging()
 def check_log_failures(
     value: object, name: str = "log_failures", inherit: bool = False
 ) -> FailureLogging | None:
-    """A ``log_failures`` argument made a :class:`FailureLogging` (None: log
-    nothing). ``inherit``: None is allowed too, and stays None.
+    """A ``log_failures`` argument made a
+    [``FailureLogging``][actors.FailureLogging] (None: log nothing).
+    ``inherit``: None is allowed too, and stays None.
 
     Raises:
         TypeError: it is neither a bool nor a FailureLogging (nor None where

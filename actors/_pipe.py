@@ -2,13 +2,13 @@
 ``context.ask`` (Akka's ``pipeTo`` and ``context.ask`` with a reply adapter).
 
 Each piece of work runs in its own task in the system's task group, under a
-cancel scope owned by the actor's incarnation (:class:`ActorTasks`, in the
+cancel scope owned by the actor's incarnation (``ActorTasks``, in the
 cell's extras): a restart or a stop of the actor cancels it and waits for it
 to end before ``on_stop`` runs, so the work never outlives the incarnation
 that started it (structured concurrency).
 
-Its outcome, a :class:`Result`, comes back to the actor as a signal in its
-mailbox (:class:`Piped`): outside the quota, so a full mailbox never refuses
+Its outcome, a [``Result``][actors.Result], comes back to the actor as a signal in its
+mailbox (``Piped``): outside the quota, so a full mailbox never refuses
 it, and in FIFO order with the messages. When it reaches the front of the
 mailbox, inside the actor's own task, ``then(result)`` makes the message that
 ``receive`` gets (the result itself without ``then``). Nothing is lost

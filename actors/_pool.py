@@ -78,7 +78,7 @@ class PoolRef(ActorRef[M]):
     join. Messages to the pool go to one worker each (see the routing); a
     broadcast goes to every worker.
 
-    A pool is a ref like an actor's (an :class:`~actors.ActorRef` subclass):
+    A pool is a ref like an actor's (an [``ActorRef``][actors.ActorRef] subclass):
     ``context.watch(pool)`` delivers one ``Terminated`` whose ``ref`` is the
     pool when the pool has ended, its parent stops it with
     ``context.stop(pool)``, ``context.child(name)`` and ``system.lookup(path)``
@@ -161,8 +161,9 @@ class PoolRef(ActorRef[M]):
             MailboxFull: the shared queue is full (``shared_queue``), or every
                 worker's mailbox is (``round_robin``; while the workers are
                 being replaced: the pool holds ``size * capacity`` at most).
-            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
-                subclass) once its system has exited.
+            ActorStopped: the pool has stopped;
+                [``SystemNotRunning``][actors.SystemNotRunning] (a subclass)
+                once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         shared = self._shared
@@ -221,11 +222,12 @@ class PoolRef(ActorRef[M]):
         (each has its own mailbox), even if another one frees room first; use
         ``shared_queue`` when handlers can get stuck. A native
         ``Task.cancel()`` after the message moved in leaves it queued, as
-        :meth:`ActorRef.send` says.
+        [``ActorRef.send``][actors.ActorRef.send] says.
 
         Raises:
             ActorStopped: the pool has stopped (or stopped while we waited);
-                :exc:`SystemNotRunning` (a subclass) once its system has exited.
+                [``SystemNotRunning``][actors.SystemNotRunning] (a subclass)
+                once its system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         if isinstance(message, Signal):
@@ -283,8 +285,10 @@ class PoolRef(ActorRef[M]):
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Ask one worker; same reply, timeout (seconds) and errors as
-        :meth:`ActorRef.ask` (:exc:`ActorStopped` when the pool stops before a
-        worker replied, :exc:`SystemNotRunning` once its system has exited)."""
+        [``ActorRef.ask``][actors.ActorRef.ask]
+        ([``ActorStopped``][actors.ActorStopped] when the pool stops before a
+        worker replied, [``SystemNotRunning``][actors.SystemNotRunning] once its
+        system has exited)."""
         try:
             deadlines = prepare_ask(self._cell, message, timeout, pool=True)
         except SystemNotRunning:
@@ -329,8 +333,9 @@ class PoolRef(ActorRef[M]):
 
         Raises:
             MailboxFull: a worker's mailbox is full (the others still got it).
-            ActorStopped: the pool has stopped; :exc:`SystemNotRunning` (a
-                subclass) once its system has exited.
+            ActorStopped: the pool has stopped;
+                [``SystemNotRunning``][actors.SystemNotRunning] (a subclass)
+                once its system has exited.
         """
         if isinstance(message, Signal):
             raise signal_error(message)
@@ -425,7 +430,7 @@ class PoolRef(ActorRef[M]):
 
     async def join(self) -> ExitReason:
         """Wait until the pool and all its workers have terminated; returns how
-        the pool ended (:data:`~actors.ExitReason`)."""
+        the pool ended (``ExitReason``)."""
         await self._cell.terminated.wait()
         return self._cell.reason
 

@@ -76,7 +76,8 @@ def spawn_pool(
     drain: int | None,
     strategy: SupervisorStrategy | None = None,
 ) -> PoolRef[Any]:
-    """Spawn a pool under ``parent``; see :meth:`ActorSystem.spawn_pool`.
+    """Spawn a pool under ``parent``; see
+    [``ActorSystem.spawn_pool``][actors.ActorSystem.spawn_pool].
 
     Raises:
         TypeError: ``size`` is not an integer, ``factory`` is not an Actor

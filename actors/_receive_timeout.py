@@ -1,6 +1,6 @@
 """The receive timeout (Akka's ``setReceiveTimeout``, the ``gen_server``
-timeout): a :class:`ReceiveTimeout` is delivered when no message came for
-that many seconds.
+timeout): a [``ReceiveTimeout``][actors.ReceiveTimeout] is delivered when no
+message came for that many seconds.
 
 ``self.context.set_receive_timeout(seconds)`` arms one single timer on the
 runtime's timer service (a scheduler of its own, apart from

@@ -1,6 +1,6 @@
 """The runtime of one actor system: what its actors share.
 
-:class:`~actors.ActorSystem` is the public face; every cell holds this object
+[``ActorSystem``][actors.ActorSystem] is the public face; every cell holds this object
 (``cell.runtime``) instead: the backend, the task group the actor tasks run
 in, the bookkeeping (dead letters, failure counts, the failure that ends the
 system), spawning, and the shields of graceful stops. The features above the
@@ -157,8 +157,8 @@ class Runtime:
         construct_now: bool = True,
     ) -> ActorRef[Any]:
         """Spawn a child of ``parent`` and start its task; see
-        :meth:`ActorSystem.spawn` for the arguments and errors (``options``
-        are checked when they are made).
+        [``ActorSystem.spawn``][actors.ActorSystem.spawn] for the arguments and
+        errors (``options`` are checked when they are made).
 
         The first instance is made here, in the caller, with the new cell as
         the current one: a factory that fails raises from here, and the cell
@@ -286,7 +286,7 @@ class Runtime:
     @contextlib.contextmanager
     def shield(self) -> Iterator[anyio.CancelScope]:
         """A shield for an actor's graceful stop: the system's cancellation
-        does not interrupt it, :meth:`cancel_actors` does."""
+        does not interrupt it, ``cancel_actors`` does."""
         scope = anyio.CancelScope(shield=True)
         if self.cancelling:
             scope.cancel()

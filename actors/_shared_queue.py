@@ -20,7 +20,7 @@ and so does a worker cancelled natively (``Task.cancel()``) after the hand-off;
 once the pool has stopped (the queue closed and drained) such items stay with
 the worker and become its dead letters.
 
-Each worker's mailbox is a :class:`WorkerMailbox`: the shared queue plus the
+Each worker's mailbox is a ``WorkerMailbox``: the shared queue plus the
 worker's own lane for signals, broadcasts and tells to the worker's own ref.
 """
 
@@ -114,7 +114,7 @@ class SharedQueue:
 class WorkerMailbox:
     """A shared-queue worker's mailbox: its own lane (signals, broadcasts, tells
     to the worker's ref) plus the pool's shared queue. Offers what the actor
-    cell uses of a :class:`~actors.mailbox.Mailbox`."""
+    cell uses of a [``Mailbox``][actors.mailbox.Mailbox]."""
 
     __slots__ = ("_closed", "_own", "_parked", "_shared")
 

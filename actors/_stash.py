@@ -13,11 +13,11 @@ order, before the messages that came meanwhile.
   batch is done, a ``Wake`` signal makes sure the loop does not park while
   unstashed messages wait).
 * Bounded: ``stash_capacity`` (a class attribute, 1000 by default) items;
-  one more raises :exc:`~actors.StashOverflow` in the handler that stashed.
+  one more raises [``StashOverflow``][actors.StashOverflow] in the handler that stashed.
 * A stashed message has left the mailbox: it no longer counts against the
   mailbox's capacity (its quota unit was released when the loop took it).
 * When the incarnation ends, whatever is stashed (or unstashed and not yet
-  put back) goes back in front of the mailbox (:func:`put_back`, called by
+  put back) goes back in front of the mailbox (``put_back``, called by
   ``stop_incarnation`` and, for a teardown that cancelled the actor, by
   termination): a restart handles it first (Akka's ``preRestart``
   unstashes), a stop makes it dead letters (asks fail with ``ActorStopped``).

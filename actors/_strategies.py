@@ -59,7 +59,8 @@ def check_strategy_attribute(owner: object, where: str) -> None:
     """Check an actor's (or actor class's) ``supervisor_strategy`` attribute.
 
     Raises:
-        TypeError: it is set and is not a :class:`SupervisorStrategy`.
+        TypeError: it is set and is not a
+            [``SupervisorStrategy``][actors.SupervisorStrategy].
     """
     strategy = getattr(owner, "supervisor_strategy", None)
     if strategy is not None and not isinstance(strategy, SupervisorStrategy):
@@ -139,15 +140,15 @@ class SupervisorStrategy:
             as Erlang/OTP's supervisors.
         within: the intensity period, in seconds (> 0): a sliding window, so
             failures spaced further apart never add up.
-        decider: maps a child's exception to a :class:`Directive`; a mapping
-            from exception types (matched along the MRO; an exception it does
-            not list escalates, as Akka's) or a callable. Default: restart on
-            every exception.
-        backoff: optional :class:`Backoff` between restarts.
+        decider: maps a child's exception to a
+            [``Directive``][actors.Directive]; a mapping from exception types
+            (matched along the MRO; an exception it does not list escalates, as
+            Akka's) or a callable. Default: restart on every exception.
+        backoff: optional [``Backoff``][actors.Backoff] between restarts.
         log_failures: how the children's failures are logged (Akka's
-            ``loggingEnabled``): True (as :class:`~actors.FailureLogging`
+            ``loggingEnabled``): True (as [``FailureLogging``][actors.FailureLogging]
             ``()``), False (not at all: a routine, resumed failure need not
-            fill the logs), a :class:`~actors.FailureLogging` (level,
+            fill the logs), a [``FailureLogging``][actors.FailureLogging] (level,
             traceback), or None (the default: as the system's
             ``log_failures`` says).
 
@@ -155,8 +156,9 @@ class SupervisorStrategy:
         ValueError: ``max_restarts`` < 0 or ``within`` <= 0 (or NaN).
         TypeError: ``max_restarts`` is not an int (a bool is not), ``within``
             is not a number of seconds, ``decider`` is neither a mapping nor
-            callable, ``backoff`` is neither None nor a :class:`Backoff`, or
-            ``log_failures`` is neither None, a bool nor a FailureLogging.
+            callable, ``backoff`` is neither None nor a
+            [``Backoff``][actors.Backoff], or ``log_failures`` is neither None,
+            a bool nor a FailureLogging.
     """
 
     max_restarts: int = 3

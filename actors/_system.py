@@ -77,7 +77,7 @@ class ActorSystem:
         drain: default for how many queued items an actor takes per wake.
         dead_letters_kept: how many recent dead letters ``dead_letters.recent``
             keeps (every one is counted and published to the subscribers of
-            ``dead_letters``, see :class:`~actors.DeadLetters`).
+            ``dead_letters``, see [``DeadLetters``][actors.DeadLetters]).
         shutdown_timeout: seconds a graceful stop may take when the block is
             left; then the actors' tasks are cancelled (their queued messages
             still become dead letters and pending asks fail, but ``on_stop``
@@ -88,21 +88,22 @@ class ActorSystem:
             asyncio ``Task.cancel()``, ``asyncio.timeout``, ``wait_for``)
             cancels the actors at once, hooks included, and so does a
             cancellation that arrives while the block waits for the stop.
-        telemetry: an :class:`~actors.Telemetry` to trace and measure messages
+        telemetry: an [``Telemetry``][actors.Telemetry] to trace and measure messages
             (default: off, no telemetry work at all).
         log_failures: how actors' failures are logged when their
             supervisor's strategy does not say (its ``log_failures``): True
             (the default: one WARNING record per failure, with its
             traceback), False (none; failures are still counted and
-            supervised), or a :class:`~actors.FailureLogging` (level,
+            supervised), or a [``FailureLogging``][actors.FailureLogging] (level,
             traceback).
         remote: an extension joining the system to others, e.g.
-            ``actors.remote.Remote()`` (any :class:`~actors.RemoteExtension`):
-            started when the system is entered, before the first actor (an
-            error starting it propagates from ``async with``), and stopped
-            after the actors when it is left. None (the default): local only.
+            ``actors.remote.Remote()`` (any
+            [``RemoteExtension``][actors.RemoteExtension]): started when the
+            system is entered, before the first actor (an error starting it
+            propagates from ``async with``), and stopped after the actors when
+            it is left. None (the default): local only.
         clock: the clock of the system's timers, ask timeouts, restart
-            intensity and backoff (a :class:`~actors.testing.Clock`, such as
+            intensity and backoff (a [``Clock``][actors.testing.Clock], such as
             ``actors.testing.ManualClock()``, whose time moves only when a
             test advances it). None (the default): the event loop's clock
             (on Trio that may be a ``trio.testing.MockClock``). An ask that
@@ -199,7 +200,7 @@ class ActorSystem:
     @property
     def dead_letters(self) -> DeadLetters:
         """Messages that could not be delivered or handled (see
-        :class:`~actors.DeadLetters`)."""
+        [``DeadLetters``][actors.DeadLetters])."""
         return self._runtime.dead_letters
 
     @property
@@ -248,14 +249,14 @@ class ActorSystem:
         system's event loop).
 
         Once every actor has stopped, the block ends as a normal exit: a
-        body waiting in :meth:`wait_exited` returns from it; a body doing
-        anything else is cancelled (the cancellation ends at the block,
-        which exits without an exception). Put what must run after the stop
-        after the ``async with`` block. Spawning raises
-        :exc:`~actors.SystemNotRunning` from the call on. Stopping twice, or
-        a system that is not running, does nothing. The graceful stop takes
-        as long as the actors' ``on_stop`` take (``shutdown_timeout`` bounds
-        the block's exit, not this stop).
+        body waiting in [``wait_exited``][actors.ActorSystem.wait_exited]
+        returns from it; a body doing anything else is cancelled (the
+        cancellation ends at the block, which exits without an exception). Put
+        what must run after the stop after the ``async with`` block. Spawning
+        raises [``SystemNotRunning``][actors.SystemNotRunning] from the call on.
+        Stopping twice, or a system that is not running, does nothing. The
+        graceful stop takes as long as the actors' ``on_stop`` take
+        (``shutdown_timeout`` bounds the block's exit, not this stop).
         """
         runtime = self._runtime
         guardian = runtime.guardian
@@ -266,11 +267,11 @@ class ActorSystem:
 
     async def wait_exited(self) -> None:
         """Wait until every actor of the system has stopped: after
-        :meth:`stop`, after a failure nobody handled, or as the block is
-        left. Returns at once if that happened already. The body of the
-        ``async with`` (the task that entered the block) waiting here is not
-        cancelled by :meth:`stop`: this returns, and the block exits
-        normally.
+        [``stop``][actors.ActorSystem.stop], after a failure nobody handled, or
+        as the block is left. Returns at once if that happened already. The body
+        of the ``async with`` (the task that entered the block) waiting here is
+        not cancelled by [``stop``][actors.ActorSystem.stop]: this returns, and
+        the block exits normally.
 
         Raises:
             SystemNotRunning: the system was never entered.
@@ -318,12 +319,13 @@ class ActorSystem:
         return lookup(runtime, path)
 
     def register(self, name: str, ref: ActorRef[Any]) -> None:
-        """Give a local actor (or pool) a name that :meth:`whereis` finds
-        (Erlang/OTP's ``register``). The registration ends when the actor
-        terminates (before its ``join()`` returns), or with
-        :meth:`unregister`. A name names one actor and an actor has one name
-        at most; registering the same actor under its own name again does
-        nothing.
+        """Give a local actor (or pool) a name that
+        [``whereis``][actors.ActorSystem.whereis] finds (Erlang/OTP's
+        ``register``). The registration ends when the actor terminates (before
+        its ``join()`` returns), or with
+        [``unregister``][actors.ActorSystem.unregister]. A name names one actor
+        and an actor has one name at most; registering the same actor under its
+        own name again does nothing.
 
         Raises:
             TypeError: ``name`` is not a str, or ``ref`` is not a ref to an
@@ -545,7 +547,7 @@ class ActorSystem:
         """Spawn a top-level actor (a child of the guardian) and return its ref
         at once.
 
-        The factory (an :class:`Actor` subclass, or any callable returning an
+        The factory (an [``Actor``][actors.Actor] subclass, or any callable returning an
         Actor) is called with ``*args`` here, before ``spawn`` returns, with
         the new actor as the current one (as in its own task); a factory
         that raises makes ``spawn`` raise that
@@ -609,8 +611,8 @@ class ActorSystem:
         strategy: SupervisorStrategy | None = None,
     ) -> PoolRef[M]:
         """Spawn a pool of ``size`` workers behind one ref (see
-        :class:`~actors.PoolRef`), each made by ``factory(*args)``, typed as
-        :meth:`spawn` is.
+        [``PoolRef``][actors.PoolRef]), each made by ``factory(*args)``, typed as
+        [``spawn``][actors.ActorSystem.spawn] is.
 
         The first workers are made here, before ``spawn_pool`` returns: a
         factory that raises makes ``spawn_pool`` raise that exception, and
@@ -619,13 +621,14 @@ class ActorSystem:
         the pool's supervision.
 
         Args:
-            factory: makes each worker, as for :meth:`spawn`.
+            factory: makes each worker, as for [``spawn``][actors.ActorSystem.spawn].
             size: how many workers (>= 1).
             *args: the factory's positional arguments.
-            name: the pool's name, as for :meth:`spawn`.
+            name: the pool's name, as for [``spawn``][actors.ActorSystem.spawn].
             capacity: each worker's mailbox for ``round_robin``, the shared
-                queue for ``shared_queue`` (as for :meth:`spawn`).
-            drain: as for :meth:`spawn`, for each worker.
+                queue for ``shared_queue`` (as for
+                [``spawn``][actors.ActorSystem.spawn]).
+            drain: as for [``spawn``][actors.ActorSystem.spawn], for each worker.
             routing: ``"round_robin"`` or ``"shared_queue"``.
             strategy: how the pool supervises its workers (default
                 ``OneForOne(max_restarts=10, within=1.0)``: a failed worker
@@ -657,7 +660,7 @@ class ActorSystem:
     @property
     def from_thread(self) -> FromThread:
         """Blocking ``tell`` / ``ask`` for code in other threads (see
-        :class:`~actors.FromThread`)."""
+        [``FromThread``][actors.FromThread])."""
         from_thread = self._runtime.from_thread
         if from_thread is None:
             from_thread = FromThread(self._runtime)

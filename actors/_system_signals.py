@@ -23,7 +23,7 @@ class Terminated(Signal):
             system stopped it, or the exception of the failure that ended it
             (its supervisor said stop, gave up, or it was ``temporary``). The
             same value ``ref.join()`` returns. Typed
-            :data:`~actors.ExitReason`.
+            ``ExitReason``.
     """
 
     __slots__ = ("reason", "ref")

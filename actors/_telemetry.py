@@ -40,7 +40,7 @@ only state that is complete before it is published: the counts and the
 watched mailboxes live in plain dicts changed and copied under one lock, an
 entry is made whole before it goes in, and a mailbox's statistics are read
 defensively. A handler's exception is user data: it is described for spans by
-:func:`describe` and :func:`record_error`, which never raise.
+``describe`` and ``record_error``, which never raise.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _version() -> str:
 
 
 class Telemetry:
-    """OpenTelemetry tracing and metrics for an :class:`~actors.ActorSystem`.
+    """OpenTelemetry tracing and metrics for an [``ActorSystem``][actors.ActorSystem].
 
     Pass one to ``ActorSystem(telemetry=Telemetry())``; one instance may serve
     several systems. Without it a system does no telemetry work at all.

@@ -1,5 +1,5 @@
 """What telemetry knows about an actor, computed once, and how it records a
-user's exception: shared by :class:`~actors.Telemetry` (``_telemetry.py``) and
+user's exception: shared by [``Telemetry``][actors.Telemetry] (``_telemetry.py``) and
 the per-message side (``_traced.py``). No OpenTelemetry import at module level.
 """
 

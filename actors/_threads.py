@@ -10,7 +10,7 @@ was entered), then blocks on a lock until the loop has settled it.
 
 No call can hang on a dead system: a call first registers itself, and when the
 system exits every registered call still waiting fails with
-:exc:`~actors.SystemNotRunning`; later calls raise it at once.
+[``SystemNotRunning``][actors.SystemNotRunning]; later calls raise it at once.
 
 Its size: one class, ``FromThread``, whose public methods are documented
 in full (most of the lines).
@@ -77,12 +77,12 @@ class FromThread:
     ``send``, a short-lived task in the system's task group). A thread blocked
     here cannot be cancelled; ``ask`` and ``send`` take a timeout in seconds.
 
-    Every method raises :exc:`~actors.SystemNotRunning` (an
-    :exc:`~actors.ActorStopped`) when the system was never entered, has
+    Every method raises [``SystemNotRunning``][actors.SystemNotRunning] (an
+    [``ActorStopped``][actors.ActorStopped]) when the system was never entered, has
     exited, or exits while the call waits: no call hangs on a dead system.
     Never call these from the event loop's own thread: the loop would wait for
-    itself, so that raises :exc:`RuntimeError` at once; in async code use the
-    :class:`~actors.ActorRef` methods directly.
+    itself, so that raises ``RuntimeError`` at once; in async code use the
+    [``ActorRef``][actors.ActorRef] methods directly.
 
     Example::
 
@@ -171,7 +171,7 @@ class FromThread:
 
         Args:
             ref: the actor to ask.
-            message: the request; a :class:`~actors.Request` subclass types the
+            message: the request; a [``Request``][actors.Request] subclass types the
                 reply.
             timeout: seconds (> 0) this call may block in all, counted from the
                 call: the trip to the event loop, waiting for mailbox room, and
@@ -204,11 +204,13 @@ class FromThread:
         drain: int | None = None,
         restart: RestartType = "transient",
     ) -> ActorRef[M]:
-        """Spawn a top-level actor, as :meth:`ActorSystem.spawn` does, and
-        return its ref (use it with this object's methods).
+        """Spawn a top-level actor, as
+        [``ActorSystem.spawn``][actors.ActorSystem.spawn] does, and return its
+        ref (use it with this object's methods).
 
         Raises:
-            TypeError, ValueError: as :meth:`ActorSystem.spawn` (the options
+            TypeError, ValueError: as
+                [``ActorSystem.spawn``][actors.ActorSystem.spawn] (the options
                 are checked in the calling thread).
             SystemNotRunning: the system is not running (see the class).
             RuntimeError: called from the event loop's thread.

@@ -1,15 +1,15 @@
 """Keyed timers bound to an actor's life, all driven by one task per system.
 
-``self.context.timers`` is the actor's :class:`TimerScheduler`. Every timer of a
-system sits in one heap owned by the system's :class:`TimerService`, whose one
-task sleeps until the earliest deadline (``anyio.current_time()``, so Trio's
-``MockClock`` drives it; or the system's own clock, ``ActorSystem(clock=...)``,
-such as ``actors.testing.ManualClock``) and is woken early only when a timer
-with an earlier deadline arrives. It never naps for less than
-:data:`RESOLUTION` (1 ms), so timers due within a millisecond of each other
-fire in one wake-up, at most that late. The task is started by the first
-timer and ends when no timer is left, so an idle system has no timer task and
-its exit never waits for one.
+``self.context.timers`` is the actor's
+[``TimerScheduler``][actors.TimerScheduler]. Every timer of a system sits in one
+heap owned by the system's ``TimerService``, whose one task sleeps until the
+earliest deadline (``anyio.current_time()``, so Trio's ``MockClock`` drives it;
+or the system's own clock, ``ActorSystem(clock=...)``, such as
+``actors.testing.ManualClock``) and is woken early only when a timer with an
+earlier deadline arrives. It never naps for less than ``RESOLUTION`` (1 ms), so
+timers due within a millisecond of each other fire in one wake-up, at most that
+late. The task is started by the first timer and ends when no timer is left, so
+an idle system has no timer task and its exit never waits for one.
 
 A firing is the timer object itself, sent as a mailbox signal: outside the
 quota (a full mailbox does not lose it) and without an allocation. Each start
@@ -265,9 +265,9 @@ def _cancel(timer: _Timer) -> None:
 class TimerService:
     """The heap of every timer of one system, and the one task that fires them.
 
-    Internal: actors use :class:`TimerScheduler`. Cancelling a timer only marks
-    it; its heap entry is dropped when it comes up, or by a compaction once
-    cancelled entries outnumber live ones.
+    Internal: actors use [``TimerScheduler``][actors.TimerScheduler]. Cancelling
+    a timer only marks it; its heap entry is dropped when it comes up, or by a
+    compaction once cancelled entries outnumber live ones.
     """
 
     __slots__ = (

@@ -1,14 +1,14 @@
 """The per-message side of telemetry: the trace envelope, the traced refs, and
 the instrumented ``receive``.
 
-Imported only when a :class:`~actors.Telemetry` is made, so it may import
+Imported only when a [``Telemetry``][actors.Telemetry] is made, so it may import
 OpenTelemetry at the top. A system without telemetry never reaches this
-module: its cells hold plain :class:`~actors.ActorRef` objects (so ``tell`` is
+module: its cells hold plain [``ActorRef``][actors.ActorRef] objects (so ``tell`` is
 the untouched fast path, not even an attribute check) and its message loop
-calls ``receive`` itself. A traced system's cells get a :class:`TracedRef`,
-whose tells carry the sender's context in a :class:`Traced` envelope and whose
+calls ``receive`` itself. A traced system's cells get a ``TracedRef``,
+whose tells carry the sender's context in a ``Traced`` envelope and whose
 asks carry it on the ask's own envelope; and each incarnation's ``receive`` is
-wrapped once, when it starts (:func:`instrument`, as OpenTelemetry's
+wrapped once, when it starts (``instrument``, as OpenTelemetry's
 instrumentations wrap the instrumented callable): the same message loop runs,
 with or without telemetry.
 
@@ -63,7 +63,7 @@ _KIND = "actor.message.kind"
 
 
 class Traced:
-    """A message (or an :class:`~actors._envelope.Ask`) in a traced mailbox,
+    """A message (or an ``Ask``) in a traced mailbox,
     with the trace context it was sent from and when (``perf_counter``)."""
 
     __slots__ = ("context", "enqueued", "message")
@@ -149,7 +149,7 @@ class TracedRef(ActorRef[M]):
 
 
 class TracedPoolRef(PoolRef[M]):
-    """A pool's ref in a traced system: like :class:`TracedRef`, for the
+    """A pool's ref in a traced system: like ``TracedRef``, for the
     messages the pool routes to its workers."""
 
     _labels: Labels | None = None
@@ -280,7 +280,8 @@ async def _ask(
 
 class _Handling:
     """One message's span while it is handled (and, after a failure, until the
-    supervisor has decided: see :meth:`Telemetry.failure_settled`)."""
+    supervisor has decided: see
+    [``Telemetry.failure_settled``][actors.Telemetry.failure_settled])."""
 
     __slots__ = ("span", "started", "token")
 
@@ -298,15 +299,15 @@ def instrument(
     mailbox wait and handling time recorded.
 
     The message loop calls the wrapper as it would call ``receive``: with a
-    told message (a :class:`Traced` envelope here, unwrapped), or with an
+    told message (a ``Traced`` envelope here, unwrapped), or with an
     ask's message while ``cell.current`` holds the ask (whose envelope carries
     the asker's context). Signals never come here: the loop hands them to the
     plain ``receive``, and they run in an empty context.
 
     A handler that fails leaves its span open and current: the supervisor's
     restart or escalation, the failure's log record and the dead letter land
-    on it; :meth:`Telemetry.failure_settled` ends it. A cancellation ends it
-    at once, as "cancelled".
+    on it; [``Telemetry.failure_settled``][actors.Telemetry.failure_settled]
+    ends it. A cancellation ends it at once, as "cancelled".
     """
     labels: Labels = cell.ref.labels  # type: ignore[attr-defined]
     start_span = telemetry._tracer.start_span
