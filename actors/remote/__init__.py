@@ -2,8 +2,8 @@
 
 ``ActorSystem(remote=Remote(...))`` makes the system a node: its actors are
 reachable from other nodes (``await system.remote.lookup(node, path)`` gives a
-:class:`RemoteRef` with the local API). The format on the wire is documented in
-``docs/remote-wire-format.md``.
+[``RemoteRef``][actors.remote.RemoteRef] with the local API). The format on the
+wire is documented in ``docs/remote-wire-format.md``.
 
 The building blocks, each tested on its own:
 

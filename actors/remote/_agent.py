@@ -1,10 +1,10 @@
 """The node's side of remote spawn and of pools across processes: the agent
 actor that spawns what other nodes ask for, and a pool's member.
 
-The agent (registered as ``actors.node``) answers :class:`Spawn` by spawning
+The agent (registered as ``actors.node``) answers ``Spawn`` by spawning
 the class as its own child, so the actor is supervised on its node (restarted
-by the agent's strategy), and answers :class:`JoinPool` by spawning a
-:class:`PoolMember`. A refusal is answered as an exception value, never raised
+by the agent's strategy), and answers ``JoinPool`` by spawning a
+``PoolMember``. A refusal is answered as an exception value, never raised
 in the agent: a bad request must not restart it (and its children).
 
 A member spawns its workers (children, restarted on failure) and runs one
@@ -351,7 +351,7 @@ class PoolMember(Actor):
 
 def start_agent(system: ActorSystem, hosted: Hosted) -> ActorRef[Any]:
     """Spawn the node agent in ``system`` (a system with a remote layer) and
-    register it as :data:`AGENT_NAME`; register the spawn and pool messages
+    register it as ``AGENT_NAME``; register the spawn and pool messages
     and the hosted modules' message classes on its codec.
 
     Raises:

@@ -11,15 +11,15 @@ the primitives (registered already: ``None``, ``bool``, ``int``, ``float``,
 ``str``, ``bytes``, ``list``, ``tuple``, ``dict``). Fields are decoded by their
 annotations (a field typed ``Any`` decodes as plain MessagePack values: lists,
 dicts, primitives). An actor ref anywhere in a message travels as its
-:class:`~._node.RefAddress` (a MessagePack extension of code
-:data:`REF_EXT`) and decodes through the caller's resolver, so the runtime turns
+[``RefAddress``][actors.remote.RefAddress] (a MessagePack extension of code
+``REF_EXT``) and decodes through the caller's resolver, so the runtime turns
 it into a working remote ref.
 
 Exceptions travel as ``[args, traceback_text]`` under their class's tag and are
 rebuilt with ``cls(*args)``, the remote traceback added as a note. An exception
 of an unregistered type (or one whose args cannot be encoded or that cannot be
-rebuilt) travels as a :class:`~._errors.RemoteActorError` carrying its type
-name, message and traceback text.
+rebuilt) travels as a [``RemoteActorError``][actors.remote.RemoteActorError]
+carrying its type name, message and traceback text.
 
 Its size: registration, encoding, decoding and the exception round trip
 share one registry and are one concept, the codec.
@@ -126,15 +126,17 @@ class Codec:
 
     Args:
         address_of: called with an object msgspec cannot encode by itself;
-            returns its :class:`RefAddress` when it is an actor ref, or
-            ``None`` when it is not (the encoding then fails with
+            returns its [``RefAddress``][actors.remote.RefAddress] when it is an
+            actor ref, or ``None`` when it is not (the encoding then fails with
             ``TypeError``). Without it no ref can be sent (a
-            :class:`RefAddress` value is an ordinary Struct: it travels as an
-            array and decodes as one where its field is typed so).
-        resolve: called with each :class:`RefAddress` decoded from the wire;
-            its result takes the ref's place in the decoded message (default:
-            the address itself). It must not raise; if it does, decoding fails
-            with :class:`DecodeError`.
+            [``RefAddress``][actors.remote.RefAddress] value is an ordinary
+            Struct: it travels as an array and decodes as one where its field is
+            typed so).
+        resolve: called with each [``RefAddress``][actors.remote.RefAddress]
+            decoded from the wire; its result takes the ref's place in the
+            decoded message (default: the address itself). It must not raise; if
+            it does, decoding fails with
+            [``DecodeError``][actors.remote.DecodeError].
         max_traceback: the most characters of a remote traceback that are
             sent (the oldest frames are cut first).
 
@@ -169,7 +171,7 @@ class Codec:
         self.value_tags: dict[type, str] = {}
         """The tags of registered classes that are not exceptions, by class:
         the one dict lookup the wire's hot path makes per message (read only;
-        exceptions and misses go through :meth:`tagged`)."""
+        exceptions and misses go through ``tagged``)."""
         self.encoder = msgspec.msgpack.Encoder(enc_hook=self._enc_hook)
         """The msgspec encoder (with the ref hook) the wire format uses."""
         for cls, tag in _PRIMITIVES:
@@ -302,7 +304,7 @@ class Codec:
         return tag, self.encode_body(value, body)
 
     def encode_body(self, value: object, body: object) -> bytes:
-        """Encode ``body`` (from :meth:`tagged`), naming ``value``'s type on
+        """Encode ``body`` (from ``tagged``), naming ``value``'s type on
         failure.
 
         Raises:
@@ -326,7 +328,8 @@ class Codec:
 
         As itself when its type is registered; otherwise, or when its args
         cannot be encoded (or reading them fails), as a
-        :class:`RemoteActorError` with its type name, message and traceback.
+        [``RemoteActorError``][actors.remote.RemoteActorError] with its type
+        name, message and traceback.
         """
         entry = self._by_type.get(type(exc))
         if entry is not None:
@@ -374,7 +377,7 @@ class Codec:
 
         A registered exception is rebuilt (not raised): ``cls(*args)``, with
         the remote traceback as a note; if that fails, a
-        :class:`RemoteActorError` stands in for it.
+        [``RemoteActorError``][actors.remote.RemoteActorError] stands in for it.
 
         Raises:
             DecodeError: ``tag`` is not registered, or ``body`` is not a valid

@@ -4,17 +4,17 @@ A node monitors the peers it depends on (it watches an actor there, or has
 asks in flight to it): once per interval it sends each monitored peer a
 heartbeat, the peer answers with an ack, and each ack feeds that peer's phi
 accrual failure detector. A peer whose phi reaches the threshold is declared
-down once: it leaves the monitor and ``on_down`` gets a :class:`NodeDown`.
-A peer that never answers is declared down as if it had answered when it
-started being monitored. A peer no longer depended on is *released*: it stays
-monitored, detector and all, for ``linger`` seconds, so a caller that asks
-the same peer again and again keeps one detector (a peer that stopped
-answering is still declared down) instead of a fresh one per ask. A
-restarted peer is another incarnation, so another peer here: nothing is
-"quarantined".
+down once: it leaves the monitor and ``on_down`` gets a
+[``NodeDown``][actors.remote.NodeDown]. A peer that never answers is declared
+down as if it had answered when it started being monitored. A peer no longer
+depended on is *released*: it stays monitored, detector and all, for ``linger``
+seconds, so a caller that asks the same peer again and again keeps one detector
+(a peer that stopped answering is still declared down) instead of a fresh one
+per ask. A restarted peer is another incarnation, so another peer here: nothing
+is "quarantined".
 
-The checks are a pure function of the time (:meth:`HeartbeatMonitor.tick`),
-so they are tested with synthetic times; :meth:`HeartbeatMonitor.run` calls
+The checks are a pure function of the time (``HeartbeatMonitor.tick``),
+so they are tested with synthetic times; ``HeartbeatMonitor.run`` calls
 it once per interval.
 """
 
@@ -56,8 +56,8 @@ class HeartbeatMonitor:
         send: ``send(peer, seq)`` sends a heartbeat envelope to ``peer`` (sync,
             never waits; an exception it raises is logged and the heartbeat
             is skipped).
-        on_down: called once with a :class:`NodeDown` for each peer declared
-            down (sync; an exception it raises is logged).
+        on_down: called once with a [``NodeDown``][actors.remote.NodeDown] for
+            each peer declared down (sync; an exception it raises is logged).
         interval: seconds between two rounds of heartbeats and checks (> 0).
         detector: makes the failure detector of a newly monitored peer.
         clock: the time in seconds (default: ``anyio.current_time``); used
@@ -195,7 +195,7 @@ class HeartbeatMonitor:
         return down
 
     async def run(self) -> None:
-        """Call :meth:`tick` once per ``interval`` until cancelled."""
+        """Call ``tick`` once per ``interval`` until cancelled."""
         while True:
             self.tick()
             await anyio.sleep(self.interval)

@@ -4,7 +4,7 @@ A node is one actor system taking part in the remote layer. It has a name,
 chosen by its user and stable across restarts, and an incarnation id drawn at
 random each time the system starts: a restarted process is a new incarnation,
 so a ref to the old one never reaches the new one by accident (its subject is
-another one, see :mod:`._wire`).
+another one, see ``_wire``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class NodeAddress(msgspec.Struct, frozen=True, array_like=True):
     same ``node`` and another ``incarnation``.
 
     Attributes:
-        node: the node's name (a subject token, see :func:`check_token`).
+        node: the node's name (a subject token, see ``check_token``).
         incarnation: its incarnation id (16 hex digits).
     """
 

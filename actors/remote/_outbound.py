@@ -1,13 +1,13 @@
 """Outbound buffers: envelopes to one peer node, batched into frames.
 
 Senders put encoded envelopes into the peer's bounded buffer, a
-:class:`~actors.mailbox.Mailbox`: ``try_put`` never waits and raises
+[``Mailbox``][actors.mailbox.Mailbox]: ``try_put`` never waits and raises
 ``MailboxFull`` when the buffer is full (``tell``), ``put`` waits for room
 (``send``, ``ask``: backpressure across the wire). System envelopes (replies,
 watch, unwatch, death notices, lookups) go in with ``put_system``: never
 counted against the capacity nor refused for it, yet in their FIFO place
 among the messages, so a death notice never overtakes the messages sent
-before it. Heartbeats and acks are out of band (:meth:`Outbound.put_urgent`):
+before it. Heartbeats and acks are out of band (``Outbound.put_urgent``):
 published at once, outside the buffer and the window, so a full window never
 delays the signs of life nor the acks that open it.
 
@@ -17,7 +17,7 @@ frame never exceeds the server's ``max_payload`` (a batch that would is
 split). One writer per peer and one NATS connection keep envelopes FIFO per
 sender-receiver pair. When the writer is idle, nothing is buffered and the
 client has written everything, an ask or an answer is published at once by
-its caller (:meth:`Outbound.put_now`): a lone ask does not wait for the
+its caller (``Outbound.put_now``): a lone ask does not wait for the
 writer's wake.
 
 The window bounds the bytes in flight: frames are numbered (the number is the
@@ -28,7 +28,7 @@ window full the writer waits and the buffer fills: ``tell`` raises
 ``MailboxFull``, ``send`` and ``ask`` wait. A slow peer therefore slows its
 senders instead of being disconnected by the server as a slow consumer. A
 frame NATS returns (no responders) is known by its number: its asks fail and
-its tells are dead letters (:meth:`Outbound.returned`).
+its tells are dead letters (``Outbound.returned``).
 
 Delivery is at-most-once: envelopes that cannot be published (the client
 failed, the peer's buffer was aborted) or came back are handed to
@@ -147,7 +147,7 @@ class Publisher(Protocol):
 
 
 class OutboundStatistics(NamedTuple):
-    """Counters of one :class:`Outbound`."""
+    """Counters of one ``Outbound``."""
 
     #: envelopes counted against the capacity in the buffer now
     queued: int
@@ -196,8 +196,8 @@ class _Sent:
 class Outbound:
     """The bounded outbound buffer to one peer node, and its writer.
 
-    Run :meth:`run` in a task (the writer); stop it with :meth:`close` (what
-    is buffered is still published) or :meth:`abort` (it is dropped).
+    Run ``run`` in a task (the writer); stop it with ``close`` (what
+    is buffered is still published) or ``abort`` (it is dropped).
 
     Args:
         peer: the peer node.
@@ -364,9 +364,9 @@ class Outbound:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
     def try_put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
-        """:meth:`try_put`, the frame carrying ``headers`` (trace context).
+        """``try_put``, the frame carrying ``headers`` (trace context).
 
-        Raises: as :meth:`try_put`.
+        Raises: as ``try_put``.
         """
         if len(envelope) > self._limit - HEADER_ALLOWANCE:
             self._check_size(envelope, HEADER_ALLOWANCE)
@@ -381,9 +381,9 @@ class Outbound:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
     async def put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
-        """:meth:`put`, the frame carrying ``headers`` (trace context).
+        """``put``, the frame carrying ``headers`` (trace context).
 
-        Raises: as :meth:`put`.
+        Raises: as ``put``.
         """
         if len(envelope) > self._limit - HEADER_ALLOWANCE:
             self._check_size(envelope, HEADER_ALLOWANCE)
@@ -415,7 +415,7 @@ class Outbound:
 
         Returns:
             True when it was published; False when nothing was done (then
-            buffer it with :meth:`put` or :meth:`put_system`).
+            buffer it with ``put`` or ``put_system``).
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
@@ -676,7 +676,7 @@ class Outbound:
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` or :meth:`abort` was called."""
+        """Whether ``close`` or ``abort`` was called."""
         return self._buffer.closed
 
     def statistics(self) -> OutboundStatistics:

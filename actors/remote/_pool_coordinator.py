@@ -1,12 +1,12 @@
 """The coordinator's side of a pool across processes: members, credits,
 dispatch, and what happens when a member is lost (see ``_remote_pool``).
 
-:class:`PoolCoordination` holds a pool's state and its coordinator actor's
+``PoolCoordination`` holds a pool's state and its coordinator actor's
 behaviour: members joining (one task per node keeps one there), jobs
 dispatched to the members with the most credit (by a task, once a burst of
 tells is queued), reports giving credits back, the jobs of a lost member (or
 lost on the wire: the periodic check) dispatched again, and the stop.
-:class:`~._remote_pool.RemotePoolRef` adds the users' side.
+[``RemotePoolRef``][actors.remote.RemotePoolRef] adds the users' side.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ __all__ = [
     "protocol_classes",
 ]
 
-#: Outcome kinds in :class:`Done`: finished (a tell), replied, failed.
+#: Outcome kinds in ``Done``: finished (a tell), replied, failed.
 DONE, REPLIED, FAILED = 0, 1, 2
 
 
@@ -60,8 +60,8 @@ class Jobs(msgspec.Struct, frozen=True, array_like=True):
 
 class Done(msgspec.Struct, frozen=True, array_like=True):
     """To the coordinator: jobs ``member`` finished, as
-    ``(job_id, kind, tag, body)`` (kind :data:`DONE`, :data:`REPLIED` or
-    :data:`FAILED`; tag and body empty for :data:`DONE`). Gives back one
+    ``(job_id, kind, tag, body)`` (kind ``DONE``, ``REPLIED`` or
+    ``FAILED``; tag and body empty for ``DONE``). Gives back one
     credit per job."""
 
     member: ActorRef[Any]
@@ -84,7 +84,7 @@ class Broadcast(msgspec.Struct, frozen=True, array_like=True):
 
 
 class Check(msgspec.Struct, frozen=True, array_like=True):
-    """To a member: answer :class:`Holding` (the coordinator's periodic
+    """To a member: answer ``Holding`` (the coordinator's periodic
     check for jobs or reports lost on the wire). ``upto``: the number of
     Jobs messages the coordinator had sent the member before this one."""
 
@@ -93,7 +93,7 @@ class Check(msgspec.Struct, frozen=True, array_like=True):
 
 class Holding(msgspec.Struct, frozen=True, array_like=True):
     """To the coordinator: the jobs ``member`` holds (queued, running, or
-    finished and not yet reported), answering :class:`Check` ``upto``. A job
+    finished and not yet reported), answering ``Check`` ``upto``. A job
     sent before the check that it does not hold was lost (or its report
     was): the coordinator dispatches it again."""
 

@@ -2,7 +2,7 @@
 
 Started with this interpreter and this ``sys.path`` (so they import what this
 process imports), connected to this system's NATS server. They never outlive
-their parent: :meth:`NodeProcesses.close` stops them (SIGTERM, then SIGKILL
+their parent: ``NodeProcesses.close`` stops them (SIGTERM, then SIGKILL
 after a grace period), an ``atexit`` hook kills any left, and each child
 leaves when its standard input reaches end-of-file, which happens when this
 process dies in any way, ``kill -9`` included (the pipe's only writer is

@@ -58,11 +58,12 @@ class RemoteRef(ActorRef[M]):
         self._remote.tell(self, message)
 
     async def send(self, message: M) -> None:
-        """As :meth:`tell`, waiting while the outbound buffer to the node is
-        full (backpressure across the wire).
+        """As [``tell``][actors.remote.RemoteRef.tell], waiting while the
+        outbound buffer to the node is full (backpressure across the wire).
 
         Raises:
-            TypeError, FrameTooLarge, SystemNotRunning: as :meth:`tell`.
+            TypeError, FrameTooLarge, SystemNotRunning: as
+                [``tell``][actors.remote.RemoteRef.tell].
             NodeUnreachable: the node went away while this call waited.
         """
         await self._remote.send(self, message)
@@ -87,7 +88,7 @@ class RemoteRef(ActorRef[M]):
             ActorStopped: the actor stopped before replying.
             Exception: the handler's exception, as itself when its type is
                 registered with the codec (the remote traceback as a note),
-                else as a :class:`RemoteActorError`.
+                else as a [``RemoteActorError``][actors.remote.RemoteActorError].
         """
         return await self._remote.ask(self, message, timeout)
 

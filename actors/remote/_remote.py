@@ -1,13 +1,13 @@
 """``Remote``: the remote layer of one actor system (``ActorSystem(remote=...)``).
 
-Entering the system starts it (:meth:`Remote.start`): it starts an embedded
-``nats-server`` when no URL is given, connects, subscribes the node's three
-subjects (see docs/remote-wire-format.md) and runs its tasks in one task of
-the system's task group: the writer of each peer's outbound buffer, the
-heartbeat monitor, and one task per inbound ask being served. Leaving the
-system stops it (:meth:`Remote.stop`), after the actors: the outbound buffers
-are flushed and closed, the tasks end, the client closes, the embedded server
-stops.
+Entering the system starts it ([``Remote.start``][actors.remote.Remote.start]):
+it starts an embedded ``nats-server`` when no URL is given, connects, subscribes
+the node's three subjects (see docs/remote-wire-format.md) and runs its tasks in
+one task of the system's task group: the writer of each peer's outbound buffer,
+the heartbeat monitor, and one task per inbound ask being served. Leaving the
+system stops it ([``Remote.stop``][actors.remote.Remote.stop]), after the
+actors: the outbound buffers are flushed and closed, the tasks end, the client
+closes, the embedded server stops.
 
 Inbound frames are handled by the client's reader (a sync callback): tells go
 to the local actor's mailbox at once (a full or missing actor makes a dead
@@ -235,7 +235,8 @@ class Remote:
             default: ``"node-"`` and 8 random hex digits.
         prefix: the subjects' first token(s).
         types: classes to register with the codec, each a class or a
-            ``(class, tag)`` pair (more with :meth:`register_type`).
+            ``(class, tag)`` pair (more with
+            [``register_type``][actors.remote.Remote.register_type]).
         capacity: envelopes buffered per peer node (``tell`` raises
             ``MailboxFull`` beyond it, ``send`` and ``ask`` wait).
         window: the most bytes of frames sent to one peer and not yet acked
@@ -469,7 +470,8 @@ class Remote:
         self._names[name] = ref
 
     def unregister(self, name: str) -> None:
-        """Forget a name given to :meth:`register` (nothing if unknown)."""
+        """Forget a name given to [``register``][actors.remote.Remote.register]
+        (nothing if unknown)."""
         self._names.pop(name, None)
 
     def _find(self, path: str) -> ActorRef[Any] | None:
@@ -723,7 +725,8 @@ class Remote:
             host.dead_letter(recipient, message, reason)
 
     def tell(self, ref: RemoteRef[Any], message: object) -> None:
-        """``ref.tell(message)``; see :meth:`RemoteRef.tell`."""
+        """``ref.tell(message)``; see
+        [``RemoteRef.tell``][actors.remote.RemoteRef.tell]."""
         if self._state != _STARTED:
             raise SystemNotRunning("the remote layer is not running")
         envelope = self._wire.tell(ref.address.path, message)
@@ -737,7 +740,8 @@ class Remote:
             self._dead_letter(ref, message, "node unreachable", ref._peer)
 
     async def send(self, ref: RemoteRef[Any], message: object) -> None:
-        """``await ref.send(message)``; see :meth:`RemoteRef.send`."""
+        """``await ref.send(message)``; see
+        [``RemoteRef.send``][actors.remote.RemoteRef.send]."""
         if self._state != _STARTED:
             raise SystemNotRunning("the remote layer is not running")
         envelope = self._wire.tell(ref.address.path, message)
@@ -748,7 +752,7 @@ class Remote:
         await outbound.put(envelope)
 
     def stop_actor(self, ref: RemoteRef[Any]) -> None:
-        """``ref.stop()``; see :meth:`RemoteRef.stop`."""
+        """``ref.stop()``; see [``RemoteRef.stop``][actors.remote.RemoteRef.stop]."""
         if self._state != _STARTED:
             return
         outbound = self._outbound(ref._peer)
@@ -763,8 +767,9 @@ class Remote:
         timeout: float,
         headers: dict[str, str] | None = None,
     ) -> Any:
-        """``await ref.ask(message, timeout)``; see :meth:`RemoteRef.ask`.
-        ``headers``: the trace context its frame carries (telemetry)."""
+        """``await ref.ask(message, timeout)``; see
+        [``RemoteRef.ask``][actors.remote.RemoteRef.ask]. ``headers``: the trace
+        context its frame carries (telemetry)."""
         if type(timeout) is not float or not 0.0 < timeout < math.inf:
             timeout = _seconds("timeout", timeout)  # an int, or a bad one
         if self._state != _STARTED:
@@ -848,7 +853,8 @@ class Remote:
             timeout: seconds to wait for the answer.
 
         Returns:
-            A :class:`RemoteRef` (a local ref when ``node`` is this node).
+            A [``RemoteRef``][actors.remote.RemoteRef] (a local ref when
+            ``node`` is this node).
 
         Raises:
             TypeError / ValueError: a bad ``node``, ``path`` or ``timeout``.
@@ -933,7 +939,7 @@ class Remote:
             **kwargs: the class's keyword arguments (through the codec).
 
         Returns:
-            A :class:`RemoteRef` to the new actor.
+            A [``RemoteRef``][actors.remote.RemoteRef] to the new actor.
 
         Raises:
             TypeError / ValueError: a bad option, or an argument the codec
@@ -976,7 +982,7 @@ class Remote:
         **kwargs: Any,
     ) -> RemotePoolRef[Any]:
         """A pool of workers on several nodes behind one ref (see
-        :class:`~actors.remote.RemotePoolRef`), returned at once: members
+        [``RemotePoolRef``][actors.remote.RemotePoolRef]), returned at once: members
         join in the background (``await pool.wait_ready()`` waits for them).
 
         Args:
@@ -1247,7 +1253,8 @@ class Remote:
                     outbound.put_system(self._wire.unwatch(address.path))
 
     async def join(self, ref: RemoteRef[Any]) -> object:
-        """``await ref.join()``; see :meth:`RemoteRef.join`."""
+        """``await ref.join()``; see
+        [``RemoteRef.join``][actors.remote.RemoteRef.join]."""
         joiner = _Joiner()
         self._watch(joiner, ref)
         try:

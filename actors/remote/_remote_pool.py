@@ -2,10 +2,10 @@
 
 ``system.remote.spawn_pool(Worker, *args, nodes=[...])`` (or
 ``processes=N``: N node processes on this machine) returns a
-:class:`RemotePoolRef` at once. A coordinator actor in this process holds the
-pool's queue; on each node a member (see ``_agent``) runs the workers. Members
-join in the background and again after their node restarts, so the pool's
-capacity grows and shrinks with its nodes.
+[``RemotePoolRef``][actors.remote.RemotePoolRef] at once. A coordinator actor in
+this process holds the pool's queue; on each node a member (see ``_agent``) runs
+the workers. Members join in the background and again after their node restarts,
+so the pool's capacity grows and shrinks with its nodes.
 
 Work is pulled: a member has a window of ``workers * prefetch`` jobs, and each
 report of finished jobs gives their credits back (see ``_pool_protocol``).
@@ -94,10 +94,12 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
         self._enqueue(job)
 
     async def send(self, message: M) -> None:
-        """As :meth:`tell`, waiting for room in the queue (backpressure).
+        """As [``tell``][actors.remote.RemotePoolRef.tell], waiting for room in
+        the queue (backpressure).
 
         Raises:
-            TypeError, FrameTooLarge, ActorStopped: as :meth:`tell`.
+            TypeError, FrameTooLarge, ActorStopped: as
+                [``tell``][actors.remote.RemotePoolRef.tell].
         """
         job = self._job(message, None)
         await self._wait_room()
@@ -108,8 +110,9 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
         (waiting for room in the queue included).
 
         Raises:
-            TypeError, FrameTooLarge, ActorStopped: as :meth:`tell`
-                (``ActorStopped`` also when the pool stops before the reply).
+            TypeError, FrameTooLarge, ActorStopped: as
+                [``tell``][actors.remote.RemotePoolRef.tell] (``ActorStopped``
+                also when the pool stops before the reply).
             AskTimeout: no reply in time; its message says when the pool had
                 no live worker.
             Exception: the handler's exception (as ``RemoteRef.ask``).
@@ -146,7 +149,8 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
         """Tell every worker of every live member ``message``.
 
         Raises:
-            TypeError, FrameTooLarge, ActorStopped: as :meth:`tell`.
+            TypeError, FrameTooLarge, ActorStopped: as
+                [``tell``][actors.remote.RemotePoolRef.tell].
             MailboxFull: the outbound buffer to a node is full (the others
                 got it).
         """

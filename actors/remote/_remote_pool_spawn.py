@@ -44,7 +44,7 @@ def spawn_remote_pool(
     grace: float,
     check_interval: float = 5.0,
 ) -> RemotePoolRef[Any]:
-    """See :meth:`Remote.spawn_pool`."""
+    """See [``Remote.spawn_pool``][actors.remote.Remote.spawn_pool]."""
     for option, value in (("workers", workers), ("prefetch", prefetch)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{option} must be an int, not {value!r}")

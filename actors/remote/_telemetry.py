@@ -1,8 +1,8 @@
 """The remote layer's telemetry: W3C trace context in NATS headers, spans
 that join the sender's trace, and metrics per peer.
 
-Imported only when the node's system has a :class:`~actors.Telemetry`
-(:meth:`Remote.start <actors.remote.Remote.start>`), so it imports
+Imported only when the node's system has a [``Telemetry``][actors.Telemetry]
+([``Remote.start``][actors.remote.Remote.start]), so it imports
 OpenTelemetry at the top. Turned on, it replaces the node's ``tell``,
 ``send``, ``ask`` and its per-envelope inbound handler with traced versions
 (as OpenTelemetry's instrumentations wrap the instrumented callable): a node

@@ -199,7 +199,7 @@ class Tell(msgspec.Struct, array_like=True, frozen=True, tag=TELL):
 class Ask(msgspec.Struct, array_like=True, frozen=True, tag=ASK):
     """``[1, path, ask_id, tag, body, trace?]``: deliver a message to ``path``
     and reply to the frame's sender (or, when it has none, to the NATS
-    message's reply subject) with a :class:`Reply` or :class:`Failure`
+    message's reply subject) with a ``Reply`` or ``Failure``
     carrying ``ask_id``."""
 
     path: Path
@@ -248,27 +248,27 @@ class Death(msgspec.Struct, array_like=True, frozen=True, tag=DEATH):
 
 
 class Heartbeat(msgspec.Struct, array_like=True, frozen=True, tag=HEARTBEAT):
-    """``[7, seq]``: answer with a :class:`HeartbeatAck` of the same ``seq``."""
+    """``[7, seq]``: answer with a ``HeartbeatAck`` of the same ``seq``."""
 
     seq: Id
 
 
 class HeartbeatAck(msgspec.Struct, array_like=True, frozen=True, tag=HEARTBEAT_ACK):
-    """``[8, seq]``: the answer to a :class:`Heartbeat`."""
+    """``[8, seq]``: the answer to a ``Heartbeat``."""
 
     seq: Id
 
 
 class Lookup(msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP):
     """``[9, ask_id, path]``: does an actor live at ``path``? Answered with a
-    :class:`LookupReply`."""
+    ``LookupReply``."""
 
     ask_id: Id
     path: Path
 
 
 class LookupReply(msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP_REPLY):
-    """``[10, ask_id, found]``: the answer to a :class:`Lookup`."""
+    """``[10, ask_id, found]``: the answer to a ``Lookup``."""
 
     ask_id: Id
     found: bool
@@ -308,7 +308,7 @@ class Frame(msgspec.Struct, array_like=True, frozen=True):
     """``[version, sender, envelopes]``: one NATS message.
 
     Attributes:
-        version: :data:`VERSION`.
+        version: ``VERSION``.
         sender: the sending node incarnation, or ``None`` for a program that
             is not a node (replies then go to the NATS reply subject).
         envelopes: the envelopes, in the order they were sent.
@@ -324,7 +324,7 @@ _frame_decoder = msgspec.msgpack.Decoder(Frame)
 
 def decode_frame(payload: bytes | memoryview, max_size: int) -> Frame:
     """Decode a frame's envelopes (their bodies stay encoded: decode each
-    with :meth:`Codec.decode` by its tag).
+    with ``Codec.decode`` by its tag).
 
     Args:
         payload: the NATS message's payload.
@@ -378,7 +378,7 @@ def array_header(n: int) -> bytes:
 class Wire:
     """Encodes envelopes and frames for one sender.
 
-    Each ``encode_*`` method returns one envelope's bytes; :meth:`frame` joins
+    Each ``encode_*`` method returns one envelope's bytes; ``frame`` joins
     envelopes into one NATS payload. Message-carrying methods raise
     ``TypeError`` (naming the type) for a message the codec cannot encode.
 
@@ -418,7 +418,7 @@ class Wire:
     # Messages: one tag lookup and one encode call each (the hot path).
 
     def tell(self, path: str, message: object, trace: str | None = None) -> bytes:
-        """A :class:`Tell` of ``message`` to ``path``.
+        """A ``Tell`` of ``message`` to ``path``.
 
         Raises:
             TypeError: the codec cannot encode ``message``.
@@ -440,7 +440,7 @@ class Wire:
     def ask(
         self, path: str, ask_id: int, message: object, trace: str | None = None
     ) -> bytes:
-        """An :class:`Ask` of ``message`` to ``path``.
+        """An ``Ask`` of ``message`` to ``path``.
 
         Raises:
             TypeError: the codec cannot encode ``message``.
@@ -458,24 +458,24 @@ class Wire:
             raise self.codec.encode_failure(message, exc) from exc
 
     def reply(self, ask_id: int, value: object) -> bytes:
-        """A :class:`Reply` with ``value``.
+        """A ``Reply`` with ``value``.
 
         Raises:
             TypeError: the codec cannot encode ``value`` (send
-                :meth:`failure` with that error instead).
+                ``failure`` with that error instead).
         """
         tag, body = self._tagged(value)
         return self._encode_body(value, (REPLY, ask_id, tag, body))
 
     def failure(self, ask_id: int, error: BaseException) -> bytes:
-        """A :class:`Failure` with ``error`` (as itself when the codec knows
+        """A ``Failure`` with ``error`` (as itself when the codec knows
         its type, else as a RemoteActorError). Never raises."""
         tag, body = self.codec.encode_error(error)
         return self._encode((FAILURE, ask_id, tag, msgspec.Raw(body)))
 
     def death(self, path: str, reason: object) -> bytes:
-        """A :class:`Death` of ``path`` with ``reason``: an exception (encoded
-        as by :meth:`failure`) or a value of a registered type.
+        """A ``Death`` of ``path`` with ``reason``: an exception (encoded
+        as by ``failure``) or a value of a registered type.
 
         Raises:
             TypeError: ``reason`` is not an exception and not encodable.
@@ -487,33 +487,33 @@ class Wire:
         return self._encode_body(reason, (DEATH, path, tag, value))
 
     def watch(self, path: str) -> bytes:
-        """A :class:`Watch` of ``path``."""
+        """A ``Watch`` of ``path``."""
         return self._encode((WATCH, path))
 
     def unwatch(self, path: str) -> bytes:
-        """An :class:`Unwatch` of ``path``."""
+        """An ``Unwatch`` of ``path``."""
         return self._encode((UNWATCH, path))
 
     def heartbeat(self, seq: int) -> bytes:
-        """A :class:`Heartbeat` numbered ``seq``."""
+        """A ``Heartbeat`` numbered ``seq``."""
         return self._encode((HEARTBEAT, seq))
 
     def heartbeat_ack(self, seq: int) -> bytes:
-        """A :class:`HeartbeatAck` of heartbeat ``seq``."""
+        """A ``HeartbeatAck`` of heartbeat ``seq``."""
         return self._encode((HEARTBEAT_ACK, seq))
 
     def lookup(self, ask_id: int, path: str) -> bytes:
-        """A :class:`Lookup` of ``path``."""
+        """A ``Lookup`` of ``path``."""
         return self._encode((LOOKUP, ask_id, path))
 
     def stop(self, path: str) -> bytes:
-        """A :class:`Stop` of ``path``."""
+        """A ``Stop`` of ``path``."""
         return self._encode((STOP, path))
 
     def ack(self, seq: int) -> bytes:
-        """An :class:`Ack` of the frames up to number ``seq``."""
+        """An ``Ack`` of the frames up to number ``seq``."""
         return self._encode((ACK, seq))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
-        """A :class:`LookupReply`."""
+        """A ``LookupReply``."""
         return self._encode((LOOKUP_REPLY, ask_id, bool(found)))

@@ -1,7 +1,7 @@
 """An anyio-native client of NATS's core protocol (asyncio, uvloop and Trio).
 
-Private to the remote layer: ``connect`` gives a :class:`Client` inside an
-``async with`` that owns its tasks; the errors are in :mod:`._errors`::
+Private to the remote layer: ``connect`` gives a ``Client`` inside an
+``async with`` that owns its tasks; the errors are in ``_errors``::
 
     async with connect("nats://127.0.0.1:4222") as nc:
         sub = await nc.subscribe("greet.*")

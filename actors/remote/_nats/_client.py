@@ -1,7 +1,7 @@
 """The client: an anyio-native NATS core-protocol client that owns its tasks.
 
 Its public API (publish, subscribe, request, flush, close) on top of the
-connection machinery of :mod:`._session`. All of it runs on asyncio, uvloop
+connection machinery of ``_session``. All of it runs on asyncio, uvloop
 and Trio through anyio, on one code path.
 
 Its size: the client's public API (publish, subscribe, request, flush,
@@ -44,7 +44,7 @@ VERSION = "0.1.0"
 
 
 class ClientStatistics(NamedTuple):
-    """Counters of a :class:`Client`."""
+    """Counters of a ``Client``."""
 
     #: messages the reader delivered to subscriptions (or dropped for them)
     messages_received: int
@@ -81,7 +81,7 @@ def _integer(name: str, value: object, minimum: int) -> int:
 
 
 class Client(Session):
-    """A connection to a NATS server (cluster), made by :func:`connect`.
+    """A connection to a NATS server (cluster), made by ``connect``.
 
     Publishing never waits for the network: commands go into an outbound
     channel that the writer task drains, many commands per write. While the
@@ -272,7 +272,7 @@ class Client(Session):
         )
 
     async def wait_closed(self) -> None:
-        """Wait until the client is closed (see :attr:`last_error` for why)."""
+        """Wait until the client is closed (see ``last_error`` for why)."""
         await self._closed_event.wait()
 
     # -- publishing --------------------------------------------------------
@@ -380,12 +380,12 @@ class Client(Session):
         Not a checkpoint when the buffer has room (a burst of publishes is
         written in few writes). Cancelling a waiting call sends nothing.
 
-        Args: as :meth:`publish_nowait`.
+        Args: as ``publish_nowait``.
 
         Raises:
             OutboundBufferFullError: the buffer is full and the client is
                 disconnected (or becomes so while this call waits).
-            Everything :meth:`publish_nowait` raises for bad arguments.
+            Everything ``publish_nowait`` raises for bad arguments.
         """
         data = self._encode(subject, payload, reply, headers)
         size = len(data)
@@ -454,7 +454,7 @@ class Client(Session):
     ) -> Subscription:
         """Subscribe to ``subject`` (wildcards ``*`` and ``>`` allowed).
 
-        The SUB is queued behind earlier commands; :meth:`flush` after it to know
+        The SUB is queued behind earlier commands; ``flush`` after it to know
         the server has it. A checkpoint.
 
         Args:
@@ -504,7 +504,7 @@ class Client(Session):
         made at the first request; each request parks on its own waiter.
 
         Args:
-            subject, payload, headers: as :meth:`publish`.
+            subject, payload, headers: as ``publish``.
             timeout: seconds to wait for the reply.
 
         Returns:
@@ -515,7 +515,7 @@ class Client(Session):
                 ``503`` status, at once).
             RequestTimeoutError: no reply within ``timeout`` (a ``TimeoutError``).
             ConnectionClosedError: the client is or becomes closed.
-            Everything :meth:`publish` raises.
+            Everything ``publish`` raises.
         """
         _positive("timeout", timeout)
         if self._inbox_sub is None:
@@ -594,7 +594,7 @@ async def connect(
         servers: a server URL or a list of them (``nats://``, ``tls://``, with
             ``user:password@`` or ``token@``); more are learnt from the
             servers' ``connect_urls``.
-        **options: the keyword arguments of :class:`Client`: ``name``,
+        **options: the keyword arguments of ``Client``: ``name``,
             ``echo``, ``user``, ``password``, ``token``, ``nkey_seed``,
             ``creds_file``, ``tls`` (an ``ssl.SSLContext``), ``tls_hostname``,
             ``connect_timeout``, ``allow_reconnect``,

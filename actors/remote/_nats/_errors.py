@@ -25,17 +25,17 @@ class NatsError(Exception):
 
 
 class ConnectionClosedError(NatsError):
-    """The client is closed: by :meth:`Client.close`, by leaving its ``async with``,
+    """The client is closed: by ``Client.close``, by leaving its ``async with``,
     or because it gave up reconnecting (the cause is chained as ``__cause__``).
 
-    Raised by every operation on a closed client, by a pending :meth:`Client.request`
-    or :meth:`Client.flush` when the client closes under it, and by a
+    Raised by every operation on a closed client, by a pending ``Client.request``
+    or ``Client.flush`` when the client closes under it, and by a
     subscription's iteration when the client failed.
     """
 
 
 class DisconnectedError(NatsError):
-    """The connection broke before the server answered a :meth:`Client.flush`.
+    """The connection broke before the server answered a ``Client.flush``.
 
     What was written before the break may or may not have reached the server
     (NATS core delivery is at-most-once); the client reconnects on its own.
@@ -90,7 +90,7 @@ class ServerError(NatsError):
 
 class AuthorizationError(ServerError):
     """The server refused the credentials (``Authorization Violation`` and the
-    like). Raised by :func:`connect` when it happens on the first connection."""
+    like). Raised by ``connect`` when it happens on the first connection."""
 
 
 class PermissionsViolation(ServerError):

@@ -4,12 +4,12 @@ A reader task parses with a buffer and delivers to subscriptions; a writer task
 drains the outbound channel with ``receive_many`` and writes one buffer per
 wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
 A command queued while the writer is idle and no burst is under way is written
-at once by its caller (:meth:`Session._enqueue`): a lone request does not wait
+at once by its caller (``Session._enqueue``): a lone request does not wait
 for the writer's wake; the commands that follow it wake the writer and go out
 together. A burst ends when data comes in or the writer parks again.
 A manager task reconnects when the connection breaks, with backoff and jitter
 across the server list, replaying the subscriptions with their ids. The public
-API is :class:`~._client.Client`, which subclasses :class:`Session`.
+API is ``Client``, which subclasses ``Session``.
 
 Its size: the connection's tasks (reader, writer, pinger, reconnect) share
 the connection's state and are one concept, the session.

@@ -24,15 +24,15 @@ __all__ = ["Subscription"]
 
 
 class Subscription:
-    """A subscription of a :class:`Client` to a subject.
+    """A subscription of a ``Client`` to a subject.
 
     Messages go either to a sync callback, called by the client's reader task
     (it must not block; an exception it raises goes to the client's
     ``error_callback``), or into a buffer of ``max_pending`` messages read with
-    ``async for msg in sub`` or :meth:`next_msg`. When the buffer is full, a new
-    message is dropped and counted in :attr:`dropped` (NATS's slow-consumer
+    ``async for msg in sub`` or ``next_msg``. When the buffer is full, a new
+    message is dropped and counted in ``dropped`` (NATS's slow-consumer
     policy: the reader never waits for a subscriber), and a
-    :class:`SlowConsumerError` goes to the ``error_callback`` when dropping
+    ``SlowConsumerError`` goes to the ``error_callback`` when dropping
     starts.
 
     Attributes:
@@ -139,7 +139,7 @@ class Subscription:
         in all (counting those already delivered); if that many arrived
         already, it stops now. Messages already buffered stay readable; without
         ``max_msgs``, those the server sent before it got the UNSUB and that
-        arrive after this call are dropped (:meth:`Client.drain` ends cleanly).
+        arrive after this call are dropped (``Client.drain`` ends cleanly).
         A checkpoint.
 
         Raises:
