@@ -3,11 +3,12 @@ without an event loop or a system, and the effects it had (Akka's
 BehaviorTestKit).
 
 The actor sees a stand-in context (``self.context``) that records instead of
-doing: spawning gives a :class:`TestInbox` ref per child, watching, stopping
-and timers become :class:`Effect` records, and tells to refs the test handed
-in (``TestInbox.ref``) land in those inboxes. An ``async def`` handler runs to
-completion synchronously as long as it never waits; one that waits (on a
-reply, a sleep, a checkpoint) cannot be run here, and the kit says so.
+doing: spawning gives a [``TestInbox``][actors.testing.TestInbox] ref per child,
+watching, stopping and timers become [``Effect``][actors.testing.Effect]
+records, and tells to refs the test handed in (``TestInbox.ref``) land in those
+inboxes. An ``async def`` handler runs to completion synchronously as long as it
+never waits; one that waits (on a reply, a sleep, a checkpoint) cannot be run
+here, and the kit says so.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ class _InboxCell:
 
 
 class _InboxRef(ActorRef[T]):
-    """A ref whose messages land in a :class:`TestInbox`."""
+    """A ref whose messages land in a [``TestInbox``][actors.testing.TestInbox]."""
 
     __slots__ = ()
 
@@ -207,7 +208,7 @@ class _InboxRef(ActorRef[T]):
 
 
 class TestInbox(Generic[T]):
-    """Where tells to its :attr:`ref` land, for a synchronous test.
+    """Where tells to its ``ref`` land, for a synchronous test.
 
     Args:
         name: a name for the ref (its path is ``/inbox/<name>``).
@@ -224,7 +225,7 @@ class TestInbox(Generic[T]):
         reply: Callable[[Any], Any] | None = None,
         path: str | None = None,
     ) -> None:
-        #: The messages told, sent or asked to :attr:`ref`, not taken yet.
+        #: The messages told, sent or asked to ``ref``, not taken yet.
         self.messages: list[T] = []
         #: Whether ``ref.stop()`` was called.
         self.stopped = False
@@ -557,13 +558,15 @@ class BehaviorTestKit(Generic[A]):
         kit.child_inbox("w").expect_message(Hello())
 
     What the actor does through its context is recorded: children it spawns
-    (each gets a :class:`TestInbox`: ``kit.child_inbox(name)``), watches,
-    timers, stops, as :class:`Effect` objects in :attr:`effects`; tells to the
-    refs of inboxes the test made land in those inboxes; tells to
-    ``context.self_ref`` in :attr:`self_inbox`, to ``context.parent`` in
-    :attr:`parent_inbox`; dead letters (``super().receive``) in
-    :attr:`dead_letters`. Timers never fire by themselves:
-    :meth:`fire_timer` runs one's message.
+    (each gets a [``TestInbox``][actors.testing.TestInbox]:
+    ``kit.child_inbox(name)``), watches, timers, stops, as
+    [``Effect``][actors.testing.Effect] objects in
+    [``effects``][actors.testing.BehaviorTestKit.effects]; tells to the refs of
+    inboxes the test made land in those inboxes; tells to ``context.self_ref``
+    in ``self_inbox``, to ``context.parent`` in ``parent_inbox``; dead letters
+    (``super().receive``) in ``dead_letters``. Timers never fire by themselves:
+    [``fire_timer``][actors.testing.BehaviorTestKit.fire_timer] runs one's
+    message.
 
     Args:
         factory: the actor class (or a callable making the instance).
@@ -573,7 +576,8 @@ class BehaviorTestKit(Generic[A]):
 
     Raises:
         TypeError: ``factory`` did not make an Actor.
-        RuntimeError: ``on_start`` waited for something (see :meth:`run`).
+        RuntimeError: ``on_start`` waited for something (see
+            [``run``][actors.testing.BehaviorTestKit.run]).
     """
 
     __test__ = False
@@ -597,7 +601,7 @@ class BehaviorTestKit(Generic[A]):
         self.self_inbox: TestInbox[Any] = TestInbox(name, path=self.path)
         #: Tells to ``context.parent``.
         self.parent_inbox: TestInbox[Any] = TestInbox("parent", path="/user")
-        #: Every reply :meth:`run` returned, oldest first.
+        #: Every reply ``run`` returned, oldest first.
         self.replies: list[Any] = []
         #: Messages the actor did not handle (``super().receive``).
         self.dead_letters: list[DeadLetter] = []
@@ -618,15 +622,15 @@ class BehaviorTestKit(Generic[A]):
 
     @property
     def self_ref(self) -> ActorRef[Any]:
-        """The actor's own ref (tells land in :attr:`self_inbox`)."""
+        """The actor's own ref (tells land in ``self_inbox``)."""
         return self.self_inbox.ref
 
     def run(self, message: Any) -> Any:
         """Hand ``message`` to ``receive`` and return its result: the reply an
         asker would get (the runtime's ``UNHANDLED`` marker when the actor did
-        not handle it: :attr:`handled` says so).
+        not handle it: [``handled``][actors.testing.BehaviorTestKit.handled] says so).
 
-        A :class:`~actors.Terminated` goes to ``on_terminated`` if the actor
+        A [``Terminated``][actors.Terminated] goes to ``on_terminated`` if the actor
         defines it, as the runtime does.
 
         Raises:
@@ -669,8 +673,8 @@ class BehaviorTestKit(Generic[A]):
 
     @property
     def handled(self) -> bool:
-        """Whether the last :meth:`run` handled its message (did not return
-        ``UNHANDLED``)."""
+        """Whether the last [``run``][actors.testing.BehaviorTestKit.run]
+        handled its message (did not return ``UNHANDLED``)."""
         return not self.replies or self.replies[-1] is not UNHANDLED
 
     # -- effects ------------------------------------------------------------------

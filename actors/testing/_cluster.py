@@ -53,7 +53,7 @@ class Cluster:
     block.
 
     Partitions (cutting two nodes apart while both run) are not offered: the
-    nodes share one server. :meth:`kill` takes a node out instead.
+    nodes share one server. ``kill`` takes a node out instead.
 
     Args:
         url: the NATS server's URL.

@@ -22,7 +22,7 @@ class DeadLetterLog:
     """Records the dead letters of the systems it is attached to, in order
     (the ``dead_letters`` fixture: attached to ``actor_system``).
 
-    ``letters`` holds each :class:`~actors.DeadLetter` (``recipient``,
+    ``letters`` holds each [``DeadLetter``][actors.DeadLetter] (``recipient``,
     ``message``, ``reason``). It is a sequence: ``len(log)``, ``log[0]``,
     iteration.
     """

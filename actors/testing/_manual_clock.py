@@ -38,8 +38,9 @@ class _Call:
 
 
 class ManualClock(Clock):
-    """A clock whose time moves only in :meth:`advance`: deterministic time for
-    a system's timers, ask timeouts, restart intensity and backoff, on asyncio,
+    """A clock whose time moves only in
+    [``advance``][actors.testing.ManualClock.advance]: deterministic time for a
+    system's timers, ask timeouts, restart intensity and backoff, on asyncio,
     uvloop and Trio alike (``ActorSystem(clock=ManualClock())``; the
     ``manual_time`` fixture gives one to the ``actor_system`` fixture).
 
@@ -71,8 +72,9 @@ class ManualClock(Clock):
         return self._now
 
     def call_at(self, deadline: float, callback: Callable[[], object]) -> _Call:
-        """Call ``callback()`` when :meth:`advance` reaches ``deadline`` (at
-        the next advance, even by 0 seconds, if it has passed already).
+        """Call ``callback()`` when
+        [``advance``][actors.testing.ManualClock.advance] reaches ``deadline``
+        (at the next advance, even by 0 seconds, if it has passed already).
 
         Returns:
             A handle whose ``cancel()`` withdraws the call.
@@ -101,10 +103,10 @@ class ManualClock(Clock):
         way, in deadline order, each at its own time.
 
         Before each step and at the end it waits until every other task is
-        blocked (:func:`~actors.testing.wait_all_blocked`), so what a firing
-        wakes has run, and started its own timers, before the clock moves on:
-        a periodic timer fires once per period crossed, an actor's reply to a
-        timer's message has arrived when ``advance`` returns.
+        blocked ([``wait_all_blocked``][actors.testing.wait_all_blocked]), so
+        what a firing wakes has run, and started its own timers, before the
+        clock moves on: a periodic timer fires once per period crossed, an
+        actor's reply to a timer's message has arrived when ``advance`` returns.
 
         Args:
             seconds: how far to move (>= 0; 0 only lets due calls and woken
@@ -121,7 +123,8 @@ class ManualClock(Clock):
 
     async def advance_to(self, time: float) -> None:
         """Move the time forward to ``time`` (seconds on this clock), as
-        :meth:`advance` does; a time in the past only runs what is due.
+        [``advance``][actors.testing.ManualClock.advance] does; a time in the
+        past only runs what is due.
 
         Raises:
             TypeError: ``time`` is not a number.

@@ -188,16 +188,19 @@ class TestProbe(Generic[T]):
 
     Every expectation takes messages from the front of the probe's queue, in
     arrival order, and waits for them at most ``timeout`` seconds (default:
-    the remaining time of the innermost :meth:`within` block, else 3 seconds
-    times the time factor, see :func:`~actors.testing.time_factor`). Timeouts
-    are on the event loop's clock, whatever the system's clock is. A failed
-    expectation raises ``AssertionError`` listing the messages the probe
+    the remaining time of the innermost
+    [``within``][actors.testing.TestProbe.within] block, else 3 seconds times
+    the time factor, see [``time_factor``][actors.testing.time_factor]).
+    Timeouts are on the event loop's clock, whatever the system's clock is. A
+    failed expectation raises ``AssertionError`` listing the messages the probe
     received, which one it failed on, and those not taken yet.
 
     An ``ask`` to the probe waits until the test answers it with
-    :meth:`reply` (or :meth:`reply_error`) after taking it; messages keep
-    arriving meanwhile. Asks never answered fail with ``ActorStopped`` when the
-    probe stops (``probe.stop()``, or its system exits).
+    [``reply``][actors.testing.TestProbe.reply] (or
+    [``reply_error``][actors.testing.TestProbe.reply_error]) after taking it;
+    messages keep arriving meanwhile. Asks never answered fail with
+    ``ActorStopped`` when the probe stops (``probe.stop()``, or its system
+    exits).
 
     Args:
         system: the running system to spawn it in.
@@ -392,8 +395,8 @@ class TestProbe(Generic[T]):
         Args:
             within: seconds to watch (default 0.1 s times the time factor). 0:
                 no waiting on the clock: once every other task is blocked
-                (:func:`~actors.testing.wait_all_blocked`), nothing may be
-                queued.
+                ([``wait_all_blocked``][actors.testing.wait_all_blocked]),
+                nothing may be queued.
 
         Raises:
             AssertionError: a message came (it is taken).
@@ -416,8 +419,9 @@ class TestProbe(Generic[T]):
     async def expect_terminated(
         self, ref: ActorRef[Any], *, timeout: float | None = None
     ) -> Terminated:
-        """Take the next message: it must be ``ref``'s :class:`Terminated`
-        (the probe watches it: :meth:`watch`).
+        """Take the next message: it must be ``ref``'s
+        [``Terminated``][actors.Terminated] (the probe watches it:
+        [``watch``][actors.testing.TestProbe.watch]).
 
         Returns:
             The ``Terminated`` (its ``reason`` says how ``ref`` ended).
@@ -516,8 +520,10 @@ class TestProbe(Generic[T]):
         timeout: float | None = None,
         interval: float = 0.01,
     ) -> None:
-        """:func:`await_assert` with the probe's timeouts (the remaining time
-        of a :meth:`within` block, else the default)."""
+        """[``await_assert``][actors.testing.await_assert] with the probe's
+        timeouts (the remaining time of a
+        [``within``][actors.testing.TestProbe.within] block, else the
+        default)."""
         _, timeout = self._deadline(timeout)
         await await_assert(fn, timeout=timeout, interval=interval)
 
@@ -556,14 +562,14 @@ class TestProbe(Generic[T]):
         asker's ``ask`` raises it.
 
         Raises:
-            RuntimeError: as :meth:`reply`.
+            RuntimeError: as [``reply``][actors.testing.TestProbe.reply].
         """
         ask = self._take_last_ask()
         ask.fail(exc, self._cell.runtime.backend)
 
     def watch(self, ref: ActorRef[Any]) -> None:
-        """Watch ``ref``: its :class:`Terminated` comes to this probe
-        (:meth:`expect_terminated`)."""
+        """Watch ``ref``: its [``Terminated``][actors.Terminated] comes to this probe
+        ([``expect_terminated``][actors.testing.TestProbe.expect_terminated])."""
         ActorContext(self._cell).watch(ref)
 
     def unwatch(self, ref: ActorRef[Any]) -> None:

@@ -39,8 +39,9 @@ def _check(factor: object, name: str) -> float:
 
 def time_factor() -> float:
     """The factor default timeouts are multiplied by: the one set with
-    :func:`set_time_factor` (the ``--actors-timefactor`` option does), else
-    the environment variable ``ACTORS_TEST_TIMEFACTOR``, else 1.
+    [``set_time_factor``][actors.testing.set_time_factor] (the
+    ``--actors-timefactor`` option does), else the environment variable
+    ``ACTORS_TEST_TIMEFACTOR``, else 1.
 
     Raises:
         ValueError: ``ACTORS_TEST_TIMEFACTOR`` is not a number > 0.
@@ -70,5 +71,5 @@ def set_time_factor(factor: float | None) -> None:
 
 
 def dilated(seconds: float) -> float:
-    """``seconds`` multiplied by :func:`time_factor`."""
+    """``seconds`` multiplied by [``time_factor``][actors.testing.time_factor]."""
     return seconds * time_factor()

