@@ -1,4 +1,4 @@
-"""``python -m actors.node``: see :mod:`actors.node`."""
+"""``python -m actors.node``: see ``actors.node``."""
 
 import sys
 
