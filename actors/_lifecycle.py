@@ -40,12 +40,12 @@ class StopReason(enum.Enum):
         return f"StopReason.{self.name}"
 
 
-#: How an actor ended: a ``StopReason`` when it was stopped, or the
-#: exception of the failure that ended it (its supervisor said stop or gave
-#: up, or it was ``temporary``). What ``ref.join()`` returns and
-#: ``Terminated.reason`` holds; tell them apart with ``isinstance(reason,
-#: StopReason)`` or a ``match`` on the two.
 ExitReason: TypeAlias = StopReason | BaseException
+"""How an actor ended: a ``StopReason`` when it was stopped, or the
+exception of the failure that ended it (its supervisor said stop or gave
+up, or it was ``temporary``). What ``ref.join()`` returns and
+``Terminated.reason`` holds; tell them apart with ``isinstance(reason,
+StopReason)`` or a ``match`` on the two."""
 
 
 def as_exit_reason(value: object) -> ExitReason:
