@@ -136,23 +136,19 @@ class ActorTasks:
     """The work an actor's incarnation runs in the background (in the cell's
     extras, made by the first ``context.run`` or ``context.ask``)."""
 
-    __slots__ = ("_idle", "jobs")
+    __slots__ = ("_idle", "ending", "jobs")
 
     def __init__(self) -> None:
         self.jobs: set[_Job] = set()
         self._idle: anyio.Event | None = None
+        #: The incarnation's work is being ended (``end``): a job started
+        #: meanwhile (by a job's cleanup, say) is cancelled at once.
+        self.ending = False
 
     def cancel_all(self) -> None:
-        """Cancel every job. A job whose task has not run yet never will run
-        its work: a coroutine object given to ``run`` is closed here, so it is
-        never left un-awaited."""
+        """Cancel every job."""
         for job in self.jobs:
-            job.scope.cancel()
-            if not job.started:
-                work, job.work = job.work, None
-                close = getattr(work, "close", None)
-                if inspect.iscoroutine(work) and close is not None:
-                    close()
+            _cancel(job)
 
     def _done(self, job: _Job) -> None:
         self.jobs.discard(job)
@@ -161,13 +157,31 @@ class ActorTasks:
             self._idle = None
             idle.set()
 
-    async def wait(self) -> None:
-        """Wait until every job has ended."""
-        while self.jobs:
-            idle = self._idle
-            if idle is None:
-                idle = self._idle = anyio.Event()
-            await idle.wait()
+    async def end(self) -> None:
+        """Cancel every job, and those started meanwhile, and wait until
+        they have all ended."""
+        self.ending = True
+        try:
+            self.cancel_all()
+            while self.jobs:
+                idle = self._idle
+                if idle is None:
+                    idle = self._idle = anyio.Event()
+                await idle.wait()
+        finally:
+            self.ending = False
+
+
+def _cancel(job: _Job) -> None:
+    """Cancel ``job``. A job whose task has not run yet never will run its
+    work: a coroutine object given to ``run`` is closed here, so it is never
+    left un-awaited."""
+    job.scope.cancel()
+    if not job.started:
+        work, job.work = job.work, None
+        close = getattr(work, "close", None)
+        if inspect.iscoroutine(work) and close is not None:
+            close()
 
 
 class Piped(Signal):
@@ -223,6 +237,8 @@ def start(
     # belongs to that start, as a timer does.
     job = _Job(work, then, cell.incarnation or 1)
     tasks.jobs.add(job)
+    if tasks.ending:  # started as the incarnation's work ends: it ends too
+        _cancel(job)
     tg.start_soon(_run, cell, tasks, job, name=f"{cell.path} (piped work)")
 
 
@@ -271,5 +287,4 @@ async def end_tasks(cell: Cell) -> None:
     """Cancel the background work of ``cell`` and wait until it has ended."""
     extras = cell.extras
     if extras is not None and extras.tasks is not None and extras.tasks.jobs:
-        extras.tasks.cancel_all()
-        await extras.tasks.wait()
+        await extras.tasks.end()

@@ -1,0 +1,68 @@
+"""Problems found by using the features that landed with the managing-actors
+and typed-actors branches as a new user and as an attacker (background work,
+finding actors, stopping the system, first construction in the spawner),
+kept as regression tests of the guarantee each one broke."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from actors import Actor, ActorSystem
+
+from ._support import wait_all_blocked
+
+pytestmark = pytest.mark.anyio
+
+
+class Echo(Actor):
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+# -- background work (context.run / context.ask) -------------------------------
+
+
+class StartsWorkWhileEnding(Actor):
+    """Its background work starts more work in its cleanup, as its
+    incarnation ends."""
+
+    def __init__(self, gate: anyio.Event, ended: list[str]) -> None:
+        self.gate = gate
+        self.ended = ended
+
+    def receive(self, message: Any) -> Any:
+        if message == "start":
+            self.context.run(self.first)
+        elif message == "boom":
+            raise RuntimeError("boom")
+        return message
+
+    async def first(self) -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            # A restart ends this incarnation while the actor is alive: the
+            # call is accepted, and the work must end with the incarnation.
+            self.context.run(self.second)
+
+    async def second(self) -> None:
+        self.ended.append("second ran")
+        await self.gate.wait()
+
+
+async def test_work_started_while_the_incarnation_ends_never_outlives_it() -> None:
+    gate = anyio.Event()
+    ended: list[str] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StartsWorkWhileEnding, gate, ended)
+        ref.tell("start")
+        await wait_all_blocked()
+        ref.tell("boom")  # restart: the old incarnation's work is cancelled
+        with anyio.fail_after(5):  # the restart used to wait for `second`
+            assert await ref.ask("after") == "after"
+        assert ended == []  # cancelled before it ran: nothing to wait for
+        assert await ref.ask("after") == "after"
+    assert ended == []
