@@ -264,6 +264,11 @@ async def _run(cell: Cell, tasks: ActorTasks, job: _Job) -> None:
                 if failure is None:
                     raise  # the incarnation ended, or the system is torn down
                 result = Result(None, failure)
+            except BaseException as exc:
+                # SystemExit, KeyboardInterrupt: as from a handler, the system
+                # shuts down and it surfaces from the async with (raised out
+                # of this task, asyncio would tear it out of the event loop).
+                cell.runtime.crash(cell, exc)
             else:
                 result = Result(value)
     finally:

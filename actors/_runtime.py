@@ -26,7 +26,7 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ActorStopped, SystemNotRunning
 from ._incarnation import construct
 from ._lifecycle import StopReason
-from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, logger
+from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, log_extra, logger
 from ._ref import ActorRef
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import RestartType, check_strategy_attribute
@@ -296,6 +296,44 @@ class Runtime:
         """Keep the first failure nobody handled: it ends the system."""
         if self.failure is None:
             self.failure = exc
+
+    def crash(self, cell: Cell, exc: BaseException) -> None:
+        """Something no supervisor handles ended ``cell``'s task, or a task
+        working for it (``SystemExit`` or ``KeyboardInterrupt``, a
+        ``BaseException`` that is not an ``Exception``, a bug in the
+        runtime): shut the system down so ``exc`` surfaces from the ``async
+        with``, instead of leaving askers and joiners waiting (or, on asyncio,
+        being torn out of the event loop past the block's exit)."""
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            logger.info(
+                "actor %s raised %s: shutting the system down",
+                cell.path,
+                type(exc).__name__,
+                extra=log_extra(cell, "stop"),
+            )
+        elif isinstance(exc, Exception):  # handlers' exceptions never get here
+            logger.error(
+                "actor %s crashed in the runtime",
+                cell.path,
+                exc_info=(type(exc), exc, exc.__traceback__),
+            )
+        else:  # a BaseException that is not an Exception: not supervised
+            logger.error(
+                "actor %s raised %s, which is not an Exception: shutting the "
+                "system down",
+                cell.path,
+                type(exc).__name__,
+                exc_info=(type(exc), exc, exc.__traceback__),
+                extra=log_extra(cell, "stop"),
+            )
+        self.record_failure(exc)
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            # The program is asked to end: cancel everything at once (the
+            # body of the async with included), so it surfaces without
+            # waiting for the other actors' graceful stop.
+            self.cancel_actors()
+        else:
+            self.shutdown_on_crash()
 
     def shutdown_on_crash(self) -> None:
         """Something no supervisor handles ended an actor: stop everything;

@@ -66,3 +66,34 @@ async def test_work_started_while_the_incarnation_ends_never_outlives_it() -> No
         assert ended == []  # cancelled before it ran: nothing to wait for
         assert await ref.ask("after") == "after"
     assert ended == []
+
+
+class ExitsInBackground(Actor):
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    async def work(self) -> None:
+        raise self.exc
+
+    def receive(self, message: Any) -> Any:
+        self.context.run(self.work)
+
+
+@pytest.mark.parametrize("exc_type", [SystemExit, KeyboardInterrupt])
+async def test_a_system_exit_from_background_work_surfaces_from_async_with(
+    exc_type: type[BaseException],
+) -> None:
+    # As from a handler: the system shuts down and the exception comes out of
+    # the block (asyncio used to tear it out of the event loop, past the
+    # block's exit, as it does with any task that raises it).
+    exits: list[str] = []
+    with pytest.raises(exc_type):
+        try:
+            with anyio.fail_after(5):
+                async with ActorSystem() as system:
+                    system.spawn(ExitsInBackground, exc_type()).tell("go")
+                    await anyio.sleep_forever()
+        finally:
+            exits.append("block exited")
+    assert exits == ["block exited"]
+    assert not system.running
