@@ -5,6 +5,7 @@ kept as regression tests of the guarantee each one broke."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -97,3 +98,33 @@ async def test_a_system_exit_from_background_work_surfaces_from_async_with(
             exits.append("block exited")
     assert exits == ["block exited"]
     assert not system.running
+
+
+# -- stopping the system -------------------------------------------------------
+
+
+async def test_system_stop_from_another_thread_stops_the_system() -> None:
+    # Thread-safe, as Akka's terminate: the call is handed to the event loop,
+    # which wakes up for it (it used to set the loop's events from the other
+    # thread, so a loop asleep in its selector never saw the stop).
+    waiting = threading.Event()
+    errors: list[BaseException] = []
+
+    def stopper() -> None:
+        waiting.wait()
+        try:
+            system.stop()
+        except BaseException as exc:  # reported below, in the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=stopper)
+    async with ActorSystem() as system:
+        system.spawn(Echo)
+        thread.start()
+        with anyio.fail_after(5):
+            waiting.set()
+            await system.wait_exited()
+    thread.join()
+    assert errors == []
+    assert not system.running
+
