@@ -176,6 +176,8 @@ class Runtime:
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if not parent.alive:
+            if parent is self.guardian:  # system.stop(), or the block's exit
+                raise SystemNotRunning("the actor system is stopping")
             raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
         drain = options.drain if options.drain is not None else self.drain
         cell = self.make_cell(

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorSystem
+from actors import Actor, ActorSystem, SystemNotRunning
 
 from ._support import wait_all_blocked
 
@@ -128,3 +128,19 @@ async def test_system_stop_from_another_thread_stops_the_system() -> None:
     assert errors == []
     assert not system.running
 
+
+async def test_spawning_from_a_thread_after_stop_raises_system_not_running() -> None:
+    # As system.spawn does (it used to be ActorStopped naming the guardian).
+    def spawn() -> BaseException | None:
+        try:
+            system.from_thread.spawn(Echo)
+        except BaseException as exc:  # returned to the test
+            return exc
+        return None
+
+    async with ActorSystem() as system:
+        system.stop()
+        error = await anyio.to_thread.run_sync(spawn)
+        assert isinstance(error, SystemNotRunning), error
+        assert "stopping" in str(error)
+        await system.wait_exited()
