@@ -232,9 +232,9 @@ class ActorSystem:
         which exits without an exception). Put what must run after the stop
         after the ``async with`` block. ``spawn`` and ``spawn_pool`` (the
         system's, and ``from_thread.spawn``) raise
-        :exc:`~actors.SystemNotRunning` from the stop on; an actor that has
-        not been asked to stop yet may still spawn children, which stop
-        with it. Stopping twice, or a system that is not running, does
+        :exc:`~actors.SystemNotRunning` from the stop on; an actor's own
+        ``context.spawn`` works until that actor is asked to stop, and its
+        children stop with it. Stopping twice, or a system that is not running, does
         nothing. The graceful stop takes as long as the actors' ``on_stop``
         take (``shutdown_timeout`` bounds the block's exit, not this stop).
         """

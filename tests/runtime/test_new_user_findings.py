@@ -144,3 +144,22 @@ async def test_spawning_from_a_thread_after_stop_raises_system_not_running() -> 
         assert isinstance(error, SystemNotRunning), error
         assert "stopping" in str(error)
         await system.wait_exited()
+
+
+class SpawnsAfterStop(Actor):
+    def receive(self, message: Any) -> Any:
+        self.context.system.stop()
+        child = self.context.spawn(Echo, name="late")  # not asked to stop yet
+        return child
+
+
+async def test_an_actor_spawns_children_until_it_is_asked_to_stop() -> None:
+    # What docs/how-to/stopping-the-system.md says: system.spawn is refused
+    # from the stop on, an actor's context.spawn until it is asked to stop.
+    async with ActorSystem() as system:
+        parent = system.spawn(SpawnsAfterStop)
+        child = await parent.ask("stop and spawn")
+        with pytest.raises(SystemNotRunning):
+            system.spawn(Echo)
+        await system.wait_exited()
+        assert not child.is_alive
