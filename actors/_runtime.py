@@ -27,6 +27,7 @@ from ._errors import ActorStopped, SystemNotRunning
 from ._incarnation import construct
 from ._lifecycle import StopReason
 from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, log_extra, logger
+from ._pipe import cancel_tasks
 from ._ref import ActorRef
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import RestartType, check_strategy_attribute
@@ -207,6 +208,7 @@ class Runtime:
         see), and what its ``__init__`` started ends with it."""
         cell.stop_reason = exc
         request_stop_of_children(cell, StopReason.PARENT)
+        cancel_tasks(cell)  # background work it started never runs
         extras = cell.extras
         if extras is not None and extras.timers is not None:
             extras.timers.cancel_all()

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from actors import Actor, ActorSystem, SystemNotRunning
+from actors._lifecycle import current_cell
 
 from ._support import wait_all_blocked
 
@@ -163,3 +164,34 @@ async def test_an_actor_spawns_children_until_it_is_asked_to_stop() -> None:
             system.spawn(Echo)
         await system.wait_exited()
         assert not child.is_alive
+
+
+# -- first construction in the spawner ----------------------------------------
+
+
+class StartsWorkThenFails(Actor):
+    def __init__(self, gate: anyio.Event, log: list[str]) -> None:
+        cell = current_cell.get()  # what context in __init__ will give
+        assert cell is not None
+
+        async def work() -> None:
+            log.append("work ran")
+            await gate.wait()
+
+        cell.context.run(work)
+        raise ValueError("refused")
+
+
+async def test_background_work_a_failing_constructor_started_never_runs() -> None:
+    # "What its __init__ started ends with it": children and timers did,
+    # background work ran on, and its outcome was a dead letter.
+    gate = anyio.Event()
+    log: list[str] = []
+    async with ActorSystem() as system:
+        with pytest.raises(ValueError, match="refused"):
+            system.spawn(StartsWorkThenFails, gate, log)
+        await wait_all_blocked()
+        gate.set()
+        await wait_all_blocked()
+    assert log == []
+    assert system.dead_letters.count == 0
