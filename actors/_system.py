@@ -300,7 +300,8 @@ class ActorSystem:
 
         Raises:
             TypeError: ``path`` is not a str.
-            ValueError: ``path`` does not begin with ``/``.
+            ValueError: ``path`` does not begin with ``/``, or has an empty,
+                ``.`` or ``..`` segment (``"/user/a/"``, ``"/user//a"``).
             ActorNotFound: no actor lives at ``path`` (never did, or has
                 terminated).
             SystemNotRunning: the system is not running.

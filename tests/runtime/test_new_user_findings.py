@@ -195,3 +195,19 @@ async def test_background_work_a_failing_constructor_started_never_runs() -> Non
         await wait_all_blocked()
     assert log == []
     assert system.dead_letters.count == 0
+
+
+# -- finding actors -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/user/", "/user/shop/", "//user/shop", "/user//shop", "/user/./shop"]
+)
+async def test_lookup_of_a_malformed_path_says_what_is_wrong(path: str) -> None:
+    # "/user/shop/" used to be "no actor at '/user/shop/'" while /user/shop
+    # was alive: a ValueError naming the empty segment says what to fix.
+    async with ActorSystem() as system:
+        system.spawn(Echo, name="shop")
+        with pytest.raises(ValueError, match="segment"):
+            system.lookup(path)
+        assert system.lookup("/user/shop").name == "shop"
