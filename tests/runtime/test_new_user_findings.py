@@ -11,7 +11,14 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorSystem, SystemNotRunning
+from actors import (
+    Actor,
+    ActorRef,
+    ActorSystem,
+    StopReason,
+    SystemNotRunning,
+    Terminated,
+)
 from actors._lifecycle import current_cell
 
 from ._support import wait_all_blocked
@@ -211,3 +218,34 @@ async def test_lookup_of_a_malformed_path_says_what_is_wrong(path: str) -> None:
         with pytest.raises(ValueError, match="segment"):
             system.lookup(path)
         assert system.lookup("/user/shop").name == "shop"
+
+
+# -- watching ---------------------------------------------------------------------
+
+
+class MatchesTerminated(Actor):
+    def __init__(self, seen: list[Any]) -> None:
+        self.seen = seen
+
+    def receive(self, message: Any) -> Any:
+        match message:
+            case Terminated(ref, reason):  # positional, as the docs write it
+                self.seen.append((ref.name, reason))
+            case ActorRef() as ref:
+                self.context.watch(ref)
+        return None
+
+
+async def test_terminated_matches_positionally_as_ref_and_reason() -> None:
+    # The watch page says Terminated(ref, reason); the pattern used to fail
+    # the watcher with "Terminated() accepts 0 positional sub-patterns".
+    seen: list[Any] = []
+    async with ActorSystem() as system:
+        watcher = system.spawn(MatchesTerminated, seen)
+        watched = system.spawn(Echo, name="watched")
+        await watcher.ask(watched)
+        watched.stop()
+        await watched.join()
+        await wait_all_blocked()
+        assert system.failures == 0
+    assert seen == [("watched", StopReason.NORMAL)]
