@@ -212,6 +212,13 @@ class Piped(Signal):
             return
         then = self.then
         message = self.result if then is None else then(self.result)
+        if then is not None and inspect.iscoroutine(message):
+            message.close()  # never left un-awaited
+            raise TypeError(
+                f"then ({then!r}) returned a coroutine: it must be a sync "
+                "function that makes the message receive gets (await in "
+                "receive instead)"
+            )
         await call_handler(receive, message)
 
     def undelivered(self, cell: Cell) -> None:

@@ -15,6 +15,7 @@ from actors import (
     Actor,
     ActorRef,
     ActorSystem,
+    Result,
     StopReason,
     SystemNotRunning,
     Terminated,
@@ -249,3 +250,42 @@ async def test_terminated_matches_positionally_as_ref_and_reason() -> None:
         await wait_all_blocked()
         assert system.failures == 0
     assert seen == [("watched", StopReason.NORMAL)]
+
+
+class ThenAsync(Actor):
+    def __init__(self, errors: list[BaseException]) -> None:
+        self.errors = errors
+
+    async def later(self, result: Result[Any]) -> Any:
+        return ("got", result)
+
+    def receive(self, message: Any) -> Any:
+        if message == "async then":
+            try:
+                self.context.ask(self.context.self_ref, "q", then=self.later)
+            except TypeError as exc:
+                self.errors.append(exc)
+        elif message == "then returns a coroutine":
+            self.context.ask(
+                self.context.self_ref, "q", then=lambda result: self.later(result)
+            )
+        elif message == "q":
+            return 42
+        else:
+            self.errors.append(AssertionError(f"receive got {message!r}"))
+        return None
+
+
+async def test_an_async_then_is_refused_instead_of_sending_a_coroutine() -> None:
+    # receive used to get the coroutine object as its message (never awaited).
+    errors: list[BaseException] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(ThenAsync, errors)
+        ref.tell("async then")
+        await wait_all_blocked()
+        (error,) = errors
+        assert isinstance(error, TypeError) and "sync function" in str(error)
+        ref.tell("then returns a coroutine")  # found when the result arrives
+        await wait_all_blocked()
+        assert system.failures == 1 and system.restarts == 1
+    assert len(errors) == 1
