@@ -55,6 +55,14 @@ class Result(Generic[T_co]):
     __slots__ = ("_error", "_value")
 
     def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        """A result holding ``value``, or, when ``error`` is given, the
+        exception ``error``.
+
+        Raises:
+            TypeError: ``error`` is neither None nor an exception instance.
+        """
+        if error is not None and not isinstance(error, BaseException):
+            raise TypeError(f"error must be an exception or None, not {error!r}")
         self._value = value
         self._error = error
 

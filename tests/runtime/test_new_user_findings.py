@@ -289,3 +289,12 @@ async def test_an_async_then_is_refused_instead_of_sending_a_coroutine() -> None
         await wait_all_blocked()
         assert system.failures == 1 and system.restarts == 1
     assert len(errors) == 1
+
+
+def test_a_result_refuses_an_error_that_is_not_an_exception() -> None:
+    # Result(error="x") used to be a failed result whose value raised
+    # "exceptions must derive from BaseException", far from the mistake.
+    with pytest.raises(TypeError, match="error must be an exception"):
+        Result(None, error="x")  # type: ignore[arg-type]
+    assert not Result(None, error=KeyError("k")).ok
+    assert Result(3).value == 3
