@@ -322,7 +322,7 @@ class FromThread:
             return
         try:
             value = fn(*args)
-        except Exception as exc:
+        except BaseException as exc:  # a factory's KeyboardInterrupt too
             self._settle(call, exc, failed=True)
         else:
             self._settle(call, value, failed=False)

@@ -298,3 +298,30 @@ def test_a_result_refuses_an_error_that_is_not_an_exception() -> None:
         Result(None, error="x")  # type: ignore[arg-type]
     assert not Result(None, error=KeyError("k")).ok
     assert Result(3).value == 3
+
+
+class InterruptsAtConstruction(Actor):
+    def __init__(self) -> None:
+        raise KeyboardInterrupt("from the factory")
+
+
+async def test_from_thread_spawn_raises_a_factorys_base_exception_in_the_thread() -> (
+    None
+):
+    # "from_thread.spawn raises the factory's exception in the calling
+    # thread": a KeyboardInterrupt escaped the loop's callback instead (Trio
+    # hung, asyncio tore it out of the loop) and the thread waited forever.
+    def spawn() -> BaseException | None:
+        try:
+            system.from_thread.spawn(InterruptsAtConstruction, name="x")
+        except BaseException as exc:  # returned to the test
+            return exc
+        return None
+
+    async with ActorSystem() as system:
+        echo = system.spawn(Echo)
+        with anyio.fail_after(5):
+            error = await anyio.to_thread.run_sync(spawn)
+        assert isinstance(error, KeyboardInterrupt)
+        assert await echo.ask("still running") == "still running"
+        assert system.spawn(Echo, name="x").name == "x"  # the name is free
