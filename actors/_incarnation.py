@@ -10,6 +10,7 @@ Either way the factory runs with the new cell as the current one.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from ._actor import Actor
@@ -43,6 +44,13 @@ def construct(cell: Cell) -> Actor:
     finally:
         current_cell.reset(token)
     if not isinstance(instance, Actor):
+        if inspect.iscoroutine(instance):
+            instance.close()  # never left un-awaited
+            raise TypeError(
+                f"the factory of {cell.path} returned a coroutine: a factory "
+                "is a plain callable that returns the actor (async def cannot "
+                "be one; start async work in on_start)"
+            )
         raise TypeError(
             f"the factory of {cell.path} returned an instance of "
             f"{type(instance).__qualname__}, not an Actor"

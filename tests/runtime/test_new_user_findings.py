@@ -325,3 +325,17 @@ async def test_from_thread_spawn_raises_a_factorys_base_exception_in_the_thread(
         assert isinstance(error, KeyboardInterrupt)
         assert await echo.ask("still running") == "still running"
         assert system.spawn(Echo, name="x").name == "x"  # the name is free
+
+
+async def make_echo() -> Echo:
+    return Echo()
+
+
+async def test_an_async_factory_is_refused_saying_so_and_never_left_unawaited() -> (
+    None
+):
+    # It was "returned an instance of coroutine, not an Actor", plus a
+    # "coroutine was never awaited" warning.
+    async with ActorSystem() as system:
+        with pytest.raises(TypeError, match="returned a coroutine"):
+            system.spawn(make_echo)  # type: ignore[arg-type]
