@@ -339,3 +339,25 @@ async def test_an_async_factory_is_refused_saying_so_and_never_left_unawaited() 
     async with ActorSystem() as system:
         with pytest.raises(TypeError, match="returned a coroutine"):
             system.spawn(make_echo)  # type: ignore[arg-type]
+
+
+class StopsItsParent(Actor):
+    def receive(self, message: Any) -> Any:
+        self.context.parent.stop()  # a top-level actor's parent: the guardian
+
+
+async def test_stopping_the_guardian_stops_the_system_as_system_stop_does() -> None:
+    # lookup("/user") and a top-level actor's context.parent are the
+    # guardian's ref: its stop() stopped every actor but left the body
+    # running (sleep_forever here) with a system that could do nothing.
+    async with ActorSystem() as system:
+        ref = system.spawn(StopsItsParent)
+        ref.tell("stop")
+        with anyio.fail_after(5):
+            await anyio.sleep_forever()
+    assert not system.running
+    assert await ref.join() is StopReason.SYSTEM
+    async with ActorSystem() as system:
+        system.lookup("/user").stop()
+        with anyio.fail_after(5):
+            await system.wait_exited()
