@@ -35,8 +35,9 @@ def construct(cell: Cell) -> Actor:
 
     Raises:
         Exception: whatever the factory raised.
-        TypeError: the factory returned something that is not an Actor, or
-            one with a wrong ``supervisor_strategy``.
+        TypeError: the factory returned something that is not an Actor, an
+            instance of another actor, or one with a wrong
+            ``supervisor_strategy``.
     """
     token = current_cell.set(cell)
     try:
@@ -54,6 +55,15 @@ def construct(cell: Cell) -> Actor:
         raise TypeError(
             f"the factory of {cell.path} returned an instance of "
             f"{type(instance).__qualname__}, not an Actor"
+        )
+    owner = getattr(getattr(instance, "context", None), "_cell", None)
+    if owner is not None and owner is not cell and not owner.terminated.is_set():
+        # One instance behind two actors: each would act as the last one
+        # made (its context), and share its state with the others.
+        raise TypeError(
+            f"the factory of {cell.path} returned the instance of "
+            f"{owner.path}: a factory makes a new instance at each call "
+            "(pass the class, or a lambda that calls it)"
         )
     check_strategy_attribute(instance, cell.path)
     instance.context = cell.context

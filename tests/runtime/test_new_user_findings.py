@@ -361,3 +361,31 @@ async def test_stopping_the_guardian_stops_the_system_as_system_stop_does() -> N
         system.lookup("/user").stop()
         with anyio.fail_after(5):
             await system.wait_exited()
+
+
+class Counts(Actor):
+    def __init__(self) -> None:
+        self.handled = 0
+
+    def receive(self, message: Any) -> Any:
+        self.handled += 1
+        return self.context.path
+
+
+async def test_a_factory_returning_another_actors_instance_is_refused() -> None:
+    # spawn_pool(lambda: instance, 3) made three workers of one instance:
+    # each answered as the last one made, with their state shared.
+    async with ActorSystem() as system:
+        shared = Counts()
+        with pytest.raises(TypeError, match="new instance at each call"):
+            system.spawn_pool(lambda: shared, 3)
+        instance = Counts()
+        first = system.spawn(lambda: instance, name="first")
+        with pytest.raises(TypeError, match="the instance of /user/first"):
+            system.spawn(lambda: instance, name="second")
+        assert await first.ask("who") == "/user/first"
+        first.stop()
+        await first.join()
+        # Once its actor has ended, an instance may serve another one.
+        again = system.spawn(lambda: instance, name="again")
+        assert await again.ask("who") == "/user/again"
