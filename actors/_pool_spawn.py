@@ -12,6 +12,7 @@ from ._pool import ROUTINGS, PoolRef, Routing
 from ._shared_queue import SharedQueue
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import OneForOne, SupervisorStrategy
+from ._system_signals import Terminated
 from ._validation import check_capacity, check_limit
 from .mailbox import Mailbox
 
@@ -40,8 +41,25 @@ class PoolSupervisor(Actor):
             # the instance, as any actor's may be.
             self.supervisor_strategy = strategy  # type: ignore[misc]
 
+    def on_start(self) -> None:
+        self._watch_workers()
+
     def on_restart(self, exc: BaseException | None) -> None:
         self.pool._spawn_workers()
+        self._watch_workers()
+
+    def _watch_workers(self) -> None:
+        for worker in self.pool._workers:
+            self.context.watch(worker)
+
+    def on_terminated(self, terminated: Terminated) -> None:
+        # A worker ended for good (its supervisor said STOP, it stopped
+        # itself). Once none is left the pool stops, as an Akka router does
+        # when its last routee ends: what it was told would wait for workers
+        # that never come. (Workers replaced by the pool's own restart are
+        # new cells, alive by the time their predecessors' notices arrive.)
+        if all(w._cell.terminated.is_set() for w in self.pool._workers):
+            self.context.stop()
 
 
 class _PoolMailbox(Mailbox[Any]):

@@ -5,6 +5,7 @@ kept as regression tests of the guarantee each one broke."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -14,13 +15,17 @@ import pytest
 from actors import (
     Actor,
     ActorRef,
+    ActorStopped,
     ActorSystem,
+    Directive,
+    OneForOne,
     Result,
     StopReason,
     SystemNotRunning,
     Terminated,
 )
 from actors._lifecycle import current_cell
+from actors._pool import Routing
 
 from ._support import wait_all_blocked
 
@@ -389,3 +394,49 @@ async def test_a_factory_returning_another_actors_instance_is_refused() -> None:
         # Once its actor has ended, an instance may serve another one.
         again = system.spawn(lambda: instance, name="again")
         assert await again.ask("who") == "/user/again"
+
+
+# -- pools ----------------------------------------------------------------------
+
+
+class Quits(Actor):
+    def receive(self, message: Any) -> Any:
+        if message == "bad":
+            raise ValueError("bad input")
+        if message == "quit":
+            self.context.stop()
+        return message
+
+
+@pytest.mark.parametrize("routing", ["round_robin", "shared_queue"])
+@pytest.mark.parametrize("how", ["bad", "quit"])
+async def test_a_pool_whose_workers_all_ended_stops_instead_of_holding_messages(
+    routing: Routing, how: str
+) -> None:
+    # With every worker stopped for good (its strategy said STOP, or each
+    # stopped itself), the pool held what it was told for workers that never
+    # came: tells vanished, asks timed out, watchers never heard of it. It
+    # stops now, as an Akka router does when its last routee ends.
+    strategy = OneForOne(decider={ValueError: Directive.STOP}, log_failures=False)
+    async with ActorSystem() as system:
+        pool = system.spawn_pool(Quits, 2, routing=routing, strategy=strategy)
+        for _ in range(2):
+            with contextlib.suppress(ValueError):  # how == "bad"
+                await pool.ask(how)
+        with anyio.fail_after(5):
+            assert await pool.join() is StopReason.NORMAL
+        with pytest.raises(ActorStopped):
+            pool.tell("lost?")
+        with pytest.raises(ActorStopped):
+            await pool.ask("lost?")
+
+
+async def test_a_pool_with_one_worker_left_keeps_routing_to_it() -> None:
+    strategy = OneForOne(decider={ValueError: Directive.STOP}, log_failures=False)
+    async with ActorSystem() as system:
+        pool = system.spawn_pool(Quits, 2, strategy=strategy)
+        with pytest.raises(ValueError):
+            await pool.ask("bad")
+        await wait_all_blocked()
+        assert pool.is_alive
+        assert [await pool.ask(n) for n in range(3)] == [0, 1, 2]
