@@ -133,8 +133,10 @@ def spawn_pool(
         base = f"pool-{factory_name(factory)}"
         options = options.named(system.default_name(parent, base))
     mailbox = _PoolMailbox(pool)
+    # Started once its first workers are made: if one fails, the pool ends
+    # at once (its name free again, as a spawn's), never having run.
     ref = system.spawn(
-        parent, PoolSupervisor, (pool, strategy), {}, options, mailbox
+        parent, PoolSupervisor, (pool, strategy), {}, options, mailbox, start=False
     )
     cell = pool._cell = ref._cell
     # The pool is its cell's ref: what names the cell names the pool
@@ -147,8 +149,10 @@ def spawn_pool(
     try:
         pool._spawn_workers()
     except BaseException as exc:
-        # A worker's factory failed at once: the pool ends with that reason
-        # (the workers made so far stop with it) and spawn_pool raises it.
-        cell.request_stop(exc)
+        # A worker's factory failed at once: the pool ends now with that
+        # reason (the workers made so far stop with it), and spawn_pool
+        # raises it.
+        system.never_started(cell, exc)
         raise
+    system.start(cell)
     return pool

@@ -151,6 +151,7 @@ class Runtime:
         options: SpawnOptions,
         mailbox: Any = None,
         construct_now: bool = True,
+        start: bool = True,
     ) -> ActorRef[Any]:
         """Spawn a child of ``parent`` and start its task; see
         :meth:`ActorSystem.spawn` for the arguments and errors (``options``
@@ -161,7 +162,10 @@ class Runtime:
         ends at once with that exception as its reason, never restarted.
         ``construct_now=False`` leaves it to the actor's task instead (a pool
         replacing its workers after its own restart: their failures go to
-        the pool's supervisor, as a restart's do).
+        the pool's supervisor, as a restart's do). ``start=False`` leaves
+        the cell unstarted: the caller then calls :meth:`start`, or
+        :meth:`never_started` if what it still had to do failed (a pool
+        making its first workers).
         """
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
@@ -197,12 +201,13 @@ class Runtime:
             try:
                 cell.instance = construct(cell)
             except BaseException as exc:
-                self._never_started(cell, exc)
+                self.never_started(cell, exc)
                 raise
-        self.start(cell)
+        if start:
+            self.start(cell)
         return cell.ref
 
-    def _never_started(self, cell: Cell, exc: BaseException) -> None:
+    def never_started(self, cell: Cell, exc: BaseException) -> None:
         """``cell``'s first instance could not be made: it ends now, with
         ``exc`` as its reason (what its ref's ``join()`` and any watcher
         see), and what its ``__init__`` started ends with it."""

@@ -608,7 +608,8 @@ class ActorSystem:
 
         The first workers are made here, before ``spawn_pool`` returns: a
         factory that raises makes ``spawn_pool`` raise that exception, and
-        the pool stops with it as its reason. Workers made again later (a
+        the pool ends at once with it as its reason (its name is free again,
+        the workers made before it stop). Workers made again later (a
         worker's restart, the pool's own) are made in their own tasks, under
         the pool's supervision.
 

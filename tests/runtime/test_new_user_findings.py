@@ -440,3 +440,25 @@ async def test_a_pool_with_one_worker_left_keeps_routing_to_it() -> None:
         await wait_all_blocked()
         assert pool.is_alive
         assert [await pool.ask(n) for n in range(3)] == [0, 1, 2]
+
+
+class FailsSecond(Actor):
+    def __init__(self, made: list[int]) -> None:
+        made.append(len(made) + 1)
+        if len(made) == 2:
+            raise ValueError("the second worker")
+
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+async def test_a_pool_whose_first_workers_fail_frees_its_name_at_once() -> None:
+    # As spawn does: a retry under the same name used to be "already has a
+    # child named" until the refused pool's task had run and terminated.
+    made: list[int] = []
+    async with ActorSystem() as system:
+        with pytest.raises(ValueError, match="second worker"):
+            system.spawn_pool(FailsSecond, 3, made, name="pool")
+        pool = system.spawn_pool(FailsSecond, 3, made, name="pool")
+        assert await pool.ask("hi") == "hi"
+        assert system.failures == 0 and system.restarts == 0
