@@ -21,7 +21,6 @@ from ._faults import failed
 from ._incarnation import start_incarnation, stop_incarnation
 from ._invoke import stray_failure
 from ._lifecycle import NOTHING, RUNNING, current_cell
-from ._log import log_extra, logger
 from ._termination import terminate
 
 if TYPE_CHECKING:
@@ -80,47 +79,11 @@ async def run_actor(cell: Cell) -> None:
             raise
         # A stray cancellation outside any handler (a runtime path that awaited
         # something cancelled): a crash, never a silent teardown.
-        _crashed(cell, failure)
+        system.crash(cell, failure)
     except BaseException as exc:
-        _crashed(cell, exc)
+        system.crash(cell, exc)
     finally:
         if done is not None:
             done.set()
     with system.shield():
         await terminate(cell, cancelled=False)
-
-
-def _crashed(cell: Cell, exc: BaseException) -> None:
-    """Something no supervisor handles ended the actor's task: shut the system
-    down so it surfaces from ``async with``."""
-    if isinstance(exc, SystemExit | KeyboardInterrupt):
-        logger.info(
-            "actor %s raised %s: shutting the system down",
-            cell.path,
-            type(exc).__name__,
-            extra=log_extra(cell, "stop"),
-        )
-    elif isinstance(exc, Exception):  # handlers' exceptions never get here
-        logger.error(
-            "actor %s crashed in the runtime",
-            cell.path,
-            exc_info=(type(exc), exc, exc.__traceback__),
-        )
-    else:  # a BaseException that is not an Exception: not supervised
-        logger.error(
-            "actor %s raised %s, which is not an Exception: shutting the "
-            "system down",
-            cell.path,
-            type(exc).__name__,
-            exc_info=(type(exc), exc, exc.__traceback__),
-            extra=log_extra(cell, "stop"),
-        )
-    runtime = cell.runtime
-    runtime.record_failure(exc)
-    if isinstance(exc, SystemExit | KeyboardInterrupt):
-        # The program is asked to end: cancel everything at once (the body of
-        # the async with included), so it surfaces without waiting for the
-        # other actors' graceful stop.
-        runtime.cancel_actors()
-    else:
-        runtime.shutdown_on_crash()

@@ -228,7 +228,9 @@ class ActorContext:
         (None included: it is a message like any other) is handed to
         ``receive``; without ``then``, ``receive`` gets the
         [``Result``][actors.Result] itself. An exception raised by ``then`` or
-        by ``receive`` is a failure of the actor, as for any message.
+        by ``receive`` is a failure of the actor, as for any message (a
+        ``then`` that returns a coroutine raises TypeError there: it must be
+        a sync function).
 
         Nothing is lost silently: an outcome that finds the actor stopped, or
         a restarted actor (the incarnation that asked for it has ended, so
@@ -242,7 +244,7 @@ class ActorContext:
 
         Raises:
             TypeError: ``work`` is neither awaitable nor callable, or
-                ``then`` is neither None nor callable.
+                ``then`` is neither None nor a sync function.
             ActorStopped: this actor is stopping (its background work has
                 been cancelled already).
         """
@@ -283,8 +285,8 @@ class ActorContext:
 
         Raises:
             TypeError: ``target`` is not an ActorRef, ``message`` is a
-                runtime signal, ``then`` is neither None nor callable, or
-                ``timeout`` is not a number.
+                runtime signal, ``then`` is neither None nor a sync function,
+                or ``timeout`` is not a number.
             ValueError: ``timeout`` is not > 0.
             ActorStopped: this actor is stopping.
         """
@@ -304,6 +306,11 @@ class ActorContext:
         error: Exception | None = None
         if then is not None and not callable(then):
             error = TypeError(f"then must be callable or None, not {then!r}")
+        elif inspect.iscoroutinefunction(then):
+            error = TypeError(
+                f"then must be a sync function (it makes the message receive "
+                f"gets; await in receive instead), not the async {then!r}"
+            )
         elif not cell.alive or not cell.runtime.running:
             error = ActorStopped(f"{cell.path} is stopping: it cannot start work")
         if error is not None:

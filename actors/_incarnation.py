@@ -10,6 +10,7 @@ Either way the factory runs with the new cell as the current one.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from ._actor import Actor, Construction, constructing
@@ -37,8 +38,9 @@ def construct(cell: Cell) -> Actor:
 
     Raises:
         Exception: whatever the factory raised.
-        TypeError: the factory returned something that is not an Actor, or
-            one with a wrong ``supervisor_strategy``.
+        TypeError: the factory returned something that is not an Actor, an
+            instance of another actor, or one with a wrong
+            ``supervisor_strategy``.
     """
     token = current_cell.set(cell)
     building = constructing.set(Construction(cell))
@@ -48,9 +50,25 @@ def construct(cell: Cell) -> Actor:
         constructing.reset(building)
         current_cell.reset(token)
     if not isinstance(instance, Actor):
+        if inspect.iscoroutine(instance):
+            instance.close()  # never left un-awaited
+            raise TypeError(
+                f"the factory of {cell.path} returned a coroutine: a factory "
+                "is a plain callable that returns the actor (async def cannot "
+                "be one; start async work in on_start)"
+            )
         raise TypeError(
             f"the factory of {cell.path} returned an instance of "
             f"{type(instance).__qualname__}, not an Actor"
+        )
+    owner = getattr(getattr(instance, "context", None), "_cell", None)
+    if owner is not None and owner is not cell and not owner.terminated.is_set():
+        # One instance behind two actors: each would act as the last one
+        # made (its context), and share its state with the others.
+        raise TypeError(
+            f"the factory of {cell.path} returned the instance of "
+            f"{owner.path}: a factory makes a new instance at each call "
+            "(pass the class, or a lambda that calls it)"
         )
     check_strategy_attribute(instance, cell.path)
     instance.context = cell.context

@@ -55,6 +55,14 @@ class Result(Generic[T_co]):
     __slots__ = ("_error", "_value")
 
     def __init__(self, value: Any = None, error: BaseException | None = None) -> None:
+        """A result holding ``value``, or, when ``error`` is given, the
+        exception ``error``.
+
+        Raises:
+            TypeError: ``error`` is neither None nor an exception instance.
+        """
+        if error is not None and not isinstance(error, BaseException):
+            raise TypeError(f"error must be an exception or None, not {error!r}")
         self._value = value
         self._error = error
 
@@ -136,23 +144,19 @@ class ActorTasks:
     """The work an actor's incarnation runs in the background (in the cell's
     extras, made by the first ``context.run`` or ``context.ask``)."""
 
-    __slots__ = ("_idle", "jobs")
+    __slots__ = ("_idle", "ending", "jobs")
 
     def __init__(self) -> None:
         self.jobs: set[_Job] = set()
         self._idle: anyio.Event | None = None
+        #: The incarnation's work is being ended (``end``): a job started
+        #: meanwhile (by a job's cleanup, say) is cancelled at once.
+        self.ending = False
 
     def cancel_all(self) -> None:
-        """Cancel every job. A job whose task has not run yet never will run
-        its work: a coroutine object given to ``run`` is closed here, so it is
-        never left un-awaited."""
+        """Cancel every job."""
         for job in self.jobs:
-            job.scope.cancel()
-            if not job.started:
-                work, job.work = job.work, None
-                close = getattr(work, "close", None)
-                if inspect.iscoroutine(work) and close is not None:
-                    close()
+            _cancel(job)
 
     def _done(self, job: _Job) -> None:
         self.jobs.discard(job)
@@ -161,13 +165,31 @@ class ActorTasks:
             self._idle = None
             idle.set()
 
-    async def wait(self) -> None:
-        """Wait until every job has ended."""
-        while self.jobs:
-            idle = self._idle
-            if idle is None:
-                idle = self._idle = anyio.Event()
-            await idle.wait()
+    async def end(self) -> None:
+        """Cancel every job, and those started meanwhile, and wait until
+        they have all ended."""
+        self.ending = True
+        try:
+            self.cancel_all()
+            while self.jobs:
+                idle = self._idle
+                if idle is None:
+                    idle = self._idle = anyio.Event()
+                await idle.wait()
+        finally:
+            self.ending = False
+
+
+def _cancel(job: _Job) -> None:
+    """Cancel ``job``. A job whose task has not run yet never will run its
+    work: a coroutine object given to ``run`` is closed here, so it is never
+    left un-awaited."""
+    job.scope.cancel()
+    if not job.started:
+        work, job.work = job.work, None
+        close = getattr(work, "close", None)
+        if inspect.iscoroutine(work) and close is not None:
+            close()
 
 
 class Piped(Signal):
@@ -198,6 +220,13 @@ class Piped(Signal):
             return
         then = self.then
         message = self.result if then is None else then(self.result)
+        if then is not None and inspect.iscoroutine(message):
+            message.close()  # never left un-awaited
+            raise TypeError(
+                f"then ({then!r}) returned a coroutine: it must be a sync "
+                "function that makes the message receive gets (await in "
+                "receive instead)"
+            )
         await call_handler(receive, message)
 
     def undelivered(self, cell: Cell) -> None:
@@ -223,6 +252,8 @@ def start(
     # belongs to that start, as a timer does.
     job = _Job(work, then, cell.incarnation or 1)
     tasks.jobs.add(job)
+    if tasks.ending:  # started as the incarnation's work ends: it ends too
+        _cancel(job)
     tg.start_soon(_run, cell, tasks, job, name=f"{cell.path} (piped work)")
 
 
@@ -248,6 +279,11 @@ async def _run(cell: Cell, tasks: ActorTasks, job: _Job) -> None:
                 if failure is None:
                     raise  # the incarnation ended, or the system is torn down
                 result = Result(None, failure)
+            except BaseException as exc:
+                # SystemExit, KeyboardInterrupt: as from a handler, the system
+                # shuts down and it surfaces from the async with (raised out
+                # of this task, asyncio would tear it out of the event loop).
+                cell.runtime.crash(cell, exc)
             else:
                 result = Result(value)
     finally:
@@ -271,5 +307,4 @@ async def end_tasks(cell: Cell) -> None:
     """Cancel the background work of ``cell`` and wait until it has ended."""
     extras = cell.extras
     if extras is not None and extras.tasks is not None and extras.tasks.jobs:
-        extras.tasks.cancel_all()
-        await extras.tasks.wait()
+        await extras.tasks.end()

@@ -89,8 +89,11 @@ class PoolRef(ActorRef[M]):
     restarted actor does: while the workers are replaced it stays alive and
     what it is told waits for the new workers. Messages already in a stopped
     worker's own mailbox become dead letters (asks fail with ActorStopped).
-    Once the pool stops, however that happens, nothing is lost: every queued
-    ask fails with ActorStopped and every queued message is a dead letter."""
+    A worker that ends for good (its supervisor said stop, or it stopped
+    itself) is skipped; once every worker has ended, the pool stops too, as
+    an Akka router does when its last routee ends. Once the pool stops,
+    however that happens, nothing is lost: every queued ask fails with
+    ActorStopped and every queued message is a dead letter."""
 
     def __init__(
         self,

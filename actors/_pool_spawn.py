@@ -12,6 +12,7 @@ from ._pool import ROUTINGS, PoolRef, Routing
 from ._shared_queue import SharedQueue
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import OneForOne, SupervisorStrategy
+from ._system_signals import Terminated
 from ._validation import check_capacity, check_limit
 from .mailbox import Mailbox
 
@@ -40,8 +41,25 @@ class PoolSupervisor(Actor):
             # the instance, as any actor's may be.
             self.supervisor_strategy = strategy  # type: ignore[misc]
 
+    def on_start(self) -> None:
+        self._watch_workers()
+
     def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
         self.pool._spawn_workers()
+        self._watch_workers()
+
+    def _watch_workers(self) -> None:
+        for worker in self.pool._workers:
+            self.context.watch(worker)
+
+    def on_terminated(self, terminated: Terminated) -> None:
+        # A worker ended for good (its supervisor said STOP, it stopped
+        # itself). Once none is left the pool stops, as an Akka router does
+        # when its last routee ends: what it was told would wait for workers
+        # that never come. (Workers replaced by the pool's own restart are
+        # new cells, alive by the time their predecessors' notices arrive.)
+        if all(w._cell.terminated.is_set() for w in self.pool._workers):
+            self.context.stop()
 
 
 class _PoolMailbox(Mailbox[Any]):
@@ -116,8 +134,10 @@ def spawn_pool(
         base = f"pool-{factory_name(factory)}"
         options = options.named(system.default_name(parent, base))
     mailbox = _PoolMailbox(pool)
+    # Started once its first workers are made: if one fails, the pool ends
+    # at once (its name free again, as a spawn's), never having run.
     ref = system.spawn(
-        parent, PoolSupervisor, (pool, strategy), {}, options, mailbox
+        parent, PoolSupervisor, (pool, strategy), {}, options, mailbox, start=False
     )
     cell = pool._cell = ref._cell
     # The pool is its cell's ref: what names the cell names the pool
@@ -130,8 +150,10 @@ def spawn_pool(
     try:
         pool._spawn_workers()
     except BaseException as exc:
-        # A worker's factory failed at once: the pool ends with that reason
-        # (the workers made so far stop with it) and spawn_pool raises it.
-        cell.request_stop(exc)
+        # A worker's factory failed at once: the pool ends now with that
+        # reason (the workers made so far stop with it), and spawn_pool
+        # raises it.
+        system.never_started(cell, exc)
         raise
+    system.start(cell)
     return pool

@@ -243,9 +243,15 @@ class ActorRef(Generic[M]):
 
         What is still queued becomes dead letters, and pending asks fail with
         :exc:`ActorStopped`. Returns at once; ``await join()`` to wait. Stopping
-        a stopped actor does nothing.
+        a stopped actor does nothing. The guardian's ref (``/user``, a
+        top-level actor's ``context.parent``) stops the whole system, as
+        :meth:`ActorSystem.stop` does.
         """
-        self._cell.request_stop(StopReason.NORMAL)
+        cell = self._cell
+        if cell.parent is None:  # the guardian: nothing runs without it
+            cell.runtime.system.stop()
+            return
+        cell.request_stop(StopReason.NORMAL)
 
     async def join(self) -> ExitReason:
         """Wait until the actor has terminated.

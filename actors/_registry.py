@@ -27,7 +27,8 @@ def lookup(runtime: Runtime, path: str) -> ActorRef[Any]:
 
     Raises:
         TypeError: ``path`` is not a str.
-        ValueError: ``path`` does not begin with ``/``.
+        ValueError: ``path`` does not begin with ``/``, or has an empty,
+            ``.`` or ``..`` segment (``"/user/a/"``, ``"/user//a"``).
         ActorNotFound: no actor lives at ``path`` (or it has terminated).
     """
     if type(path) is not str:
@@ -36,8 +37,15 @@ def lookup(runtime: Runtime, path: str) -> ActorRef[Any]:
         raise ValueError(
             f"path must be absolute, as '/user/parent/child', not {path!r}"
         )
-    cell = runtime.guardian
     names = path.split("/")  # "/user/a/b" -> ["", "user", "a", "b"]
+    for name in names[1:] if path != "/" else ():  # "/": the root, no actor
+        if not name or name in (".", ".."):
+            # No actor has such a name: the path is malformed, not missing.
+            raise ValueError(
+                f"path {path!r} has an empty, '.' or '..' segment (a trailing "
+                "or doubled '/'?): write it as '/user/parent/child'"
+            )
+    cell = runtime.guardian
     if cell is None or names[1] != cell.name:
         raise ActorNotFound(f"no actor at {path!r}")
     for name in names[2:]:

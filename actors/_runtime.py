@@ -26,7 +26,8 @@ from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ActorStopped, SystemNotRunning
 from ._incarnation import construct
 from ._lifecycle import StopReason
-from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, logger
+from ._log import DEFAULT_FAILURE_LOGGING, FailureLogging, log_extra, logger
+from ._pipe import cancel_tasks
 from ._ref import ActorRef
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import RestartType, check_strategy_attribute
@@ -155,6 +156,7 @@ class Runtime:
         options: SpawnOptions,
         mailbox: Any = None,
         construct_now: bool = True,
+        start: bool = True,
     ) -> ActorRef[Any]:
         """Spawn a child of ``parent`` and start its task; see
         [``ActorSystem.spawn``][actors.ActorSystem.spawn] for the arguments and
@@ -165,7 +167,10 @@ class Runtime:
         ends at once with that exception as its reason, never restarted.
         ``construct_now=False`` leaves it to the actor's task instead (a pool
         replacing its workers after its own restart: their failures go to
-        the pool's supervisor, as a restart's do).
+        the pool's supervisor, as a restart's do). ``start=False`` leaves
+        the cell unstarted: the caller then calls ``start``, or
+        ``never_started`` if what it still had to do failed (a pool
+        making its first workers).
         """
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
@@ -181,6 +186,8 @@ class Runtime:
         if name in parent.children:
             raise ValueError(f"{parent.path} already has a child named {name!r}")
         if not parent.alive:
+            if parent is self.guardian:  # system.stop(), or the block's exit
+                raise SystemNotRunning("the actor system is stopping")
             raise ActorStopped(f"{parent.path} is stopping: it cannot spawn children")
         drain = options.drain if options.drain is not None else self.drain
         cell = self.make_cell(
@@ -199,17 +206,19 @@ class Runtime:
             try:
                 cell.instance = construct(cell)
             except BaseException as exc:
-                self._never_started(cell, exc)
+                self.never_started(cell, exc)
                 raise
-        self.start(cell)
+        if start:
+            self.start(cell)
         return cell.ref
 
-    def _never_started(self, cell: Cell, exc: BaseException) -> None:
+    def never_started(self, cell: Cell, exc: BaseException) -> None:
         """``cell``'s first instance could not be made: it ends now, with
         ``exc`` as its reason (what its ref's ``join()`` and any watcher
         see), and what its ``__init__`` started ends with it."""
         cell.stop_reason = exc
         request_stop_of_children(cell, StopReason.PARENT)
+        cancel_tasks(cell)  # background work it started never runs
         extras = cell.extras
         if extras is not None and extras.timers is not None:
             extras.timers.cancel_all()
@@ -301,6 +310,44 @@ class Runtime:
         """Keep the first failure nobody handled: it ends the system."""
         if self.failure is None:
             self.failure = exc
+
+    def crash(self, cell: Cell, exc: BaseException) -> None:
+        """Something no supervisor handles ended ``cell``'s task, or a task
+        working for it (``SystemExit`` or ``KeyboardInterrupt``, a
+        ``BaseException`` that is not an ``Exception``, a bug in the
+        runtime): shut the system down so ``exc`` surfaces from the ``async
+        with``, instead of leaving askers and joiners waiting (or, on asyncio,
+        being torn out of the event loop past the block's exit)."""
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            logger.info(
+                "actor %s raised %s: shutting the system down",
+                cell.path,
+                type(exc).__name__,
+                extra=log_extra(cell, "stop"),
+            )
+        elif isinstance(exc, Exception):  # handlers' exceptions never get here
+            logger.error(
+                "actor %s crashed in the runtime",
+                cell.path,
+                exc_info=(type(exc), exc, exc.__traceback__),
+            )
+        else:  # a BaseException that is not an Exception: not supervised
+            logger.error(
+                "actor %s raised %s, which is not an Exception: shutting the "
+                "system down",
+                cell.path,
+                type(exc).__name__,
+                exc_info=(type(exc), exc, exc.__traceback__),
+                extra=log_extra(cell, "stop"),
+            )
+        self.record_failure(exc)
+        if isinstance(exc, SystemExit | KeyboardInterrupt):
+            # The program is asked to end: cancel everything at once (the
+            # body of the async with included), so it surfaces without
+            # waiting for the other actors' graceful stop.
+            self.cancel_actors()
+        else:
+            self.shutdown_on_crash()
 
     def shutdown_on_crash(self) -> None:
         """Something no supervisor handles ended an actor: stop everything;

@@ -29,7 +29,7 @@ from ._runtime import Runtime
 from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._telemetry import Telemetry
-from ._threads import FromThread
+from ._threads import FromThread, call_soon_in_loop, in_loop_thread
 from ._timers import TimerScheduler
 from ._validation import check_count, check_limit, check_seconds_type
 from .channel._waiters import Backend, current_backend
@@ -245,19 +245,36 @@ class ActorSystem:
     def stop(self) -> None:
         """Stop the system (Akka's ``terminate``): every actor stops, children
         before parents, as when the ``async with`` block is left; returns at
-        once (callable from an actor's handler, or from any task of the
-        system's event loop).
+        once. Callable from an actor's handler, from any task of the
+        system's event loop, or from another thread (the stop is then handed
+        to the event loop, and starts there soon after this returns).
 
         Once every actor has stopped, the block ends as a normal exit: a
         body waiting in [``wait_exited``][actors.ActorSystem.wait_exited]
         returns from it; a body doing anything else is cancelled (the
-        cancellation ends at the block, which exits without an exception). Put
-        what must run after the stop after the ``async with`` block. Spawning
-        raises [``SystemNotRunning``][actors.SystemNotRunning] from the call on.
-        Stopping twice, or a system that is not running, does nothing. The
-        graceful stop takes as long as the actors' ``on_stop`` take
-        (``shutdown_timeout`` bounds the block's exit, not this stop).
+        cancellation ends at the block, which exits without an exception).
+        Put what must run after the stop after the ``async with`` block.
+        ``spawn`` and ``spawn_pool`` (the system's, and
+        ``from_thread.spawn``) raise
+        [``SystemNotRunning``][actors.SystemNotRunning] from the stop on; an
+        actor's own ``context.spawn`` works until that actor is asked to
+        stop, and its children stop with it. Stopping twice, or a system that
+        is not running, does nothing. The graceful stop takes as long as the
+        actors' ``on_stop`` take (``shutdown_timeout`` bounds the block's
+        exit, not this stop).
         """
+        runtime = self._runtime
+        if runtime.guardian is None or not runtime.running:
+            return
+        token = runtime.loop_token
+        if token is not None and not in_loop_thread(token):
+            # Another thread: the actors' state is the event loop's own.
+            call_soon_in_loop(token, self._stop)
+            return
+        self._stop()
+
+    def _stop(self) -> None:
+        """``stop()``, in the event loop's thread."""
         runtime = self._runtime
         guardian = runtime.guardian
         if guardian is None or not runtime.running:
@@ -308,7 +325,8 @@ class ActorSystem:
 
         Raises:
             TypeError: ``path`` is not a str.
-            ValueError: ``path`` does not begin with ``/``.
+            ValueError: ``path`` does not begin with ``/``, or has an empty,
+                ``.`` or ``..`` segment (``"/user/a/"``, ``"/user//a"``).
             ActorNotFound: no actor lives at ``path`` (never did, or has
                 terminated).
             SystemNotRunning: the system is not running.
@@ -616,7 +634,8 @@ class ActorSystem:
 
         The first workers are made here, before ``spawn_pool`` returns: a
         factory that raises makes ``spawn_pool`` raise that exception, and
-        the pool stops with it as its reason. Workers made again later (a
+        the pool ends at once with it as its reason (its name is free again,
+        the workers made before it stop). Workers made again later (a
         worker's restart, the pool's own) are made in their own tasks, under
         the pool's supervision.
 

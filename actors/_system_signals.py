@@ -27,6 +27,8 @@ class Terminated(Signal):
     """
 
     __slots__ = ("reason", "ref")
+    # ``case Terminated(ref, reason):``, as the docs write it.
+    __match_args__ = ("ref", "reason")
 
     def __init__(self, ref: ActorRef[Any], reason: ExitReason) -> None:
         self.ref = ref

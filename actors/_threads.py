@@ -277,7 +277,7 @@ class FromThread:
         token = runtime.loop_token
         if token is None:
             raise SystemNotRunning("the actor system is not running (use async with)")
-        if _in_loop_thread(token):
+        if in_loop_thread(token):
             raise RuntimeError(
                 "system.from_thread is for other threads: called from the event "
                 "loop's own thread it would wait for itself (in async code use "
@@ -293,12 +293,7 @@ class FromThread:
     def _schedule(self, call: _Call, callback: Callable[..., None], *args: Any) -> None:
         token = self._runtime.loop_token
         assert token is not None
-        try:
-            # anyio's thread-safe "call soon" of the token's loop (asyncio's
-            # call_soon_threadsafe, Trio's TrioToken.run_sync_soon), which
-            # also marks the callback's context with the async library.
-            token.backend_class.run_sync_soon(callback, args, token.native_token)
-        except RuntimeError:  # the loop has finished (anyio.RunFinishedError)
+        if not call_soon_in_loop(token, callback, *args):
             self._settle(call, _exited(), failed=True)
 
     def _outcome(self, call: _Call) -> Any:
@@ -329,7 +324,7 @@ class FromThread:
             return
         try:
             value = fn(*args)
-        except Exception as exc:
+        except BaseException as exc:  # a factory's KeyboardInterrupt too
             self._settle(call, exc, failed=True)
         else:
             self._settle(call, value, failed=False)
@@ -428,7 +423,22 @@ def _exited() -> SystemNotRunning:
     return SystemNotRunning("the actor system exited before the call completed")
 
 
-def _in_loop_thread(token: anyio.lowlevel.EventLoopToken) -> bool:
+def call_soon_in_loop(
+    token: anyio.lowlevel.EventLoopToken, callback: Callable[..., None], *args: Any
+) -> bool:
+    """Have the event loop of ``token`` call ``callback(*args)`` soon, from
+    any thread; False if that loop has finished (nothing was scheduled)."""
+    try:
+        # anyio's thread-safe "call soon" of the token's loop (asyncio's
+        # call_soon_threadsafe, Trio's TrioToken.run_sync_soon), which
+        # also marks the callback's context with the async library.
+        token.backend_class.run_sync_soon(callback, args, token.native_token)
+    except RuntimeError:  # the loop has finished (anyio.RunFinishedError)
+        return False
+    return True
+
+
+def in_loop_thread(token: anyio.lowlevel.EventLoopToken) -> bool:
     """Whether the calling thread runs the event loop of ``token``."""
     try:
         current = anyio.lowlevel.current_token()

@@ -67,6 +67,16 @@ async def _ask_and_keep(pool: PoolRef[Any], message: Any, out: list[Any]) -> Non
         out.append(exc)
 
 
+async def _ask_unless_stopped(
+    pool: PoolRef[Any], message: Any, rejected: set[Any]
+) -> None:
+    """Ask the pool; a pool that has stopped by then (every worker stopped:
+    it stops too) refuses the ask at the call, so it is not a message."""
+    if not pool.is_alive:
+        rejected.add(message)
+    await _ask_and_keep(pool, message, [])
+
+
 # -- each message leaves a worker's lanes exactly once ------------------------
 
 
@@ -620,7 +630,7 @@ async def test_every_message_is_handled_once_rejected_or_a_dead_letter_under_ran
                 if op < 0.4:
                     pool.tell(sent)
                 elif op < 0.5:
-                    asking.start_soon(_ask_and_keep, pool, sent, [])
+                    asking.start_soon(_ask_unless_stopped, pool, sent, rejected)
                 elif op < 0.65:
                     rng.choice(pool.workers).tell(sent)
                 elif op < 0.72:
