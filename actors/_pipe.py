@@ -173,7 +173,7 @@ class ActorTasks:
 class Piped(Signal):
     """The outcome of a job on its way to the actor (a mailbox signal)."""
 
-    __slots__ = ("incarnation", "result", "then")
+    __slots__ = ("incarnation", "message", "result", "then")
 
     def __init__(
         self,
@@ -184,6 +184,8 @@ class Piped(Signal):
         self.result = result
         self.then = then
         self.incarnation = incarnation
+        #: What the handler got (``then(result)``), once delivered.
+        self.message: object = None
 
     def __repr__(self) -> str:
         return f"Piped({self.result!r})"
@@ -198,6 +200,7 @@ class Piped(Signal):
             return
         then = self.then
         message = self.result if then is None else then(self.result)
+        self.message = message  # what the handler got (a stash keeps it)
         await call_handler(receive, message)
 
     def undelivered(self, cell: Cell) -> None:

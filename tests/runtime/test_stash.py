@@ -583,3 +583,129 @@ async def test_a_stashed_terminated_is_delivered_after_unstash() -> None:
         await ref.ask("sync")
     [terminated, sync] = log
     assert isinstance(terminated, Terminated) and sync == "sync"
+
+
+# The same object told several times (an interned string, a small int, an
+# enum member) is several messages: each one stashed is each one unstashed.
+async def test_the_same_object_told_twice_is_stashed_and_unstashed_twice() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        gate = system.spawn(Gate, log)
+        for _ in range(3):
+            gate.tell("work")
+        gate.tell(7)
+        gate.tell(7)
+        assert await gate.ask("open") == "opened"
+        await gate.ask("sync")
+        assert system.dead_letters.count == 0
+    assert log == ["work", "work", "work", 7, 7, "sync"]
+
+
+class StashesTheFirstFailsTheSecond(Actor):
+    """Stashes the first "job", fails on the second one (the same object)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def receive(self, message: Any) -> Any:
+        if message == "job":
+            self.seen += 1
+            if self.seen == 1:
+                self.stash()
+                return None
+            raise ValueError("second job")
+        return message
+
+
+# A handler that fails without stashing settles its message as a dead letter,
+# even when the same object was stashed by an earlier handler.
+async def test_a_failed_message_is_a_dead_letter_though_its_object_is_stashed() -> None:
+    strategy = OneForOne(decider={ValueError: Directive.RESUME})
+    async with ActorSystem(strategy=strategy) as system:
+        ref = system.spawn(StashesTheFirstFailsTheSecond)
+        ref.tell("job")
+        ref.tell("job")
+        await ref.ask("sync")
+        assert system.failures == 1
+        assert [letter.reason for letter in system.dead_letters.recent] == [
+            "handler failed"
+        ]
+
+
+class Waiter(Actor):
+    """Starts background work; stashes its result until "open"."""
+
+    def __init__(self, log: list[Any], stashed: anyio.Event) -> None:
+        self.log = log
+        self.stashed = stashed
+        self.thens = 0
+
+    def receive(self, message: Any) -> Any:
+        if message == "start":
+
+            async def work() -> int:
+                return 42
+
+            self.context.run(work, then=self.then)
+            return None
+        if message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+            return None
+        self.stash()
+        self.stashed.set()
+        return None
+
+    def then(self, result: Any) -> Any:
+        self.thens += 1
+        return ("done", result.value)
+
+    def opened(self, message: Any) -> Any:
+        self.log.append((message, self.thens))
+
+
+# A piped result (context.run, context.ask) that is stashed comes back as the
+# message the handler got: ``then`` is not called a second time.
+async def test_a_stashed_piped_result_comes_back_without_calling_then_again() -> None:
+    log: list[Any] = []
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(Waiter, log, stashed)
+        ref.tell("start")
+        await stashed.wait()
+        ref.tell("open")
+        await ref.ask("sync")
+    assert log == [(("done", 42), 1), ("sync", 1)]
+
+
+class StashesFromATask(Actor):
+    def __init__(self, errors: list[BaseException]) -> None:
+        self.errors = errors
+        self.tried = anyio.Event()
+
+    async def receive(self, message: Any) -> Any:
+        if message == "start":
+
+            async def work() -> None:
+                try:
+                    self.stash()
+                except RuntimeError as exc:
+                    self.errors.append(exc)
+                finally:
+                    self.tried.set()
+
+            self.context.run(work)
+            await self.tried.wait()  # inside this handler while work tries
+            return "started"
+        return message
+
+
+# stash() sets aside the message its own handler handles: from a background
+# task (context.run) it raises, even while the actor is inside a handler.
+async def test_stash_from_a_background_task_raises_a_runtime_error() -> None:
+    errors: list[BaseException] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesFromATask, errors)
+        assert await ref.ask("start") == "started"
+        assert await ref.ask("sync") == "sync"
+    assert len(errors) == 1 and "call it from this actor's handler" in str(errors[0])
