@@ -10,6 +10,7 @@ Either way the factory runs with the new cell as the current one.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ._actor import Actor, Construction, constructing
@@ -85,8 +86,12 @@ async def start_incarnation(
             )
         instance = cell.instance = construct(cell)
     if restarting:
-        if instance._actors_restart_message:
+        how = instance._actors_restart_message
+        if how is True:
             await call_hook(instance.on_restart, cause, _failed_message(old, cause))
+        elif how:  # a keyword-only message
+            message = _failed_message(old, cause)
+            await call_hook(partial(instance.on_restart, message=message), cause)
         else:  # an override written before on_restart took the message
             await call_hook(instance.on_restart, cause)
     else:
