@@ -38,8 +38,9 @@ def construct(cell: Cell) -> Actor:
 
     Raises:
         Exception: whatever the factory raised.
-        TypeError: the factory returned something that is not an Actor, or
-            one with a wrong ``supervisor_strategy``.
+        TypeError: the factory returned something that is not an Actor, one
+            with a wrong ``supervisor_strategy``, or the instance of another
+            actor.
     """
     token = current_cell.set(cell)
     building = constructing.set(Construction(cell))
@@ -52,6 +53,14 @@ def construct(cell: Cell) -> Actor:
         raise TypeError(
             f"the factory of {cell.path} returned an instance of "
             f"{type(instance).__qualname__}, not an Actor"
+        )
+    owner = instance.__dict__.get("context")
+    if owner is not None and owner is not cell.context:
+        # Another actor's (alive or not): this one's context would replace
+        # that actor's own (its self_ref, its children, its stash).
+        raise TypeError(
+            f"the factory of {cell.path} returned the instance of "
+            f"{owner.path}: a factory must build a new instance each time"
         )
     check_strategy_attribute(instance, cell.path)
     instance.context = cell.context
@@ -68,7 +77,8 @@ async def start_incarnation(
     Raises:
         Exception: the factory's or the hook's failure (the caller reports it
             to the supervisor); a TypeError if the factory returned something
-            that is not an Actor or with a wrong ``supervisor_strategy``.
+            that is not an Actor, with a wrong ``supervisor_strategy``, another
+            actor's instance or, on a restart, the instance it replaces.
     """
     cell.incarnation += 1
     cell.started_ok = False
@@ -84,7 +94,15 @@ async def start_incarnation(
                 describe(cause) if cause is not None else "a normal exit",
                 extra=log_extra(cell, "restart"),
             )
-        instance = cell.instance = construct(cell)
+        instance = construct(cell)
+        if instance is old:
+            # Not a fresh instance: it would keep the failed one's behaviour,
+            # stash and state (Akka refuses this too).
+            raise TypeError(
+                f"the factory of {cell.path} returned the instance it replaces: "
+                "a factory must build a new instance each time"
+            )
+        cell.instance = instance
     if restarting:
         how = instance._actors_restart_message
         if how is True:
