@@ -709,3 +709,68 @@ async def test_stash_from_a_background_task_raises_a_runtime_error() -> None:
         assert await ref.ask("start") == "started"
         assert await ref.ask("sync") == "sync"
     assert len(errors) == 1 and "call it from this actor's handler" in str(errors[0])
+
+
+class Hangs(Actor):
+    """``(id, op)`` messages; some ops stash or unstash and then hang until
+    the system's teardown cancels them."""
+
+    def __init__(self, handled: list[int], stashed: set[int]) -> None:
+        self.handled = handled
+        self.stashed = stashed
+
+    async def receive(self, message: Any) -> Any:
+        n, op = message
+        if op.startswith("stash") and n not in self.stashed:
+            self.stashed.add(n)
+            self.stash()
+            if op == "stash-hang":
+                await anyio.sleep_forever()
+            return None
+        if op.startswith("unstash"):
+            self.unstash_all()
+            await anyio.lowlevel.checkpoint()
+            if op == "unstash-hang":
+                await anyio.sleep_forever()
+        elif op == "hang":
+            await anyio.sleep_forever()
+        self.handled.append(n)
+        return n
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_teardown_settles_every_message_whatever_its_handler_was_doing(
+    seed: int,
+) -> None:
+    # The system's shutdown_timeout cancels a handler that hangs after
+    # stashing, after unstashing, or without either, with asks among the
+    # tells: every message is handled once, or is one dead letter.
+    rng = random.Random(seed)
+    handled: list[int] = []
+    stashed: set[int] = set()
+    count = 60
+    calm = ["plain", "stash", "stash", "unstash_all"]
+    ops = [*calm, "stash-hang", "unstash-hang", "hang"]
+    system = ActorSystem(shutdown_timeout=0.05, drain=rng.choice([1, 4, 64]))
+    async with anyio.create_task_group() as tg:
+        async with system:
+            ref = system.spawn(Hangs, handled, stashed)
+            for n in range(count):
+                message = (n, rng.choice(ops if n > count // 2 else calm))
+                if rng.random() < 0.2:
+
+                    async def ask(message: Any = message) -> None:
+                        with contextlib.suppress(ActorStopped):
+                            await ref.ask(message, timeout=30)
+
+                    tg.start_soon(ask)
+                else:
+                    ref.tell(message)
+                if rng.random() < 0.2:
+                    await anyio.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
+    letters = [d.message[0] for d in system.dead_letters.recent]
+    assert len(handled) == len(set(handled))
+    assert not set(handled) & set(letters)
+    assert len(letters) == len(set(letters))
+    assert sorted([*handled, *letters]) == list(range(count))
