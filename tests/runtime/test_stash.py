@@ -752,23 +752,22 @@ async def test_a_teardown_settles_every_message_whatever_its_handler_was_doing(
     calm = ["plain", "stash", "stash", "unstash_all"]
     ops = [*calm, "stash-hang", "unstash-hang", "hang"]
     system = ActorSystem(shutdown_timeout=0.05, drain=rng.choice([1, 4, 64]))
-    async with anyio.create_task_group() as tg:
-        async with system:
-            ref = system.spawn(Hangs, handled, stashed)
-            for n in range(count):
-                message = (n, rng.choice(ops if n > count // 2 else calm))
-                if rng.random() < 0.2:
+    async with anyio.create_task_group() as tg, system:
+        ref = system.spawn(Hangs, handled, stashed)
+        for n in range(count):
+            message = (n, rng.choice(ops if n > count // 2 else calm))
+            if rng.random() < 0.2:
 
-                    async def ask(message: Any = message) -> None:
-                        with contextlib.suppress(ActorStopped):
-                            await ref.ask(message, timeout=30)
+                async def ask(message: Any = message) -> None:
+                    with contextlib.suppress(ActorStopped):
+                        await ref.ask(message, timeout=30)
 
-                    tg.start_soon(ask)
-                else:
-                    ref.tell(message)
-                if rng.random() < 0.2:
-                    await anyio.wait_all_tasks_blocked()
-            await anyio.wait_all_tasks_blocked()
+                tg.start_soon(ask)
+            else:
+                ref.tell(message)
+            if rng.random() < 0.2:
+                await anyio.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
     letters = [d.message[0] for d in system.dead_letters.recent]
     assert len(handled) == len(set(handled))
     assert not set(handled) & set(letters)
