@@ -773,3 +773,28 @@ async def test_a_teardown_settles_every_message_whatever_its_handler_was_doing(
     assert not set(handled) & set(letters)
     assert len(letters) == len(set(letters))
     assert sorted([*handled, *letters]) == list(range(count))
+
+
+class StashesFromItsTaskGroup(Gate):
+    async def receive(self, message: Any) -> Any:
+        if message == "in-a-task":
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._stash_soon)
+            return None
+        return await super().receive(message)
+
+    async def _stash_soon(self) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.stash()
+
+
+# A task the handler starts in its own task group, and waits for, is part of
+# handling the message: it may stash it.
+async def test_a_task_of_the_handlers_own_task_group_can_stash_its_message() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesFromItsTaskGroup, log)
+        ref.tell("in-a-task")
+        assert await ref.ask("open") == "opened"
+        await ref.ask("sync")
+    assert log == ["in-a-task", "sync"]
