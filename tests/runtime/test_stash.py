@@ -328,6 +328,20 @@ async def test_a_stashed_timer_message_is_delivered_once_after_unstash() -> None
     assert log == ["tick", "sync", "sync"]
 
 
+# A stashed timer message is a message like any other once stashed: at a stop
+# it is a dead letter, as every stashed message (it was dropped silently).
+async def test_a_stashed_timer_message_is_a_dead_letter_when_the_actor_stops() -> None:
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesTimer, [], stashed)
+        await stashed.wait()
+        ref.stop()
+        await ref.join()
+        assert [(d.message, d.reason) for d in system.dead_letters.recent] == [
+            ("tick", "actor stopped")
+        ]
+
+
 class StashesThenFails(Gate):
     async def receive(self, message: Any) -> Any:
         if message == "stash-and-fail":
