@@ -69,6 +69,7 @@ __all__ = [
 #: How many messages an actor may stash unless its class says otherwise.
 DEFAULT_STASH_CAPACITY = 1000
 
+
 class _Stashed:
     __slots__ = ()
 

@@ -812,3 +812,50 @@ async def test_a_task_of_the_handlers_own_task_group_can_stash_its_message() -> 
         assert await ref.ask("open") == "opened"
         await ref.ask("sync")
     assert log == ["in-a-task", "sync"]
+
+
+class StashesAfterAwaiting(Actor):
+    """Asks its child (another actor, which stashes too) and awaits before
+    it stashes, with a receive timeout set (its handler is wrapped)."""
+
+    def __init__(self, log: list[Any]) -> None:
+        self.log = log
+        self.child = self.context.spawn(Gate, log)
+        self.context.set_receive_timeout(60)
+
+    async def receive(self, message: Any) -> Any:
+        if message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+            return await self.child.ask("open")
+        self.child.tell(("child", message))
+        await anyio.lowlevel.checkpoint()
+        await self.child.ask(Hold(release=_set_event()))
+        self.stash()
+        return None
+
+    def opened(self, message: Any) -> Any:
+        self.log.append(message)
+        return message
+
+
+def _set_event() -> anyio.Event:
+    event = anyio.Event()
+    event.set()
+    return event
+
+
+# stash() after awaits inside an async handler (the handler wrapped for a
+# receive timeout, and for telemetry in the traced pass), while another actor
+# handles and stashes messages of its own: each actor stashes its own message.
+async def test_stash_after_awaits_in_a_wrapped_handler_takes_its_own_message() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesAfterAwaiting, log)
+        ref.tell(1)
+        ref.tell(2)
+        assert await ref.ask("open") == "opened"
+        await ref.ask("sync")
+    # (The two actors' handlings interleave as their tasks are scheduled.)
+    assert [m for m in log if isinstance(m, tuple)] == [("child", 1), ("child", 2)]
+    assert [m for m in log if not isinstance(m, tuple)] == [1, 2, "sync"]
