@@ -138,3 +138,30 @@ async def test_a_restart_whose_factory_returns_the_same_instance_fails() -> None
             assert await ref.ask("x") == "switched"
             ref.tell("boom")
             await ref.join()
+
+
+class StartsWorkInInit(Actor):
+    def __init__(self, seen: list[str], done: anyio.Event) -> None:
+        async def work() -> None:
+            try:
+                seen.append(Counter().context.path)
+            except AttributeError:
+                seen.append("no context")
+            done.set()
+
+        self.context.run(work)
+
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+# Background work an actor starts in its __init__ runs after the construction
+# is over: an instance it makes outside the runtime has no context (it took
+# the constructing actor's).
+async def test_work_started_in_init_does_not_see_the_construction() -> None:
+    seen: list[str] = []
+    done = anyio.Event()
+    async with ActorSystem() as system:
+        system.spawn(StartsWorkInInit, seen, done)
+        await done.wait()
+    assert seen == ["no context"]
