@@ -54,11 +54,15 @@ class Construction:
     in ``__init__`` gives the cell's context and records the instance here
     (see ``_ContextAttribute``)."""
 
-    __slots__ = ("cell", "instance")
+    __slots__ = ("active", "cell", "instance")
 
     def __init__(self, cell: Cell) -> None:
         self.cell = cell
         self.instance: Actor | None = None
+        #: True while the factory runs. Tasks started meanwhile (an actor's
+        #: children, its background work) copy the context var, so they see
+        #: this object after the construction is over: then it means nothing.
+        self.active = True
 
 
 #: Set by the runtime around the factory call (see ``_incarnation``).
@@ -72,7 +76,11 @@ def instance_of(cell: Cell) -> Actor | None:
     instance = cell.instance
     if instance is None:
         construction = constructing.get()
-        if construction is not None and construction.cell is cell:
+        if (
+            construction is not None
+            and construction.active
+            and construction.cell is cell
+        ):
             instance = construction.instance
     return instance
 
@@ -88,7 +96,7 @@ class _ContextAttribute:
         if instance is None:
             return self
         construction = constructing.get()
-        if construction is not None:
+        if construction is not None and construction.active:
             context = construction.cell.context
             instance.__dict__["context"] = context
             if construction.instance is None:

@@ -43,10 +43,12 @@ def construct(cell: Cell) -> Actor:
             actor.
     """
     token = current_cell.set(cell)
-    building = constructing.set(Construction(cell))
+    construction = Construction(cell)
+    building = constructing.set(construction)
     try:
         instance = cell.factory(*cell.args, **cell.kwargs)
     finally:
+        construction.active = False  # for the tasks started meanwhile
         constructing.reset(building)
         current_cell.reset(token)
     if not isinstance(instance, Actor):

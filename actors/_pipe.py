@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final
 
 import anyio
 
-from ._actor import constructing
 from ._invoke import call_handler, stray_failure
 from ._lifecycle import current_cell
 from .mailbox import MailboxClosed, Signal
@@ -232,11 +231,8 @@ def start(
 
 async def _run(cell: Cell, tasks: ActorTasks, job: _Job) -> None:
     # Not the actor's own task: an ask of the actor itself is fine from here
-    # (the actor goes on handling messages, the request among them). Nor its
-    # construction, if its __init__ started the work: an Actor made here is
-    # made outside the runtime.
+    # (the actor goes on handling messages, the request among them).
     current_cell.set(None)
-    constructing.set(None)
     job.started = True
     result: Result[Any] | None = None
     try:

@@ -165,3 +165,28 @@ async def test_work_started_in_init_does_not_see_the_construction() -> None:
         system.spawn(StartsWorkInInit, seen, done)
         await done.wait()
     assert seen == ["no context"]
+
+
+class MakesAnInstance(Actor):
+    def receive(self, message: Any) -> Any:
+        try:
+            return Counter().context.path
+        except AttributeError:
+            return "no context"
+
+
+class SpawnsInInit(Actor):
+    def __init__(self) -> None:
+        self.child = self.context.spawn(MakesAnInstance, name="child")
+
+    def receive(self, message: Any) -> Any:
+        return self.child
+
+
+# An actor spawned from its parent's __init__ runs in a task started during
+# that construction: an instance its handlers make outside the runtime has no
+# context either (it took the parent's).
+async def test_a_child_spawned_in_init_does_not_see_its_parents_construction() -> None:
+    async with ActorSystem() as system:
+        child = await system.spawn(SpawnsInInit).ask("child")
+        assert await child.ask("make one") == "no context"
