@@ -28,12 +28,15 @@ call, no allocation), and a handler that stashes replaces it with a marker,
 so the loop knows the item is in the stash (it neither replies to it nor
 settles it if the handler then fails, and a second ``stash()`` by the same
 handler stashes nothing more). The marker is per handling, not per object:
-the same object told twice is two messages. Between items (control
-commands, a failure waiting for its directive, the hooks those run) the
-slot holds NOTHING, and ``stash()`` also checks that it runs in the actor's
-own task (the task's ``current_cell``, the rule ``ref.send`` uses to spot a
-handler waiting on its own mailbox), so a background task cannot stash the
-message its actor happens to handle.
+the same object told twice is two messages. Wherever the actor's own task
+runs user code outside a handler (control commands, a failure waiting for
+its directive, the hooks those run, the end of the incarnation) the slot
+holds NOTHING; between a handler's return and the next item it still holds
+the last item (not cleared: that would cost a store per message), which is
+why ``stash()`` also checks that it runs in the actor's own task (its
+``current_cell``, the rule ``ref.send`` uses to spot a handler waiting on
+its own mailbox): a background task cannot stash the message its actor
+happens to handle, or the one it handled last.
 """
 
 from __future__ import annotations
