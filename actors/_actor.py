@@ -54,11 +54,15 @@ class Construction:
     in ``__init__`` gives the cell's context and records the instance here
     (see ``_ContextAttribute``)."""
 
-    __slots__ = ("cell", "instance")
+    __slots__ = ("active", "cell", "instance")
 
     def __init__(self, cell: Cell) -> None:
         self.cell = cell
         self.instance: Actor | None = None
+        #: True while the factory runs. Tasks started meanwhile (an actor's
+        #: children, its background work) copy the context var, so they see
+        #: this object after the construction is over: then it means nothing.
+        self.active = True
 
 
 #: Set by the runtime around the factory call (see ``_incarnation``).
@@ -72,7 +76,11 @@ def instance_of(cell: Cell) -> Actor | None:
     instance = cell.instance
     if instance is None:
         construction = constructing.get()
-        if construction is not None and construction.cell is cell:
+        if (
+            construction is not None
+            and construction.active
+            and construction.cell is cell
+        ):
             instance = construction.instance
     return instance
 
@@ -88,7 +96,7 @@ class _ContextAttribute:
         if instance is None:
             return self
         construction = constructing.get()
-        if construction is not None:
+        if construction is not None and construction.active:
             context = construction.cell.context
             instance.__dict__["context"] = context
             if construction.instance is None:
@@ -133,18 +141,29 @@ class _Receive:
         self.__set__(instance, None)
 
 
-def _takes_message(hook: object) -> bool:
-    """Whether an ``on_restart`` accepts ``(exc, message)`` or only ``(exc)``
-    (an override written before the message was passed)."""
+def _restart_call(cls: type) -> bool | str:
+    """How the runtime passes the message to ``cls``'s ``on_restart``: True,
+    ``(exc, message)``; ``"keyword"``, ``(exc, message=message)`` (a
+    keyword-only ``message``); False, ``(exc)`` only (an override written
+    before the message was passed). Read as the runtime calls it, bound to an
+    instance: a static or class method is judged by its own parameters."""
+    raw = inspect.getattr_static(cls, "on_restart")
+    get = getattr(type(raw), "__get__", None)
+    hook = raw if get is None else get(raw, object(), cls)
     try:
-        signature = inspect.signature(hook)  # type: ignore[arg-type]
+        signature = inspect.signature(hook)
     except (TypeError, ValueError):  # not introspectable: the current form
         return True
-    try:
-        signature.bind(None, None, None)  # self, exc, message
-    except TypeError:
-        return False
-    return True
+    for args, kwargs, how in (
+        ((None, None), {}, True),
+        ((None,), {"message": None}, "keyword"),
+    ):
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        return how
+    return False
 
 
 class Actor(Generic[M]):
@@ -209,9 +228,9 @@ class Actor(Generic[M]):
 
     #: Rarely used state, made on first use (``_actor_state.state_of``).
     _actors_state: ActorState | None = None
-    #: Whether this class's ``on_restart`` takes the message (checked once
-    #: per class, in ``__init_subclass__``).
-    _actors_restart_message: ClassVar[bool] = True
+    #: Whether (and how) this class's ``on_restart`` takes the message
+    #: (checked once per class, in ``__init_subclass__``; see _restart_call).
+    _actors_restart_message: ClassVar[bool | str] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -221,7 +240,7 @@ class Actor(Generic[M]):
             type.__setattr__(cls, "receive", _Receive(receive))
         if "stash_capacity" in own:
             check_stash_capacity(own["stash_capacity"], cls.__qualname__)
-        cls._actors_restart_message = _takes_message(cls.on_restart)
+        cls._actors_restart_message = _restart_call(cls)
 
     def receive(self, message: M) -> Any:
         """Handle one message. The default does not: it counts the message as

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._control import REBIND
-from ._lifecycle import NOTHING
 
 if TYPE_CHECKING:
     from ._actor import Actor
@@ -35,7 +34,6 @@ class ActorState:
         "last_message",
         "now",
         "stash",
-        "stashed_current",
         "timeout",
         "timeout_timers",
         "unstashed",
@@ -50,9 +48,6 @@ class ActorState:
         #: Items unstashed and not yet put back in front of the mailbox (the
         #: loop does it before its next message).
         self.unstashed: list[Any] = []
-        #: The item the current handler stashed (NOTHING: none): the loop
-        #: neither replies to it nor settles it if the handler then fails.
-        self.stashed_current: Any = NOTHING
         #: The receive timeout in seconds (None: none).
         self.timeout: float | None = None
         #: Its own timers (made by the runtime's timer factory, apart from

@@ -100,6 +100,7 @@ class Cell:
         "drain",
         "extras",
         "factory",
+        "handling",
         "incarnation",
         "instance",
         "kwargs",
@@ -167,6 +168,10 @@ class Cell:
         self.carry: list[Any] = []
         #: The ask being handled (NOTHING otherwise).
         self.current: Any = NOTHING
+        #: The item the message loop hands to a handler, as it holds it (what
+        #: ``stash()`` sets aside; ``_stash.STASHED`` once it did); NOTHING
+        #: between items (see ``_stash``).
+        self.handling: Any = NOTHING
         #: The instance's start hook has finished.
         self.started_ok = False
         self.extras: CellExtras | None = None

@@ -23,7 +23,7 @@ from ._faults import failed, handle_control
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING
 from ._replies import ErrorReply
-from ._stash import register_loop, stashed_current
+from ._stash import stashed_current
 from ._system_signals import Terminated, Wake
 from .mailbox import EndOfMailbox, Signal
 
@@ -53,8 +53,7 @@ async def run_loop(cell: Cell) -> None:
     # receive timeout). ``handler`` is ``receive`` unless a receive timeout
     # or telemetry wraps it (_behaviour.bind).
     receive, handler, is_async = bind(cell, instance)
-    # ``item`` is read by ``stash()`` from this frame (see _stash.py): it
-    # holds the item being handled, NOTHING between items.
+    # ``item``: the item being handled, NOTHING while control commands run.
     item: Any = NOTHING
     while True:
         if cell.carry:
@@ -71,6 +70,7 @@ async def run_loop(cell: Cell) -> None:
                 if control or cell.stop_requested:
                     cell.carry = batch[index:]
                     pending, item = item, NOTHING  # not being handled yet
+                    cell.handling = NOTHING  # the hooks commands run cannot stash
                     if await handle_control(cell):
                         # The behaviour changed or messages were unstashed:
                         # bind again, go on from cell.carry.
@@ -79,6 +79,8 @@ async def run_loop(cell: Cell) -> None:
                     cell.carry = []
                     item = pending
                 index += 1
+                # What stash() sets aside (see _stash.py): a slot store, no call.
+                cell.handling = item
                 if type(item) is Ask:
                     cell.current = item
                     if is_async:
@@ -133,12 +135,9 @@ async def run_loop(cell: Cell) -> None:
             # included (unless its handler stashed it), so that termination
             # counts them as dead letters. ``item`` is NOTHING while control
             # commands run, before the pending item began.
-            handling = item is not NOTHING and not stashed_current(instance, item)
+            handling = item is not NOTHING and not stashed_current(cell, item)
             cell.carry = batch[index - 1 if handling else index :]
             raise
-
-
-register_loop(run_loop.__code__)
 
 
 async def handle_signal(cell: Cell, item: Signal, receive: Any) -> None:

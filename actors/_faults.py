@@ -131,7 +131,7 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
     telemetry = system.telemetry
     # The handler stashed it (as the loop held it, envelope and all): it
     # stays in the stash, neither a dead letter nor failed to its asker.
-    kept = stashed_current(cell.instance, item)
+    kept = stashed_current(cell, item)
     if telemetry is None:
         await _failed(cell, exc, item, kept)
         return

@@ -11,6 +11,7 @@ Either way the factory runs with the new cell as the current one.
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ._actor import Actor, Construction, constructing
@@ -38,15 +39,17 @@ def construct(cell: Cell) -> Actor:
 
     Raises:
         Exception: whatever the factory raised.
-        TypeError: the factory returned something that is not an Actor, an
-            instance of another actor, or one with a wrong
-            ``supervisor_strategy``.
+        TypeError: the factory returned something that is not an Actor, one
+            with a wrong ``supervisor_strategy``, or the instance of another
+            actor (alive or ended).
     """
     token = current_cell.set(cell)
-    building = constructing.set(Construction(cell))
+    construction = Construction(cell)
+    building = constructing.set(construction)
     try:
         instance = cell.factory(*cell.args, **cell.kwargs)
     finally:
+        construction.active = False  # for the tasks started meanwhile
         constructing.reset(building)
         current_cell.reset(token)
     if not isinstance(instance, Actor):
@@ -61,10 +64,11 @@ def construct(cell: Cell) -> Actor:
             f"the factory of {cell.path} returned an instance of "
             f"{type(instance).__qualname__}, not an Actor"
         )
-    owner = getattr(getattr(instance, "context", None), "_cell", None)
-    if owner is not None and owner is not cell and not owner.terminated.is_set():
-        # One instance behind two actors: each would act as the last one
-        # made (its context), and share its state with the others.
+    owner = instance.__dict__.get("context")
+    if owner is not None and owner is not cell.context:
+        # Another actor's (alive or not): this one's context would replace
+        # that actor's own (its self_ref, its children, its stash), and an
+        # ended one's leftovers (behaviour, stash) would carry over.
         raise TypeError(
             f"the factory of {cell.path} returned the instance of "
             f"{owner.path}: a factory makes a new instance at each call "
@@ -85,7 +89,8 @@ async def start_incarnation(
     Raises:
         Exception: the factory's or the hook's failure (the caller reports it
             to the supervisor); a TypeError if the factory returned something
-            that is not an Actor or with a wrong ``supervisor_strategy``.
+            that is not an Actor, with a wrong ``supervisor_strategy``, another
+            actor's instance or, on a restart, the instance it replaces.
     """
     cell.incarnation += 1
     cell.started_ok = False
@@ -101,10 +106,22 @@ async def start_incarnation(
                 describe(cause) if cause is not None else "a normal exit",
                 extra=log_extra(cell, "restart"),
             )
-        instance = cell.instance = construct(cell)
+        instance = construct(cell)
+        if instance is old:
+            # Not a fresh instance: it would keep the failed one's behaviour,
+            # stash and state (Akka refuses this too).
+            raise TypeError(
+                f"the factory of {cell.path} returned the instance it replaces: "
+                "a factory must build a new instance each time"
+            )
+        cell.instance = instance
     if restarting:
-        if instance._actors_restart_message:
+        how = instance._actors_restart_message
+        if how is True:
             await call_hook(instance.on_restart, cause, _failed_message(old, cause))
+        elif how:  # a keyword-only message
+            message = _failed_message(old, cause)
+            await call_hook(partial(instance.on_restart, message=message), cause)
         else:  # an override written before on_restart took the message
             await call_hook(instance.on_restart, cause)
     else:

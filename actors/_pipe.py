@@ -195,7 +195,7 @@ def _cancel(job: _Job) -> None:
 class Piped(Signal):
     """The outcome of a job on its way to the actor (a mailbox signal)."""
 
-    __slots__ = ("incarnation", "result", "then")
+    __slots__ = ("incarnation", "message", "result", "then")
 
     def __init__(
         self,
@@ -206,6 +206,8 @@ class Piped(Signal):
         self.result = result
         self.then = then
         self.incarnation = incarnation
+        #: What the handler got (``then(result)``), once delivered.
+        self.message: object = None
 
     def __repr__(self) -> str:
         return f"Piped({self.result!r})"
@@ -227,6 +229,7 @@ class Piped(Signal):
                 "function that makes the message receive gets (await in "
                 "receive instead)"
             )
+        self.message = message  # what the handler got (a stash keeps it)
         await call_handler(receive, message)
 
     def undelivered(self, cell: Cell) -> None:

@@ -22,24 +22,32 @@ order, before the messages that came meanwhile.
   termination): a restart handles it first (Akka's ``preRestart``
   unstashes), a stop makes it dead letters (asks fail with ``ActorStopped``).
 
-How ``stash()`` finds the message being handled without costing the message
-loop anything: the loop keeps it in its local ``item``, and ``stash()`` reads
-it from the loop's frame, found by walking up from the handler (the handler
-runs in the loop's own task, called or awaited by it). Only ``stash()`` pays
-for the walk; the loop stores nothing per message for it.
+How ``stash()`` finds the message being handled: the message loop stores
+each item in ``cell.handling`` before it hands it over (a slot store: no
+call, no allocation), and a handler that stashes replaces it with a marker,
+so the loop knows the item is in the stash (it neither replies to it nor
+settles it if the handler then fails, and a second ``stash()`` by the same
+handler stashes nothing more). The marker is per handling, not per object:
+the same object told twice is two messages. Wherever the actor's own task
+runs user code outside a handler (control commands, a failure waiting for
+its directive, the hooks those run, the end of the incarnation) the slot
+holds NOTHING; between a handler's return and the next item it still holds
+the last item (not cleared: that would cost a store per message), which is
+why ``stash()`` also checks that it runs in the actor's own task (its
+``current_cell``, the rule ``ref.send`` uses to spot a handler waiting on
+its own mailbox): a background task cannot stash the message its actor
+happens to handle, or the one it handled last.
 """
 
 from __future__ import annotations
 
-import sys
-from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 
 from ._actor_state import cell_of, request_rebind, state_of
 from ._envelope import Ask
 from ._errors import StashOverflow
 from ._invoke import call_handler, call_hook
-from ._lifecycle import NOTHING
+from ._lifecycle import NOTHING, current_cell
 from ._receive_timeout import RECEIVE_TIMEOUT, TIMEOUT_CHECK
 from ._system_signals import Terminated
 from .mailbox import Signal
@@ -50,10 +58,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_STASH_CAPACITY",
+    "STASHED",
     "check_stash_capacity",
     "message_of",
     "put_back",
-    "register_loop",
     "stash",
     "stashed_current",
     "take_unstashed",
@@ -64,15 +72,16 @@ __all__ = [
 #: How many messages an actor may stash unless its class says otherwise.
 DEFAULT_STASH_CAPACITY = 1000
 
-#: The code of the message loop(s) whose frame holds the item being handled
-#: in the local ``item`` and the cell in ``cell`` (see ``register_loop``).
-_LOOPS: set[CodeType] = set()
+
+class _Stashed:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<stashed by its handler>"
 
 
-def register_loop(code: CodeType) -> None:
-    """Declare a message loop's code: its frame has locals ``cell`` and
-    ``item`` (the item being handled, or NOTHING between items)."""
-    _LOOPS.add(code)
+#: What ``cell.handling`` holds once the handler stashed its item.
+STASHED: Any = _Stashed()
 
 
 def check_stash_capacity(capacity: object, owner: str) -> int:
@@ -92,26 +101,11 @@ def check_stash_capacity(capacity: object, owner: str) -> int:
     return capacity
 
 
-def _current_item(cell: Cell) -> Any:
-    """The item ``cell``'s message loop is handling, read from the loop's
-    frame up the stack (NOTHING if the caller is not inside a handler that
-    the loop of ``cell`` runs)."""
-    frame: FrameType | None = sys._getframe(2)
-    loops = _LOOPS
-    while frame is not None:
-        if frame.f_code in loops:
-            local = frame.f_locals
-            if local.get("cell") is cell:
-                return local.get("item", NOTHING)
-            return NOTHING
-        frame = frame.f_back
-    return NOTHING
-
-
 class _Redeliver(Signal):
     """A stashed runtime signal's message (a timer's, a ``Terminated``, a
-    ``ReceiveTimeout``): handed once to the handler the loop has then, as the
-    original would have been (the firing itself cannot be delivered twice)."""
+    ``ReceiveTimeout``, a piped result): handed once to the handler the loop
+    has then, as the original was (a firing cannot be delivered twice, and a
+    piped result's ``then`` ran already)."""
 
     __slots__ = ("message",)
 
@@ -130,27 +124,23 @@ class _Redeliver(Signal):
                 return
         await call_handler(receive, message)
 
-
-def _is_timer_firing(item: Any) -> bool:
-    # A keyed timer's firing (``_timers._Timer``, a feature this module does
-    # not import): a signal with a key, a message and an interval.
-    return (
-        isinstance(item, Signal)
-        and hasattr(item, "key")
-        and hasattr(item, "interval")
-        and hasattr(item, "message")
-    )
+    def undelivered(self, cell: Cell) -> None:
+        """The actor stopped with it still stashed: a dead letter, as every
+        stashed message."""
+        cell.runtime.dead_letter(cell, self.message, "actor stopped")
 
 
 def message_of(item: Any) -> Any:
     """The message a handler got for a loop item: an ask's message, a timer
-    firing's message, a Terminated itself, a told message as it is (None for
-    NOTHING, no item)."""
+    firing's or a piped result's message, a Terminated itself, a told message
+    as it is (None for NOTHING, no item)."""
     if item is NOTHING:
         return None
     if type(item) is Ask:
         return item.message
     if isinstance(item, Signal) and type(item) is not Terminated:
+        # A runtime signal keeps what its handler got in ``message`` (a piped
+        # result once ``then`` has made it).
         message = getattr(item, "message", item)
         # The receive timeout's own timer: its handler got a ReceiveTimeout.
         return RECEIVE_TIMEOUT if message is TIMEOUT_CHECK else message
@@ -172,16 +162,20 @@ def stash(instance: Actor) -> None:
             f"{type(instance).__qualname__}.stash() needs a spawned actor: "
             "this instance was made outside the runtime"
         )
-    item = _current_item(cell)
-    if item is NOTHING or cell.instance is not instance:
+    item = cell.handling
+    if (
+        item is NOTHING
+        or cell.instance is not instance
+        or current_cell.get() is not cell
+    ):
         raise RuntimeError(
             "stash() sets aside the message being handled: call it from this "
             "actor's handler, in its own task (not from __init__, a lifecycle "
             "hook or another task)"
         )
-    state = state_of(instance)
-    if state.stashed_current is item:
+    if item is STASHED:
         return  # stashed twice by one handler: once
+    state = state_of(instance)
     queue = state.stash
     capacity = instance.stash_capacity
     if len(queue) >= capacity:
@@ -195,20 +189,23 @@ def stash(instance: Actor) -> None:
         if cell.current is item:
             cell.current = NOTHING  # the loop does not reply to it now
         queue.append(item)
-    elif type(item) is Terminated or _is_timer_firing(item):
-        # A firing is delivered once (and a Terminated only while watched):
-        # the stash keeps what the handler got instead.
+    elif isinstance(item, Signal):
+        # A firing is delivered once, a Terminated only while watched, a piped
+        # result's ``then`` runs once: the stash keeps what the handler got.
         queue.append(_Redeliver(message_of(item)))
-    else:  # a message, or a runtime signal that can be delivered again
+    else:  # a message (in a traced system: its envelope)
         queue.append(item)
-    state.stashed_current = item
+    cell.handling = STASHED
 
 
-def stashed_current(instance: Any, item: Any) -> bool:
-    """Whether the handler of ``item`` stashed it (so a failure of that
-    handler leaves it in the stash)."""
-    state = None if instance is None else instance._actors_state
-    return state is not None and state.stashed_current is item
+def stashed_current(cell: Cell, item: Any) -> bool:
+    """The handler of ``item`` ended without returning (it failed, or it was
+    cancelled): whether it stashed ``item`` (which then stays in the stash).
+    From here on no message is being handled: the hooks that run next (a
+    supervisor's directive, a teardown) cannot stash."""
+    stashed = item is not NOTHING and cell.handling is STASHED
+    cell.handling = NOTHING
+    return stashed
 
 
 def _unstashed(instance: Actor) -> None:
@@ -259,7 +256,6 @@ def take_unstashed(cell: Cell) -> None:
     state = None if instance is None else instance._actors_state
     if state is None:
         return
-    state.stashed_current = NOTHING
     unstashed = state.unstashed
     if unstashed:
         cell.carry[:0] = unstashed
@@ -269,12 +265,13 @@ def take_unstashed(cell: Cell) -> None:
 def put_back(cell: Cell) -> None:
     """The incarnation ends: what is stashed, or unstashed and not yet put
     back, goes in front of the mailbox (``cell.carry``): the next incarnation
-    handles it first, termination makes it dead letters."""
+    handles it first, termination makes it dead letters. No message is being
+    handled any more (``on_stop`` cannot stash)."""
+    cell.handling = NOTHING
     instance = cell.instance
     state = None if instance is None else instance._actors_state
     if state is None:
         return
-    state.stashed_current = NOTHING
     if state.unstashed or state.stash:
         cell.carry[:0] = [*state.unstashed, *state.stash]
         state.unstashed.clear()

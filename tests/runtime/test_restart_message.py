@@ -4,7 +4,7 @@ works, its signature read once per class."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -123,3 +123,77 @@ async def test_a_sibling_restarted_by_one_for_all_gets_no_message() -> None:
     assert sorted(seen, key=repr) == sorted(
         [("ValueError", "x", ("boom", "x")), ("ValueError", "x", None)], key=repr
     )
+
+
+class StaticHook(OldStyle):
+    log: ClassVar[list[Any]] = []
+
+    @staticmethod
+    def on_restart(exc: BaseException | None, message: Any = None) -> None:
+        StaticHook.log.append((type(exc).__name__, message))
+
+
+class ClassHook(OldStyle):
+    log: ClassVar[list[Any]] = []
+
+    @classmethod
+    def on_restart(cls, exc: BaseException | None, message: Any = None) -> None:
+        cls.log.append((type(exc).__name__, message))
+
+
+class KeywordHook(OldStyle):
+    log: ClassVar[list[Any]] = []
+
+    def on_restart(  # type: ignore[override]
+        self, exc: BaseException | None, *, message: Any = None
+    ) -> None:
+        KeywordHook.log.append((type(exc).__name__, message))
+
+
+# The signature is read as the runtime calls the hook (on an instance): a
+# static or class method, or a keyword-only ``message``, gets the message too
+# (not silently None).
+@pytest.mark.parametrize("actor", [StaticHook, ClassHook, KeywordHook])
+async def test_on_restart_as_a_static_or_class_method_or_keyword_gets_the_message(
+    actor: Any,
+) -> None:
+    actor.log.clear()
+    async with ActorSystem() as system:
+        ref = system.spawn(actor, [])
+        ref.tell("boom")
+        assert await ref.ask("sync") == "sync"
+    assert actor.log == [("ValueError", "boom")]
+
+
+class FailsOnPipedResult(Remembers):
+    def __init__(self, seen: list[Any], restarted: anyio.Event) -> None:
+        super().__init__(seen)
+        self.restarted = restarted
+
+    def receive(self, message: Any) -> Any:
+        if message == "start":
+
+            async def work() -> int:
+                return 42
+
+            self.context.run(work, then=lambda result: ("piped", result.value))
+            return None
+        if isinstance(message, tuple) and message[0] == "piped":
+            raise ValueError("piped")
+        return super().receive(message)
+
+    def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
+        super().on_restart(exc, message)
+        self.restarted.set()
+
+
+# A failure handling a piped result (context.run, context.ask) passes the
+# message the handler got, never the runtime's internal signal.
+async def test_on_restart_gets_the_piped_message_that_failed() -> None:
+    seen: list[Any] = []
+    restarted = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(FailsOnPipedResult, seen, restarted)
+        ref.tell("start")
+        await restarted.wait()
+    assert seen == [("ValueError", "piped", ("piped", 42))]

@@ -328,6 +328,20 @@ async def test_a_stashed_timer_message_is_delivered_once_after_unstash() -> None
     assert log == ["tick", "sync", "sync"]
 
 
+# A stashed timer message is a message like any other once stashed: at a stop
+# it is a dead letter, as every stashed message (it was dropped silently).
+async def test_a_stashed_timer_message_is_a_dead_letter_when_the_actor_stops() -> None:
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesTimer, [], stashed)
+        await stashed.wait()
+        ref.stop()
+        await ref.join()
+        assert [(d.message, d.reason) for d in system.dead_letters.recent] == [
+            ("tick", "actor stopped")
+        ]
+
+
 class StashesThenFails(Gate):
     async def receive(self, message: Any) -> Any:
         if message == "stash-and-fail":
@@ -583,3 +597,265 @@ async def test_a_stashed_terminated_is_delivered_after_unstash() -> None:
         await ref.ask("sync")
     [terminated, sync] = log
     assert isinstance(terminated, Terminated) and sync == "sync"
+
+
+# The same object told several times (an interned string, a small int, an
+# enum member) is several messages: each one stashed is each one unstashed.
+async def test_the_same_object_told_twice_is_stashed_and_unstashed_twice() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        gate = system.spawn(Gate, log)
+        for _ in range(3):
+            gate.tell("work")
+        gate.tell(7)
+        gate.tell(7)
+        assert await gate.ask("open") == "opened"
+        await gate.ask("sync")
+        assert system.dead_letters.count == 0
+    assert log == ["work", "work", "work", 7, 7, "sync"]
+
+
+class StashesTheFirstFailsTheSecond(Actor):
+    """Stashes the first "job", fails on the second one (the same object)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def receive(self, message: Any) -> Any:
+        if message == "job":
+            self.seen += 1
+            if self.seen == 1:
+                self.stash()
+                return None
+            raise ValueError("second job")
+        return message
+
+
+# A handler that fails without stashing settles its message as a dead letter,
+# even when the same object was stashed by an earlier handler.
+async def test_a_failed_message_is_a_dead_letter_though_its_object_is_stashed() -> None:
+    strategy = OneForOne(decider={ValueError: Directive.RESUME})
+    async with ActorSystem(strategy=strategy) as system:
+        ref = system.spawn(StashesTheFirstFailsTheSecond)
+        ref.tell("job")
+        ref.tell("job")
+        await ref.ask("sync")
+        assert system.failures == 1
+        assert [letter.reason for letter in system.dead_letters.recent] == [
+            "handler failed"
+        ]
+
+
+class Waiter(Actor):
+    """Starts background work; stashes its result until "open"."""
+
+    def __init__(self, log: list[Any], stashed: anyio.Event) -> None:
+        self.log = log
+        self.stashed = stashed
+        self.thens = 0
+
+    def receive(self, message: Any) -> Any:
+        if message == "start":
+
+            async def work() -> int:
+                return 42
+
+            self.context.run(work, then=self.then)
+            return None
+        if message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+            return None
+        self.stash()
+        self.stashed.set()
+        return None
+
+    def then(self, result: Any) -> Any:
+        self.thens += 1
+        return ("done", result.value)
+
+    def opened(self, message: Any) -> Any:
+        self.log.append((message, self.thens))
+
+
+# A piped result (context.run, context.ask) that is stashed comes back as the
+# message the handler got: ``then`` is not called a second time.
+async def test_a_stashed_piped_result_comes_back_without_calling_then_again() -> None:
+    log: list[Any] = []
+    stashed = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(Waiter, log, stashed)
+        ref.tell("start")
+        await stashed.wait()
+        ref.tell("open")
+        await ref.ask("sync")
+    assert log == [(("done", 42), 1), ("sync", 1)]
+
+
+class StashesFromATask(Actor):
+    def __init__(self, errors: list[BaseException]) -> None:
+        self.errors = errors
+        self.tried = anyio.Event()
+
+    async def receive(self, message: Any) -> Any:
+        if message == "start":
+
+            async def work() -> None:
+                try:
+                    self.stash()
+                except RuntimeError as exc:
+                    self.errors.append(exc)
+                finally:
+                    self.tried.set()
+
+            self.context.run(work)
+            await self.tried.wait()  # inside this handler while work tries
+            return "started"
+        return message
+
+
+# stash() sets aside the message its own handler handles: from a background
+# task (context.run) it raises, even while the actor is inside a handler.
+async def test_stash_from_a_background_task_raises_a_runtime_error() -> None:
+    errors: list[BaseException] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesFromATask, errors)
+        assert await ref.ask("start") == "started"
+        assert await ref.ask("sync") == "sync"
+    assert len(errors) == 1 and "call it from this actor's handler" in str(errors[0])
+
+
+class Hangs(Actor):
+    """``(id, op)`` messages; some ops stash or unstash and then hang until
+    the system's teardown cancels them."""
+
+    def __init__(self, handled: list[int], stashed: set[int]) -> None:
+        self.handled = handled
+        self.stashed = stashed
+
+    async def receive(self, message: Any) -> Any:
+        n, op = message
+        if op.startswith("stash") and n not in self.stashed:
+            self.stashed.add(n)
+            self.stash()
+            if op == "stash-hang":
+                await anyio.sleep_forever()
+            return None
+        if op.startswith("unstash"):
+            self.unstash_all()
+            await anyio.lowlevel.checkpoint()
+            if op == "unstash-hang":
+                await anyio.sleep_forever()
+        elif op == "hang":
+            await anyio.sleep_forever()
+        self.handled.append(n)
+        return n
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_teardown_settles_every_message_whatever_its_handler_was_doing(
+    seed: int,
+) -> None:
+    # The system's shutdown_timeout cancels a handler that hangs after
+    # stashing, after unstashing, or without either, with asks among the
+    # tells: every message is handled once, or is one dead letter.
+    rng = random.Random(seed)
+    handled: list[int] = []
+    stashed: set[int] = set()
+    count = 60
+    calm = ["plain", "stash", "stash", "unstash_all"]
+    ops = [*calm, "stash-hang", "unstash-hang", "hang"]
+    system = ActorSystem(shutdown_timeout=0.05, drain=rng.choice([1, 4, 64]))
+    async with anyio.create_task_group() as tg, system:
+        ref = system.spawn(Hangs, handled, stashed)
+        for n in range(count):
+            message = (n, rng.choice(ops if n > count // 2 else calm))
+            if rng.random() < 0.2:
+
+                async def ask(message: Any = message) -> None:
+                    with contextlib.suppress(ActorStopped):
+                        await ref.ask(message, timeout=30)
+
+                tg.start_soon(ask)
+            else:
+                ref.tell(message)
+            if rng.random() < 0.2:
+                await anyio.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()
+    letters = [d.message[0] for d in system.dead_letters.recent]
+    assert len(handled) == len(set(handled))
+    assert not set(handled) & set(letters)
+    assert len(letters) == len(set(letters))
+    assert sorted([*handled, *letters]) == list(range(count))
+
+
+class StashesFromItsTaskGroup(Gate):
+    async def receive(self, message: Any) -> Any:
+        if message == "in-a-task":
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._stash_soon)
+            return None
+        return await super().receive(message)
+
+    async def _stash_soon(self) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.stash()
+
+
+# A task the handler starts in its own task group, and waits for, is part of
+# handling the message: it may stash it.
+async def test_a_task_of_the_handlers_own_task_group_can_stash_its_message() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesFromItsTaskGroup, log)
+        ref.tell("in-a-task")
+        assert await ref.ask("open") == "opened"
+        await ref.ask("sync")
+    assert log == ["in-a-task", "sync"]
+
+
+class StashesAfterAwaiting(Actor):
+    """Asks its child (another actor, which stashes too) and awaits before
+    it stashes, with a receive timeout set (its handler is wrapped)."""
+
+    def __init__(self, log: list[Any]) -> None:
+        self.log = log
+        self.child = self.context.spawn(Gate, log)
+        self.context.set_receive_timeout(60)
+
+    async def receive(self, message: Any) -> Any:
+        if message == "open":
+            self.become(self.opened)
+            self.unstash_all()
+            return await self.child.ask("open")
+        self.child.tell(("child", message))
+        await anyio.lowlevel.checkpoint()
+        await self.child.ask(Hold(release=_set_event()))
+        self.stash()
+        return None
+
+    def opened(self, message: Any) -> Any:
+        self.log.append(message)
+        return message
+
+
+def _set_event() -> anyio.Event:
+    event = anyio.Event()
+    event.set()
+    return event
+
+
+# stash() after awaits inside an async handler (the handler wrapped for a
+# receive timeout, and for telemetry in the traced pass), while another actor
+# handles and stashes messages of its own: each actor stashes its own message.
+async def test_stash_after_awaits_in_a_wrapped_handler_takes_its_own_message() -> None:
+    log: list[Any] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(StashesAfterAwaiting, log)
+        ref.tell(1)
+        ref.tell(2)
+        assert await ref.ask("open") == "opened"
+        await ref.ask("sync")
+    # (The two actors' handlings interleave as their tasks are scheduled.)
+    assert [m for m in log if isinstance(m, tuple)] == [("child", 1), ("child", 2)]
+    assert [m for m in log if not isinstance(m, tuple)] == [1, 2, "sync"]
