@@ -159,13 +159,22 @@ class AskDeadlines:
     Subclasses say what a timer is: :meth:`arm`, :meth:`disarm`, :meth:`now`.
     """
 
-    __slots__ = ("backend", "idle", "new_handle", "now", "queues", "resolve")
+    __slots__ = (
+        "backend",
+        "checkpoint",
+        "idle",
+        "new_handle",
+        "now",
+        "queues",
+        "resolve",
+    )
 
     def __init__(self, backend: Backend, now: Callable[[], float]) -> None:
         self.backend = backend
         # Bound once: the wait handles of the backend, and its clock.
         self.new_handle = backend.new_handle
         self.resolve = backend.resolve
+        self.checkpoint = backend.checkpoint
         self.now = now
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);
@@ -223,13 +232,25 @@ class AskDeadlines:
             Exception: the handler's exception.
         """
         if ask.state == _PENDING:  # not ask.done: a property call saved
+            # Yield once before parking: an actor that is running or ready
+            # (it checkpoints before it takes) answers during the yield, and
+            # the reply is then found here, with no wait handle, no deadline
+            # linked, nobody woken. The deadline counts from the ask.
+            deadline = self.now() + timeout
+            try:
+                await self.checkpoint()
+            except BaseException:
+                abandon(ask)  # a reply handed over meanwhile is counted
+                raise
+            if ask.state != _PENDING:
+                return ask.outcome_or_raise()
             handle = ask.handle = self.new_handle()
             ask.waiting = True
             queues = self.queues
             queue = queues.get(timeout)
             if queue is None:
                 queue = queues[timeout] = _Queue(self, timeout)
-            queue.push(ask, self.now() + timeout)
+            queue.push(ask, deadline)
             try:
                 expired = await handle is False
             except BaseException:

@@ -335,16 +335,24 @@ class Mailbox(Generic[M]):
     @ki_protected
     async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
         """:meth:`receive_many` for a caller that validated ``limit`` once
-        (the actor runtime, per wake): same semantics, no check per call."""
+        (the actor runtime, per wake): the same semantics, no check per call,
+        and one difference: it always checkpoints first, also on an empty
+        mailbox, and parks only if the mailbox is still empty after that
+        yield (so it can suspend twice).
+
+        Checkpoint, then take: in request/response traffic the peer runs
+        during the yield and its message is found already queued, so the
+        consumer never parks, nobody has to wake it, and no wait handle is
+        made (what anyio's memory stream does with its ``checkpoint()``
+        before ``receive_nowait()``). An actor that is really idle pays one
+        yield more before it parks.
+        """
         backend = self._backend or self._get_backend()
-        if self._queue or self._closed:
-            # A closed, empty mailbox checkpoints too: one suspension per call,
-            # and a cancel point as anyio's and Trio's receive.
-            await backend.checkpoint()
+        await backend.checkpoint()
         if not self._queue:
-            # Empty at the start, or drained by another party while this task
-            # sat at the checkpoint: wait (returns at once if closed) instead of
-            # letting the take below raise WouldBlock out of an async receive.
+            # Still empty after the yield (or drained by another party
+            # meanwhile): wait (returns at once if closed) instead of letting
+            # the take below raise WouldBlock out of an async receive.
             # Inlined rather than calling _wait(): this is an idle actor's
             # per-message path (no extra coroutine frame, no waiter per park).
             waiter = self._waiter

@@ -23,6 +23,15 @@ ASKS = 200
 
 
 class Echo(Actor):
+    """Replies after one yield: the asker has parked by then (an ask finds a
+    reply made at once during its own yield, linking no deadline at all)."""
+
+    async def receive(self, message: Any) -> Any:
+        await anyio.lowlevel.checkpoint()
+        return message
+
+
+class PromptEcho(Actor):
     def receive(self, message: Any) -> Any:
         return message
 
@@ -145,3 +154,17 @@ async def test_an_idle_list_is_dropped_when_its_timer_fires() -> None:
         await fired.wait()
         assert deadlines.queues == {}
         assert not deadlines.idle
+
+
+async def test_asks_answered_during_the_askers_yield_arm_no_timer() -> None:
+    # A ready actor answers while the asker yields once before parking: the
+    # ask returns without linking a deadline, so no list and no timer exist.
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(PromptEcho)
+        assert await ref.ask("warm") == "warm"  # the actor has started
+        deadlines.queues.clear()  # whatever the first ask needed
+        for i in range(ASKS):
+            assert await ref.ask(i, timeout=10.0 + i / 1000) == i
+        assert deadlines.queues == {}
+        assert armed_timers(deadlines) == 0
