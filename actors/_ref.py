@@ -63,7 +63,10 @@ def prepare_ask(
             it would never get the reply.
         SystemNotRunning: the target's system is not running.
     """
-    check_timeout(timeout)
+    # A positive float (the default 5.0 and most timeouts) is valid as it
+    # is: the full check (types, NaN) only for anything else.
+    if timeout.__class__ is not float or not timeout > 0:
+        check_timeout(timeout)
     if isinstance(message, Signal):
         raise signal_error(message)
     asker = current_cell.get()
