@@ -36,7 +36,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
-from ._envelope import _PENDING, EXPIRED, Ask, abandon
+from ._envelope import _PENDING, _REPLIED, EXPIRED, Ask, abandon
 from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
 if TYPE_CHECKING:
@@ -162,6 +162,7 @@ class AskDeadlines:
     __slots__ = (
         "backend",
         "checkpoint",
+        "closed",
         "idle",
         "new_handle",
         "now",
@@ -176,6 +177,9 @@ class AskDeadlines:
         self.resolve = backend.resolve
         self.checkpoint = backend.checkpoint
         self.now = now
+        #: The system is exiting and the timer can no longer run (Trio's
+        #: task): an ask that must wait does so with :meth:`wait_alone`.
+        self.closed = False
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);
         #: every other list is dropped once it is empty.
@@ -193,6 +197,11 @@ class AskDeadlines:
     def close(self) -> None:
         """The system is exiting: stop any timer task (asks made later still
         time out, each with a timer of its own)."""
+
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
+        """Wait for one ask's outcome with a timer of its own (after
+        :meth:`close`): the reply, or :data:`EXPIRED`."""
+        raise NotImplementedError
 
     @ki_protected
     def idled(self, queue: _Queue) -> None:
@@ -242,8 +251,13 @@ class AskDeadlines:
             except BaseException:
                 abandon(ask)  # a reply handed over meanwhile is counted
                 raise
-            if ask.state != _PENDING:
+            state = ask.state
+            if state == _REPLIED:  # outcome_or_raise() inlined: a call saved
+                return ask.outcome
+            if state != _PENDING:
                 return ask.outcome_or_raise()
+            if self.closed:
+                return await self.wait_alone(ask, timeout)
             handle = ask.handle = self.new_handle()
             ask.waiting = True
             queues = self.queues
@@ -294,7 +308,6 @@ class TrioDeadlines(AskDeadlines):
     """
 
     __slots__ = (
-        "_closed",
         "_running",
         "_runtime",
         "_scope",
@@ -306,11 +319,13 @@ class TrioDeadlines(AskDeadlines):
     def __init__(self, runtime: Runtime, backend: Backend) -> None:
         import trio
 
-        super().__init__(backend, trio.current_time)
+        # The run's clock, bound once: its current_time is one call, where
+        # trio.current_time() goes through two more frames (made inside the
+        # running system, so the clock is the run's, a MockClock included).
+        super().__init__(backend, trio.lowlevel.current_clock().current_time)
         self._trio = trio
         self._runtime = runtime
         self._running = False
-        self._closed = False
         self._scope: Any = None  # the cancel scope of the task's sleep
         self._sleep_until = math.inf
         #: how many deadline tasks this system has started (one at a time)
@@ -320,7 +335,7 @@ class TrioDeadlines(AskDeadlines):
     def arm(self, queue: _Queue, deadline: float) -> float:
         if not self._running:
             tg = self._runtime.tg
-            if not self._closed and tg is not None:
+            if not self.closed and tg is not None:
                 tg.start_soon(self._run, name=DEADLINE_TASK_NAME)
                 self._running = True
                 self.tasks_started += 1
@@ -339,15 +354,13 @@ class TrioDeadlines(AskDeadlines):
 
     @ki_protected
     def close(self) -> None:
-        self._closed = True
+        self.closed = True
         scope = self._scope
         if scope is not None:
             scope.cancel()
 
     @ki_protected
-    async def wait(self, ask: Ask, timeout: float) -> Any:
-        if not self._closed:
-            return await super().wait(ask, timeout)
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
         # The system is exiting (its deadline task ends): this one ask waits
         # under a cancel scope of its own.
         with self._trio.move_on_after(timeout):
@@ -361,7 +374,7 @@ class TrioDeadlines(AskDeadlines):
         queues = self.queues
         current_time = trio.current_time
         try:
-            while not self._closed:
+            while not self.closed:
                 armed = [q for q in queues.values() if q.timer is not None]
                 if not armed:
                     break

@@ -96,6 +96,10 @@ class Ask(Waiter):
             return False
         self.state = _REPLIED
         self.outcome = value
+        if not self.waiting:
+            # The usual case (the asker yields before it parks, and finds the
+            # reply then), and a call saved: _wake()'s not-parked branch.
+            return not self.abandoned
         return self._wake(backend)
 
     @ki_protected
