@@ -24,7 +24,14 @@ cancelled, the list dropped); a timer that fires on an idle list releases it
 too. Asks with ever-new timeout values (every ``system.from_thread.ask`` has
 its own remaining time) thus leave no armed timers behind them but those few:
 the armed timers are those of the lists with asks in flight, plus at most
-:data:`IDLE_KEPT`.
+:data:`IDLE_KEPT`. When the system exits (:meth:`AskDeadlines.close`) the idle
+lists are released at once, the others as they empty, and an ask that still
+has to park waits with a timer of its own.
+
+An asker yields once before it parks (:meth:`AskDeadlines.wait`): a reply made
+during that yield (the actor was ready) is found without linking the ask, so
+request/response traffic with a ready actor arms no timer at all; only asks
+that park are linked.
 """
 
 from __future__ import annotations
@@ -207,6 +214,9 @@ class AskDeadlines:
     def idled(self, queue: _Queue) -> None:
         """``queue`` has just emptied: keep it, and release the list idle
         longest if that makes one too many."""
+        if self.closed:  # the system is exiting: keep nothing for reuse
+            self.release(queue)
+            return
         queue.kept = True
         idle = self.idle
         idle.append(queue)
@@ -295,6 +305,39 @@ class Deadlines(AskDeadlines):
 
     def disarm(self, queue: _Queue) -> None:
         queue.timer.cancel()
+
+    @ki_protected
+    def close(self) -> None:
+        # The system is exiting: the idle lists' timers are cancelled now
+        # (not left armed on the loop until they fire), lists with asks in
+        # flight go as they empty, and an ask that has to park from now on
+        # waits with a timer of its own (wait_alone).
+        self.closed = True
+        for queue in list(self.idle):
+            self.release(queue)
+
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
+        handle = ask.handle = self.new_handle()
+        ask.waiting = True
+        timer = self.loop.call_later(timeout, _expire, handle)
+        try:
+            expired = await handle is False
+        except BaseException:
+            timer.cancel()
+            abandon(ask)
+            raise
+        timer.cancel()
+        if expired:
+            abandon(ask)
+            return EXPIRED
+        return ask.outcome_or_raise()
+
+
+def _expire(handle: Any) -> None:
+    # A lone ask's timer: the asker resumes with False, unless the reply or a
+    # cancellation got there first.
+    with suppress(Stale):
+        _asyncio_backend.resolve(handle, False)
 
 
 class TrioDeadlines(AskDeadlines):

@@ -89,6 +89,9 @@ class Mailbox(Generic[M]):
         self._waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
         self._backend: Backend | None = None
         self._closed = False
+        # The queue only shrinks when items are taken, so its peak is recorded
+        # there (and by statistics()), not on every send: a len() saved per
+        # tell.
         self._peak = 0
         self._wakeups = 0
 
@@ -126,8 +129,6 @@ class Mailbox(Generic[M]):
                 self._wakeups += 1
             except Stale:  # its task was cancelled first
                 pass
-        if len(queue) > self._peak:
-            self._peak = len(queue)
 
     @ki_protected
     async def send(self, message: M) -> None:
@@ -176,8 +177,6 @@ class Mailbox(Generic[M]):
         self._signals += 1
         if self._consumer is not None:
             self._wake_consumer()
-        if len(queue) > self._peak:
-            self._peak = len(queue)
 
     @ki_protected
     def _wake_consumer(self) -> None:
@@ -207,6 +206,8 @@ class Mailbox(Generic[M]):
         """
         queue = self._queue
         if queue:
+            if len(queue) > self._peak:
+                self._peak = len(queue)
             item = queue.popleft()
             if self._signals and isinstance(item, Signal):
                 self._signals -= 1
@@ -250,6 +251,8 @@ class Mailbox(Generic[M]):
             if self._closed:
                 raise EndOfMailbox("the mailbox is closed and empty")
             raise WouldBlock
+        if released > self._peak:
+            self._peak = released
         if released <= limit:
             items = list(queue)
             queue.clear()
@@ -273,8 +276,7 @@ class Mailbox(Generic[M]):
     def _admit(self) -> None:
         backend = self._backend
         assert backend is not None  # a sender parked, so the backend is known
-        if self._quota.admit(self._queue, backend) and len(self._queue) > self._peak:
-            self._peak = len(self._queue)
+        self._quota.admit(self._queue, backend)
 
     @ki_protected
     async def receive(self) -> M | Signal:
@@ -378,6 +380,8 @@ class Mailbox(Generic[M]):
         released = len(queue)
         if not released:  # closed (the wait returns at once then)
             raise EndOfMailbox("the mailbox is closed and empty")
+        if released > self._peak:
+            self._peak = released
         if released <= limit:
             items = list(queue)
             queue.clear()
@@ -443,6 +447,8 @@ class Mailbox(Generic[M]):
         """Take everything still queued (messages and signals), in FIFO order,
         and release their units. Never waits; works open or closed."""
         queue = self._queue
+        if len(queue) > self._peak:
+            self._peak = len(queue)
         items = list(queue)
         queue.clear()
         self._signals = 0
@@ -493,7 +499,7 @@ class Mailbox(Generic[M]):
             self._signals,
             self._capacity,
             len(self._quota.senders),
-            self._peak,
+            max(self._peak, len(self._queue)),
             self._quota.used,
             self._wakeups,
         )

@@ -168,3 +168,39 @@ async def test_asks_answered_during_the_askers_yield_arm_no_timer() -> None:
             assert await ref.ask(i, timeout=10.0 + i / 1000) == i
         assert deadlines.queues == {}
         assert armed_timers(deadlines) == 0
+
+
+async def test_leaving_the_system_cancels_the_idle_lists_timers() -> None:
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(Echo)
+        for timeout in (10.0, 20.0):
+            assert await ref.ask("x", timeout=timeout) == "x"
+        assert armed_timers(deadlines) == 2  # idle, kept for reuse
+    assert armed_timers(deadlines) == 0
+    assert deadlines.queues == {}
+
+
+async def test_asks_parking_after_the_deadlines_closed_time_out_on_their_own() -> None:
+    entered, release = anyio.Event(), anyio.Event()
+
+    class Parks(Actor):
+        async def receive(self, message: Any) -> Any:
+            if message == "hold":
+                entered.set()
+                await release.wait()
+            await anyio.lowlevel.checkpoint()
+            return message
+
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(Parks)
+        deadlines.close()  # as when the system begins to exit
+        assert await ref.ask("answered", timeout=10.0) == "answered"
+        ref.tell("hold")
+        await entered.wait()
+        with pytest.raises(TimeoutError):
+            await ref.ask("late", timeout=0.01)
+        assert deadlines.queues == {}
+        assert armed_timers(deadlines) == 0
+        release.set()
