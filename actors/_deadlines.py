@@ -174,6 +174,7 @@ class AskDeadlines:
         "new_handle",
         "now",
         "queues",
+        "recheck",
         "resolve",
     )
 
@@ -183,6 +184,7 @@ class AskDeadlines:
         self.new_handle = backend.new_handle
         self.resolve = backend.resolve
         self.checkpoint = backend.checkpoint
+        self.recheck = backend.recheck
         self.now = now
         #: The system is exiting and the timer can no longer run (Trio's
         #: task): an ask that must wait does so with :meth:`wait_alone`.
@@ -258,6 +260,8 @@ class AskDeadlines:
             deadline = self.now() + timeout
             try:
                 await self.checkpoint()
+                if ask.state == _PENDING and self.recheck:
+                    await self.checkpoint()  # Trio: see Backend.recheck
             except BaseException:
                 abandon(ask)  # a reply handed over meanwhile is counted
                 raise

@@ -175,6 +175,14 @@ class Backend:
     resolve: Callable[[Any, Any], None]
     checkpoint: Callable[[], Awaitable[None]]
 
+    #: Whether a task that found nothing after one checkpoint should make a
+    #: second one before it parks (checkpoint, then take: see the mailbox).
+    #: True on Trio, whose scheduler runs each batch of runnable tasks in a
+    #: random order: the peer may run after this task in the same batch, and
+    #: its message is then ready one batch later. False on asyncio, which runs
+    #: ready tasks first in, first out.
+    recheck: bool
+
     #: How a channel operation makes its checkpoint. True (asyncio): yield
     #: first, then act on the state after the yield, as anyio does; an operation
     #: that must wait then parks too. False (Trio): check for cancellation
@@ -235,6 +243,7 @@ class Backend:
 class _AsyncioBackend(Backend):
     __slots__ = ()
     name = "asyncio"
+    recheck = False
     # anyio offers no cheap "raise if cancelled" on asyncio (its cancel scopes
     # deliver Task.cancel() from a loop callback), so the yield comes first.
     yield_first = True
@@ -314,6 +323,7 @@ class _TrioBackend(Backend):
         "_wait",
     )
     name = "trio"
+    recheck = True
     yield_first = False
 
     def __init__(self) -> None:
