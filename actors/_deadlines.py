@@ -37,13 +37,14 @@ that park are linked.
 from __future__ import annotations
 
 import math
-from asyncio import AbstractEventLoop, TimerHandle, get_running_loop
+from asyncio import AbstractEventLoop, BaseEventLoop, TimerHandle, get_running_loop
 from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Final
 
-from ._envelope import _PENDING, _REPLIED, EXPIRED, Ask, abandon
+from ._envelope import EXPIRED, PENDING, REPLIED, Ask, abandon
 from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
 if TYPE_CHECKING:
@@ -252,7 +253,7 @@ class AskDeadlines:
         Raises:
             Exception: the handler's exception.
         """
-        if ask.state == _PENDING:  # not ask.done: a property call saved
+        if ask.state == PENDING:  # not ask.done: a property call saved
             # Yield once before parking: an actor that is running or ready
             # (it checkpoints before it takes) answers during the yield, and
             # the reply is then found here, with no wait handle, no deadline
@@ -260,16 +261,31 @@ class AskDeadlines:
             deadline = self.now() + timeout
             try:
                 await self.checkpoint()
-                if ask.state == _PENDING and self.recheck:
+                if ask.state == PENDING and self.recheck:
                     await self.checkpoint()  # Trio: see Backend.recheck
             except BaseException:
                 abandon(ask)  # a reply handed over meanwhile is counted
                 raise
             state = ask.state
-            if state == _REPLIED:  # outcome_or_raise() inlined: a call saved
+            if state == REPLIED:  # outcome_or_raise() inlined: a call saved
                 return ask.outcome
-            if state != _PENDING:
-                return ask.outcome_or_raise()
+            if state == PENDING:
+                return await self.park(ask, timeout, deadline)
+        return ask.outcome_or_raise()
+
+    @ki_protected
+    async def park(self, ask: Ask, timeout: float, deadline: float) -> Any:
+        """The second half of :meth:`wait`, for a caller that made the yield
+        itself and found the ask still pending: link it at ``deadline`` (on
+        :meth:`now`'s clock) and park until the reply or the deadline.
+
+        Returns:
+            The reply, or :data:`EXPIRED`.
+
+        Raises:
+            Exception: the handler's exception.
+        """
+        if ask.state == PENDING:
             if self.closed:
                 return await self.wait_alone(ask, timeout)
             handle = ask.handle = self.new_handle()
@@ -301,7 +317,13 @@ class Deadlines(AskDeadlines):
     __slots__ = ("loop",)
 
     def __init__(self, loop: AbstractEventLoop, backend: Backend | None = None) -> None:
-        super().__init__(backend or _asyncio_backend, loop.time)
+        now = loop.time
+        if getattr(now, "__func__", None) is BaseEventLoop.time:
+            # asyncio's own loop.time() is time.monotonic() in a Python
+            # method: the C function itself is a call saved per ask. (uvloop's
+            # time() is its own clock, in C already: kept as it is.)
+            now = monotonic
+        super().__init__(backend or _asyncio_backend, now)
         self.loop = loop
 
     def arm(self, queue: _Queue, deadline: float) -> TimerHandle:

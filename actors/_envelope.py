@@ -20,22 +20,23 @@ message is already a dead letter (``"handler failed"``, ``"actor stopped"``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .channel._waiters import Backend, Stale, Waiter, ki_protected
 
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["EXPIRED", "Ask", "abandon"]
+__all__ = ["EXPIRED", "FAILED", "PENDING", "REPLIED", "Ask", "abandon"]
 
 #: Returned by :meth:`Ask.wait` when its timeout expired (a reply can be None,
 #: and a handler can raise TimeoutError itself, so neither can mean "expired").
 EXPIRED: Any = object()
 
-_PENDING = 0
-_REPLIED = 1
-_FAILED = 2
+#: An ask's states (``Ask.state``): no outcome yet, replied, failed.
+PENDING: Final = 0
+REPLIED: Final = 1
+FAILED: Final = 2
 
 
 class Ask(Waiter):
@@ -74,14 +75,14 @@ class Ask(Waiter):
         self.handle = None
         self.message = message
         self.recipient = recipient
-        self.state = _PENDING
+        self.state = PENDING
         self.outcome: Any = None  # the reply, or the exception to raise
         self.waiting = False  # the asker is parked on this envelope
         self.abandoned = False  # the asker timed out or was cancelled
 
     @property
     def done(self) -> bool:
-        return self.state != _PENDING
+        return self.state != PENDING
 
     @ki_protected
     def reply(self, value: object, backend: Backend | None) -> bool:
@@ -92,9 +93,9 @@ class Ask(Waiter):
             it); False when nobody waits for it any more: the caller counts
             it as a dead letter.
         """
-        if self.state != _PENDING:
+        if self.state != PENDING:
             return False
-        self.state = _REPLIED
+        self.state = REPLIED
         self.outcome = value
         if not self.waiting:
             # The usual case (the asker yields before it parks, and finds the
@@ -105,9 +106,9 @@ class Ask(Waiter):
     @ki_protected
     def fail(self, exc: BaseException, backend: Backend | None) -> bool:
         """Deliver an exception to the asker; False if nobody waits any more."""
-        if self.state != _PENDING:
+        if self.state != PENDING:
             return False
-        self.state = _FAILED
+        self.state = FAILED
         self.outcome = exc
         return self._wake(backend)
 
@@ -142,7 +143,7 @@ class Ask(Waiter):
         Raises:
             Exception: the handler's exception.
         """
-        if self.state == _PENDING:
+        if self.state == PENDING:
             self.waiting = True
             handle = self.handle = backend.new_handle()
             try:
@@ -156,7 +157,7 @@ class Ask(Waiter):
 
     def outcome_or_raise(self) -> Any:
         """The reply, or raise the handler's exception."""
-        if self.state == _FAILED:
+        if self.state == FAILED:
             raise self.outcome
         return self.outcome
 
@@ -174,6 +175,6 @@ def abandon(ask: Ask) -> None:
     if ask.abandoned:
         return
     ask.abandoned = True
-    if ask.state == _REPLIED:
+    if ask.state == REPLIED:
         recipient = ask.recipient
         recipient.runtime.dead_letter(recipient, ask.message, "ask abandoned")

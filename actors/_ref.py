@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
 
-from ._envelope import EXPIRED, Ask, abandon
+from ._envelope import EXPIRED, PENDING, REPLIED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import StopReason, current_cell
 from ._request import Request
@@ -207,9 +207,25 @@ class ActorRef(Generic[M]):
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s") from None
         except MailboxClosed:
             raise self._stopped() from None
-        # The usual case: queued at once. One timer per timeout value, not a
-        # timer or a cancel scope per ask (see _deadlines.py).
-        reply = await deadlines.wait(envelope, timeout)
+        # The usual case: queued at once. AskDeadlines.wait() written out (a
+        # coroutine frame saved per ask): yield before parking, so a ready
+        # actor's reply is found without a wait handle or a linked deadline;
+        # if the ask must park, one timer per timeout value, not a timer or a
+        # cancel scope per ask (see _deadlines.py).
+        deadline = deadlines.now() + timeout
+        try:
+            await deadlines.checkpoint()
+            if envelope.state == PENDING and deadlines.recheck:
+                await deadlines.checkpoint()  # Trio: see Backend.recheck
+        except BaseException:
+            abandon(envelope)  # a reply handed over meanwhile is counted
+            raise
+        state = envelope.state
+        if state == REPLIED:
+            return envelope.outcome
+        if state != PENDING:
+            return envelope.outcome_or_raise()
+        reply = await deadlines.park(envelope, timeout, deadline)
         if reply is EXPIRED:
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
         return reply
