@@ -30,11 +30,11 @@ the two backends share one protocol).
 
 from __future__ import annotations
 
+import itertools
 import sys
-import types
 from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 __all__ = [
     "Backend",
@@ -148,12 +148,27 @@ class SendWaiter(Waiter, Generic[T]):
         self.status = PENDING
 
 
-@types.coroutine
-def _yield_now() -> Generator[None, None, None]:
-    # A bare yield makes asyncio's Task reschedule itself with call_soon: the same
-    # schedule-and-cancel point as anyio's checkpoint() (``sleep(0)``), minus two
-    # Python frames.
-    yield
+class _BareYield(tuple[None]):
+    """Awaited, yields None once: asyncio's Task then reschedules itself with
+    call_soon, the same schedule-and-cancel point as anyio's checkpoint()
+    (``sleep(0)``). Written without a Python frame: ``__await__`` is the
+    tuple's own C iterator over its one None, so a checkpoint runs no Python
+    code of ours (a ``types.coroutine`` generator would cost a frame, entered
+    and resumed)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+
+        def __await__(self) -> Generator[None, None, None]: ...
+
+    else:
+        __await__ = tuple.__iter__
+
+
+_BARE_YIELD: Final = _BareYield((None,))
+#: ``checkpoint()`` on asyncio: a C callable that returns the one
+#: :class:`_BareYield` (``repeat(x).__next__`` returns x on every call).
+_yield_now: Final = itertools.repeat(_BARE_YIELD).__next__
 
 
 class Backend:
