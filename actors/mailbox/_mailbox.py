@@ -385,7 +385,9 @@ class Mailbox(Generic[M]):
             raise EndOfMailbox("the mailbox is closed and empty")
         if released > self._peak:
             self._peak = released
-        if released <= limit:
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
             items = list(queue)
             queue.clear()
         else:
