@@ -11,6 +11,7 @@ from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import StopReason, current_cell
 from ._request import Request
 from ._validation import check_timeout
+from .channel._waiters import ki_protected
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
@@ -164,6 +165,10 @@ class ActorRef(Generic[M]):
     @overload
     async def ask(self, message: M, timeout: float = 5.0) -> Any: ...
 
+    # Ctrl-C on Trio comes at a checkpoint, never between queueing the
+    # envelope and the yield that follows (a reply then handed to nobody
+    # would be lost without a dead letter): see channel/_waiters.py.
+    @ki_protected
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Send a message and wait for the reply (``receive``'s return value).
 
