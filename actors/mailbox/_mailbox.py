@@ -408,6 +408,82 @@ class Mailbox(Generic[M]):
         return items
 
     @ki_protected
+    def take_ready(self, limit: int) -> list[M | Signal]:
+        """Take up to ``limit`` queued items without waiting; an empty list
+        when none is queued.
+
+        For the actor runtime's loop, which makes the checkpoint itself, then
+        takes, and parks (:meth:`wait_ready`) only when this returns nothing:
+        :meth:`receive_many_unchecked` written out by its caller, without a
+        coroutine frame per wake. ``limit`` is trusted (validated once).
+
+        Raises:
+            EndOfMailbox: the mailbox is empty and closed.
+        """
+        queue = self._queue
+        released = len(queue)
+        if not released:
+            if self._closed:
+                raise EndOfMailbox("the mailbox is closed and empty")
+            return []
+        if released > self._peak:
+            self._peak = released
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+            released = limit
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    @ki_protected
+    async def wait_ready(self) -> None:
+        """Wait until an item is queued or the mailbox is closed, taking
+        nothing; for a caller whose :meth:`take_ready` just found nothing
+        after its checkpoint.
+
+        On Trio it first checkpoints once more (see ``Backend.recheck``);
+        then it parks until a send wakes it. Returns at once if the mailbox
+        is closed. A cancelled wait leaves every item queued.
+
+        Raises:
+            RuntimeError: another task is already waiting on this mailbox.
+        """
+        backend = self._backend or self._get_backend()
+        if backend.recheck and not self._queue and not self._closed:
+            await backend.checkpoint()
+        # _wait() written out: no extra coroutine frame per park.
+        waiter = self._waiter
+        while not self._queue and not self._closed:
+            if self._consumer is not None:
+                raise RuntimeError(
+                    "a mailbox has one consumer: another task is already waiting"
+                )
+            self._consumer = waiter
+            handle = waiter.handle = backend.new_handle()
+            try:
+                await handle
+            except BaseException:
+                # Cancelled, woken or not: nothing was taken.
+                if self._consumer is waiter:
+                    self._consumer = None
+                raise
+
+    @ki_protected
     async def _wait(self, backend: Backend) -> None:
         waiter = self._waiter
         while not self._queue and not self._closed:
