@@ -28,19 +28,27 @@ cancelled, the list dropped); a timer that fires on an idle list releases it
 too. Asks with ever-new timeout values (every ``system.from_thread.ask`` has
 its own remaining time) thus leave no armed timers behind them but those few:
 the armed timers are those of the lists with asks in flight, plus at most
-:data:`IDLE_KEPT`.
+:data:`IDLE_KEPT`. When the system exits (:meth:`AskDeadlines.close`) the idle
+lists are released at once, the others as they empty, and an ask that still
+has to park waits with a timer of its own.
+
+An asker yields once before it parks (:meth:`AskDeadlines.wait`): a reply made
+during that yield (the actor was ready) is found without linking the ask, so
+request/response traffic with a ready actor arms no timer at all; only asks
+that park are linked.
 """
 
 from __future__ import annotations
 
 import math
-from asyncio import AbstractEventLoop, TimerHandle, get_running_loop
+from asyncio import AbstractEventLoop, BaseEventLoop, TimerHandle, get_running_loop
 from collections import deque
 from collections.abc import Callable
 from contextlib import suppress
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Final
 
-from ._envelope import _PENDING, EXPIRED, Ask, abandon
+from ._envelope import EXPIRED, PENDING, REPLIED, Ask, abandon
 from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
 
 if TYPE_CHECKING:
@@ -165,14 +173,29 @@ class AskDeadlines:
     Subclasses say what a timer is: :meth:`arm`, :meth:`disarm`, :meth:`now`.
     """
 
-    __slots__ = ("backend", "idle", "new_handle", "now", "queues", "resolve")
+    __slots__ = (
+        "backend",
+        "checkpoint",
+        "closed",
+        "idle",
+        "new_handle",
+        "now",
+        "queues",
+        "recheck",
+        "resolve",
+    )
 
     def __init__(self, backend: Backend, now: Callable[[], float]) -> None:
         self.backend = backend
         # Bound once: the wait handles of the backend, and its clock.
         self.new_handle = backend.new_handle
         self.resolve = backend.resolve
+        self.checkpoint = backend.checkpoint
+        self.recheck = backend.recheck
         self.now = now
+        #: The system is exiting and the timer can no longer run (Trio's
+        #: task): an ask that must wait does so with :meth:`wait_alone`.
+        self.closed = False
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);
         #: every other list is dropped once it is empty.
@@ -191,10 +214,18 @@ class AskDeadlines:
         """The system is exiting: stop any timer task (asks made later still
         time out, each with a timer of its own)."""
 
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
+        """Wait for one ask's outcome with a timer of its own (after
+        :meth:`close`): the reply, or :data:`EXPIRED`."""
+        raise NotImplementedError
+
     @ki_protected
     def idled(self, queue: _Queue) -> None:
         """``queue`` has just emptied: keep it, and release the list idle
         longest if that makes one too many."""
+        if self.closed:  # the system is exiting: keep nothing for reuse
+            self.release(queue)
+            return
         queue.kept = True
         idle = self.idle
         idle.append(queue)
@@ -228,14 +259,48 @@ class AskDeadlines:
         Raises:
             Exception: the handler's exception.
         """
-        if ask.state == _PENDING:  # not ask.done: a property call saved
+        if ask.state == PENDING:  # not ask.done: a property call saved
+            # Yield once before parking: an actor that is running or ready
+            # (it checkpoints before it takes) answers during the yield, and
+            # the reply is then found here, with no wait handle, no deadline
+            # linked, nobody woken. The deadline counts from the ask.
+            deadline = self.now() + timeout
+            try:
+                await self.checkpoint()
+                if ask.state == PENDING and self.recheck:
+                    await self.checkpoint()  # Trio: see Backend.recheck
+            except BaseException:
+                abandon(ask)  # a reply handed over meanwhile is counted
+                raise
+            state = ask.state
+            if state == REPLIED:  # outcome_or_raise() inlined: a call saved
+                return ask.outcome
+            if state == PENDING:
+                return await self.park(ask, timeout, deadline)
+        return ask.outcome_or_raise()
+
+    @ki_protected
+    async def park(self, ask: Ask, timeout: float, deadline: float) -> Any:
+        """The second half of :meth:`wait`, for a caller that made the yield
+        itself and found the ask still pending: link it at ``deadline`` (on
+        :meth:`now`'s clock) and park until the reply or the deadline.
+
+        Returns:
+            The reply, or :data:`EXPIRED`.
+
+        Raises:
+            Exception: the handler's exception.
+        """
+        if ask.state == PENDING:
+            if self.closed:
+                return await self.wait_alone(ask, timeout)
             handle = ask.handle = self.new_handle()
             ask.waiting = True
             queues = self.queues
             queue = queues.get(timeout)
             if queue is None:
                 queue = queues[timeout] = _Queue(self, timeout)
-            queue.push(ask, self.now() + timeout)
+            queue.push(ask, deadline)
             try:
                 expired = await handle is False
             except BaseException:
@@ -258,7 +323,13 @@ class Deadlines(AskDeadlines):
     __slots__ = ("loop",)
 
     def __init__(self, loop: AbstractEventLoop, backend: Backend | None = None) -> None:
-        super().__init__(backend or _asyncio_backend, loop.time)
+        now = loop.time
+        if getattr(now, "__func__", None) is BaseEventLoop.time:
+            # asyncio's own loop.time() is time.monotonic() in a Python
+            # method: the C function itself is a call saved per ask. (uvloop's
+            # time() is its own clock, in C already: kept as it is.)
+            now = monotonic
+        super().__init__(backend or _asyncio_backend, now)
         self.loop = loop
 
     def arm(self, queue: _Queue, deadline: float) -> TimerHandle:
@@ -266,6 +337,39 @@ class Deadlines(AskDeadlines):
 
     def disarm(self, queue: _Queue) -> None:
         queue.timer.cancel()
+
+    @ki_protected
+    def close(self) -> None:
+        # The system is exiting: the idle lists' timers are cancelled now
+        # (not left armed on the loop until they fire), lists with asks in
+        # flight go as they empty, and an ask that has to park from now on
+        # waits with a timer of its own (wait_alone).
+        self.closed = True
+        for queue in list(self.idle):
+            self.release(queue)
+
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
+        handle = ask.handle = self.new_handle()
+        ask.waiting = True
+        timer = self.loop.call_later(timeout, _expire, handle)
+        try:
+            expired = await handle is False
+        except BaseException:
+            timer.cancel()
+            abandon(ask)
+            raise
+        timer.cancel()
+        if expired:
+            abandon(ask)
+            return EXPIRED
+        return ask.outcome_or_raise()
+
+
+def _expire(handle: Any) -> None:
+    # A lone ask's timer: the asker resumes with False, unless the reply or a
+    # cancellation got there first.
+    with suppress(Stale):
+        _asyncio_backend.resolve(handle, False)
 
 
 class TrioDeadlines(AskDeadlines):
@@ -279,7 +383,6 @@ class TrioDeadlines(AskDeadlines):
     """
 
     __slots__ = (
-        "_closed",
         "_running",
         "_runtime",
         "_scope",
@@ -291,11 +394,13 @@ class TrioDeadlines(AskDeadlines):
     def __init__(self, runtime: Runtime, backend: Backend) -> None:
         import trio
 
-        super().__init__(backend, trio.current_time)
+        # The run's clock, bound once: its current_time is one call, where
+        # trio.current_time() goes through two more frames (made inside the
+        # running system, so the clock is the run's, a MockClock included).
+        super().__init__(backend, trio.lowlevel.current_clock().current_time)
         self._trio = trio
         self._runtime = runtime
         self._running = False
-        self._closed = False
         self._scope: Any = None  # the cancel scope of the task's sleep
         self._sleep_until = math.inf
         #: how many deadline tasks this system has started (one at a time)
@@ -305,7 +410,7 @@ class TrioDeadlines(AskDeadlines):
     def arm(self, queue: _Queue, deadline: float) -> float:
         if not self._running:
             tg = self._runtime.tg
-            if not self._closed and tg is not None:
+            if not self.closed and tg is not None:
                 tg.start_soon(self._run, name=DEADLINE_TASK_NAME)
                 self._running = True
                 self.tasks_started += 1
@@ -324,15 +429,13 @@ class TrioDeadlines(AskDeadlines):
 
     @ki_protected
     def close(self) -> None:
-        self._closed = True
+        self.closed = True
         scope = self._scope
         if scope is not None:
             scope.cancel()
 
     @ki_protected
-    async def wait(self, ask: Ask, timeout: float) -> Any:
-        if not self._closed:
-            return await super().wait(ask, timeout)
+    async def wait_alone(self, ask: Ask, timeout: float) -> Any:
         # The system is exiting (its deadline task ends): this one ask waits
         # under a cancel scope of its own.
         with self._trio.move_on_after(timeout):
@@ -346,7 +449,7 @@ class TrioDeadlines(AskDeadlines):
         queues = self.queues
         current_time = trio.current_time
         try:
-            while not self._closed:
+            while not self.closed:
                 armed = [q for q in queues.values() if q.timer is not None]
                 if not armed:
                     break

@@ -55,12 +55,26 @@ async def run_loop(cell: Cell) -> None:
     receive, handler, is_async = bind(cell, instance)
     # ``item``: the item being handled, NOTHING while control commands run.
     item: Any = NOTHING
+    # Checkpoint, then take: yield once, take what came meanwhile, park only
+    # if nothing did (Mailbox.receive_many_unchecked, written out here for an
+    # actor's own Mailbox: no coroutine frame of the mailbox's per wake). A
+    # pool worker's mailbox has its own hand-off rules: its receive is used.
+    assert backend is not None  # set when the system was entered
+    checkpoint = backend.checkpoint
+    take = getattr(mailbox, "take_ready", None)
     while True:
         if cell.carry:
             batch, cell.carry = cell.carry, []
         else:
             try:
-                batch = await mailbox.receive_many_unchecked(drain)
+                if take is None:
+                    batch = await mailbox.receive_many_unchecked(drain)
+                else:
+                    await checkpoint()
+                    batch = take(drain)
+                    while not batch:
+                        await mailbox.wait_ready()
+                        batch = take(drain)
             except EndOfMailbox:
                 raise Stop from None
         index = 0

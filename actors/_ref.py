@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, overload
 
 import anyio
 
-from ._envelope import EXPIRED, Ask, abandon
+from ._envelope import EXPIRED, PENDING, REPLIED, Ask, abandon
 from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import ExitReason, StopReason, current_cell
 from ._request import Request
 from ._validation import check_timeout
+from .channel._waiters import ki_protected
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
@@ -90,7 +91,10 @@ def prepare_ask(
             it would never get the reply.
         SystemNotRunning: the target's system is not running.
     """
-    check_timeout(timeout)
+    # A positive float (the default 5.0 and most timeouts) is valid as it
+    # is: the full check (types, NaN) only for anything else.
+    if timeout.__class__ is not float or not timeout > 0:
+        check_timeout(timeout)
     if isinstance(message, Signal):
         raise signal_error(message)
     asker = current_cell.get()
@@ -188,6 +192,10 @@ class ActorRef(Generic[M]):
     @overload
     async def ask(self, message: M, timeout: float = 5.0) -> Any: ...
 
+    # Ctrl-C on Trio comes at a checkpoint, never between queueing the
+    # envelope and the yield that follows (a reply then handed to nobody
+    # would be lost without a dead letter): see channel/_waiters.py.
+    @ki_protected
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Send a message and wait for the reply (``receive``'s return value).
 
@@ -231,9 +239,25 @@ class ActorRef(Generic[M]):
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s") from None
         except MailboxClosed:
             raise self._stopped() from None
-        # The usual case: queued at once. One timer per timeout value, not a
-        # timer or a cancel scope per ask (see _deadlines.py).
-        reply = await deadlines.wait(envelope, timeout)
+        # The usual case: queued at once. AskDeadlines.wait() written out (a
+        # coroutine frame saved per ask): yield before parking, so a ready
+        # actor's reply is found without a wait handle or a linked deadline;
+        # if the ask must park, one timer per timeout value, not a timer or a
+        # cancel scope per ask (see _deadlines.py).
+        deadline = deadlines.now() + timeout
+        try:
+            await deadlines.checkpoint()
+            if envelope.state == PENDING and deadlines.recheck:
+                await deadlines.checkpoint()  # Trio: see Backend.recheck
+        except BaseException:
+            abandon(envelope)  # a reply handed over meanwhile is counted
+            raise
+        state = envelope.state
+        if state == REPLIED:
+            return envelope.outcome
+        if state != PENDING:
+            return envelope.outcome_or_raise()
+        reply = await deadlines.park(envelope, timeout, deadline)
         if reply is EXPIRED:
             raise AskTimeout(f"{cell.path} did not reply within {timeout} s")
         return reply

@@ -30,11 +30,11 @@ the two backends share one protocol).
 
 from __future__ import annotations
 
+import itertools
 import sys
-import types
 from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 __all__ = [
     "Backend",
@@ -148,28 +148,55 @@ class SendWaiter(Waiter, Generic[T]):
         self.status = PENDING
 
 
-@types.coroutine
-def _yield_now() -> Generator[None, None, None]:
-    # A bare yield makes asyncio's Task reschedule itself with call_soon: the same
-    # schedule-and-cancel point as anyio's checkpoint() (``sleep(0)``), minus two
-    # Python frames.
-    yield
+class _BareYield(tuple[None]):
+    """Awaited, yields None once: asyncio's Task then reschedules itself with
+    call_soon, the same schedule-and-cancel point as anyio's checkpoint()
+    (``sleep(0)``). Written without a Python frame: ``__await__`` is the
+    tuple's own C iterator over its one None, so a checkpoint runs no Python
+    code of ours (a ``types.coroutine`` generator would cost a frame, entered
+    and resumed)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+
+        def __await__(self) -> Generator[None, None, None]: ...
+
+    else:
+        __await__ = tuple.__iter__
+
+
+_BARE_YIELD: Final = _BareYield((None,))
+#: ``checkpoint()`` on asyncio: a C callable that returns the one
+#: :class:`_BareYield` (``repeat(x).__next__`` returns x on every call).
+_yield_now: Final = itertools.repeat(_BARE_YIELD).__next__
 
 
 class Backend:
     """The operations a channel needs from an event loop.
 
-    Besides the methods, two callables bound once per backend (see the module
+    Besides the methods, three callables bound once per backend (see the module
     docstring): ``new_handle()`` makes a wait handle for the current task,
     ``resolve(handle, value)`` wakes it with ``value`` (None or False) or
-    raises :data:`Stale`.
+    raises :data:`Stale`; ``checkpoint()`` returns an awaitable that is a
+    schedule point and a cancel point (a bare yield on asyncio, Trio's
+    ``checkpoint``), bound rather than a method so that a checkpoint costs no
+    frame of ours.
     """
 
-    __slots__ = ("new_handle", "resolve")
+    __slots__ = ("checkpoint", "new_handle", "resolve")
 
     name: str
     new_handle: Callable[[], Any]
     resolve: Callable[[Any, Any], None]
+    checkpoint: Callable[[], Awaitable[None]]
+
+    #: Whether a task that found nothing after one checkpoint should make a
+    #: second one before it parks (checkpoint, then take: see the mailbox).
+    #: True on Trio, whose scheduler runs each batch of runnable tasks in a
+    #: random order: the peer may run after this task in the same batch, and
+    #: its message is then ready one batch later. False on asyncio, which runs
+    #: ready tasks first in, first out.
+    recheck: bool
 
     #: How a channel operation makes its checkpoint. True (asyncio): yield
     #: first, then act on the state after the yield, as anyio does; an operation
@@ -177,10 +204,6 @@ class Backend:
     #: without yielding, act, then yield shielded if the operation completed;
     #: if it must wait, the park is the one schedule point (as Trio's channels).
     yield_first: bool
-
-    def checkpoint(self) -> Awaitable[None]:
-        """Return an awaitable that is a schedule point and a cancel point."""
-        raise NotImplementedError
 
     def cancel_check(self) -> Awaitable[None]:
         """A cancel point that does not yield unless cancelled (Trio only)."""
@@ -235,6 +258,7 @@ class Backend:
 class _AsyncioBackend(Backend):
     __slots__ = ()
     name = "asyncio"
+    recheck = False
     # anyio offers no cheap "raise if cancelled" on asyncio (its cancel scopes
     # deliver Task.cancel() from a loop callback), so the yield comes first.
     yield_first = True
@@ -247,9 +271,7 @@ class _AsyncioBackend(Backend):
         # resolve got there first) raises InvalidStateError, that is Stale.
         self.new_handle = Future
         self.resolve = Future.set_result
-
-    def checkpoint(self) -> Awaitable[None]:
-        return _yield_now()
+        self.checkpoint = _yield_now
 
     async def park(
         self,
@@ -308,7 +330,6 @@ class _AsyncioBackend(Backend):
 class _TrioBackend(Backend):
     __slots__ = (
         "_cancel_check",
-        "_checkpoint",
         "_current_task",
         "_move_on_after",
         "_reschedule",
@@ -317,6 +338,7 @@ class _TrioBackend(Backend):
         "_wait",
     )
     name = "trio"
+    recheck = True
     yield_first = False
 
     def __init__(self) -> None:
@@ -324,7 +346,6 @@ class _TrioBackend(Backend):
 
         _learn_trio_ki_protection()
         lowlevel = trio.lowlevel
-        self._checkpoint = lowlevel.checkpoint
         self._current_task = lowlevel.current_task
         self._reschedule = lowlevel.reschedule
         self._wait = lowlevel.wait_task_rescheduled
@@ -335,9 +356,7 @@ class _TrioBackend(Backend):
         handle = _trio_handle_class()
         self.new_handle = handle
         self.resolve = handle.resolve
-
-    def checkpoint(self) -> Awaitable[None]:
-        return self._checkpoint()
+        self.checkpoint = lowlevel.checkpoint
 
     def cancel_check(self) -> Awaitable[None]:
         return self._cancel_check()

@@ -89,6 +89,9 @@ class Mailbox(Generic[M]):
         self._waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
         self._backend: Backend | None = None
         self._closed = False
+        # The queue only shrinks when items are taken, so its peak is recorded
+        # there (and by statistics()), not on every send: a len() saved per
+        # tell.
         self._peak = 0
         self._wakeups = 0
 
@@ -126,8 +129,6 @@ class Mailbox(Generic[M]):
                 self._wakeups += 1
             except Stale:  # its task was cancelled first
                 pass
-        if len(queue) > self._peak:
-            self._peak = len(queue)
 
     @ki_protected
     async def send(self, message: M) -> None:
@@ -176,8 +177,6 @@ class Mailbox(Generic[M]):
         self._signals += 1
         if self._consumer is not None:
             self._wake_consumer()
-        if len(queue) > self._peak:
-            self._peak = len(queue)
 
     @ki_protected
     def _wake_consumer(self) -> None:
@@ -207,6 +206,8 @@ class Mailbox(Generic[M]):
         """
         queue = self._queue
         if queue:
+            if len(queue) > self._peak:
+                self._peak = len(queue)
             item = queue.popleft()
             if self._signals and isinstance(item, Signal):
                 self._signals -= 1
@@ -245,17 +246,20 @@ class Mailbox(Generic[M]):
     @ki_protected
     def _take(self, limit: int) -> list[M | Signal]:
         queue = self._queue
-        if not queue:
+        released = len(queue)
+        if not released:
             if self._closed:
                 raise EndOfMailbox("the mailbox is closed and empty")
             raise WouldBlock
-        if len(queue) <= limit:
+        if released > self._peak:
+            self._peak = released
+        if released <= limit:
             items = list(queue)
             queue.clear()
         else:
             popleft = queue.popleft
             items = [popleft() for _ in range(limit)]
-        released = len(items)
+            released = limit
         if self._signals:
             signals = 0
             for item in items:
@@ -272,8 +276,7 @@ class Mailbox(Generic[M]):
     def _admit(self) -> None:
         backend = self._backend
         assert backend is not None  # a sender parked, so the backend is known
-        if self._quota.admit(self._queue, backend) and len(self._queue) > self._peak:
-            self._peak = len(self._queue)
+        self._quota.admit(self._queue, backend)
 
     @ki_protected
     async def receive(self) -> M | Signal:
@@ -335,16 +338,27 @@ class Mailbox(Generic[M]):
     @ki_protected
     async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
         """:meth:`receive_many` for a caller that validated ``limit`` once
-        (the actor runtime, per wake): same semantics, no check per call."""
+        (the actor runtime, per wake): the same semantics, no check per call,
+        and one difference: it always checkpoints first, also on an empty
+        mailbox, and parks only if the mailbox is still empty after that
+        yield (so it can suspend twice; three times on Trio, where an empty
+        mailbox gets a second checkpoint, see ``Backend.recheck``).
+
+        Checkpoint, then take: in request/response traffic the peer runs
+        during the yield and its message is found already queued, so the
+        consumer never parks, nobody has to wake it, and no wait handle is
+        made (what anyio's memory stream does with its ``checkpoint()``
+        before ``receive_nowait()``). An actor that is really idle pays one
+        yield more before it parks.
+        """
         backend = self._backend or self._get_backend()
-        if self._queue or self._closed:
-            # A closed, empty mailbox checkpoints too: one suspension per call,
-            # and a cancel point as anyio's and Trio's receive.
-            await backend.checkpoint()
+        await backend.checkpoint()
+        if not self._queue and backend.recheck and not self._closed:
+            await backend.checkpoint()  # Trio: the peer may run later in the batch
         if not self._queue:
-            # Empty at the start, or drained by another party while this task
-            # sat at the checkpoint: wait (returns at once if closed) instead of
-            # letting the take below raise WouldBlock out of an async receive.
+            # Still empty after the yield (or drained by another party
+            # meanwhile): wait (returns at once if closed) instead of letting
+            # the take below raise WouldBlock out of an async receive.
             # Inlined rather than calling _wait(): this is an idle actor's
             # per-message path (no extra coroutine frame, no waiter per park).
             waiter = self._waiter
@@ -364,7 +378,110 @@ class Mailbox(Generic[M]):
                     if self._consumer is waiter:
                         self._consumer = None
                     raise
-        return self._take(limit)
+        # _take() written out: a call saved per wake.
+        queue = self._queue
+        released = len(queue)
+        if not released:  # closed (the wait returns at once then)
+            raise EndOfMailbox("the mailbox is closed and empty")
+        if released > self._peak:
+            self._peak = released
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+            released = limit
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    @ki_protected
+    def take_ready(self, limit: int) -> list[M | Signal]:
+        """Take up to ``limit`` queued items without waiting; an empty list
+        when none is queued.
+
+        For the actor runtime's loop, which makes the checkpoint itself, then
+        takes, and parks (:meth:`wait_ready`) only when this returns nothing:
+        :meth:`receive_many_unchecked` written out by its caller, without a
+        coroutine frame per wake. ``limit`` is trusted (validated once).
+
+        Raises:
+            EndOfMailbox: the mailbox is empty and closed.
+        """
+        queue = self._queue
+        released = len(queue)
+        if not released:
+            if self._closed:
+                raise EndOfMailbox("the mailbox is closed and empty")
+            return []
+        if released > self._peak:
+            self._peak = released
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+            released = limit
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    @ki_protected
+    async def wait_ready(self) -> None:
+        """Wait until an item is queued or the mailbox is closed, taking
+        nothing; for a caller whose :meth:`take_ready` just found nothing
+        after its checkpoint.
+
+        On Trio it first checkpoints once more (see ``Backend.recheck``);
+        then it parks until a send wakes it. Returns at once if the mailbox
+        is closed. A cancelled wait leaves every item queued.
+
+        Raises:
+            RuntimeError: another task is already waiting on this mailbox.
+        """
+        backend = self._backend or self._get_backend()
+        if backend.recheck and not self._queue and not self._closed:
+            await backend.checkpoint()
+        # _wait() written out: no extra coroutine frame per park.
+        waiter = self._waiter
+        while not self._queue and not self._closed:
+            if self._consumer is not None:
+                raise RuntimeError(
+                    "a mailbox has one consumer: another task is already waiting"
+                )
+            self._consumer = waiter
+            handle = waiter.handle = backend.new_handle()
+            try:
+                await handle
+            except BaseException:
+                # Cancelled, woken or not: nothing was taken.
+                if self._consumer is waiter:
+                    self._consumer = None
+                raise
 
     @ki_protected
     async def _wait(self, backend: Backend) -> None:
@@ -411,6 +528,8 @@ class Mailbox(Generic[M]):
         """Take everything still queued (messages and signals), in FIFO order,
         and release their units. Never waits; works open or closed."""
         queue = self._queue
+        if len(queue) > self._peak:
+            self._peak = len(queue)
         items = list(queue)
         queue.clear()
         self._signals = 0
@@ -461,7 +580,7 @@ class Mailbox(Generic[M]):
             self._signals,
             self._capacity,
             len(self._quota.senders),
-            self._peak,
+            max(self._peak, len(self._queue)),
             self._quota.used,
             self._wakeups,
         )

@@ -16,7 +16,9 @@ the coordinator in batches (each report gives the credits back).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -107,14 +109,16 @@ class NodeAgent(Actor):
             raise SpawnError(f"{message.target}: bad arguments: {exc}") from None
         context = self.context
         if type(message) is Spawn:
+            # spawn passes positional arguments only: keyword ones go in a
+            # partial (named after the class all the same).
+            factory = functools.partial(cls, **kwargs) if kwargs else cls
             ref = context.spawn(
-                cls,
+                factory,
                 *args,
                 name=message.name,
                 capacity=message.capacity,
                 drain=message.drain,
                 restart=message.restart,  # type: ignore[arg-type]
-                **kwargs,
             )
         else:
             assert type(message) is JoinPool
@@ -175,13 +179,15 @@ class PoolMember(Actor):
         host = remote._host
         assert host is not None
         self._host = host
+        factory: Callable[..., Actor] = self.factory
+        if self.kwargs:  # spawn passes positional arguments only
+            factory = functools.partial(factory, **self.kwargs)
         self.workers = [
             context.spawn(
-                self.factory,
+                factory,
                 *self.args,
                 name=f"worker-{index}",
                 capacity=self.request.capacity,
-                **self.kwargs,
             )
             for index in range(self.request.workers)
         ]

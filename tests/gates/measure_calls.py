@@ -21,6 +21,10 @@ and C functions):
   every batch is full.
 * ``ask``: ``await ref.ask(i)`` one after the other, the same difference of
   two runs.
+* ``ping_pong``: two actors tell a message back and forth (``receive`` tells
+  the peer), per round trip; the pinger's handler sets the event at the last
+  one. Both actors' loops, their parks or yields and the event loop's
+  scheduling between them are in the figure.
 
 Nothing here depends on timing: tells never yield, the handler says when it is
 done, no sleeps, garbage collection is off while counting (a collection would
@@ -52,6 +56,7 @@ from actors import Actor, ActorSystem
 DRAIN = 64  #: items the actor takes per wake (the runtime's default, pinned)
 SMALL, LARGE = 10 * DRAIN, 30 * DRAIN  #: messages per run: full batches only
 ASK_SMALL, ASK_LARGE = 300, 1100  #: round trips per run
+PING_SMALL, PING_LARGE = 300, 1100  #: ping-pong round trips per run
 #: Seconds. Asks with one timeout share one deadline timer that fires once per
 #: timeout period (about 100 calls on Trio, for any number of asks): with a
 #: timeout longer than the whole measurement, no firing lands in one run and
@@ -90,6 +95,36 @@ class Sink(Actor):
         if tally.handled == tally.target and tally.done is not None:
             tally.done.set()
         return message
+
+
+class Ponger(Actor):
+    """Tells every message back to its sender (the pinger)."""
+
+    def __init__(self, pinger: Any) -> None:
+        self.pinger = pinger
+
+    def receive(self, message: Any) -> None:
+        self.pinger.tell(message)
+
+
+class Pinger(Actor):
+    """Counts round trips on the tally and pings its ponger (a child) again
+    until the target."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def on_start(self) -> None:
+        self.ponger = self.context.spawn(Ponger, self.context.self_ref)
+
+    def receive(self, message: Any) -> None:
+        tally = self.tally
+        tally.handled += 1
+        if tally.handled == tally.target:
+            if tally.done is not None:
+                tally.done.set()
+        else:
+            self.ponger.tell(message)
 
 
 Counts = Counter[tuple[str, str]]  # (event, where) -> calls
@@ -147,9 +182,11 @@ async def _counted(body: Callable[[], Awaitable[None]]) -> Counts:
 
 async def _measure() -> dict[str, list[Counts]]:
     tally = Tally()
-    runs: dict[str, list[Counts]] = {"tell": [], "ask": []}
+    runs: dict[str, list[Counts]] = {"tell": [], "ask": [], "ping_pong": []}
+    ping_tally = Tally()
     async with ActorSystem() as system:
         ref = system.spawn(Sink, tally, drain=DRAIN)
+        pinger = system.spawn(Pinger, ping_tally)
 
         def tells(n: int) -> Callable[[], Awaitable[None]]:
             async def body() -> None:
@@ -170,16 +207,31 @@ async def _measure() -> dict[str, list[Counts]]:
 
             return body
 
+        def pings(n: int) -> Callable[[], Awaitable[None]]:
+            async def body() -> None:
+                ping_tally.target = ping_tally.handled + n
+                done = ping_tally.done = anyio.Event()
+                pinger.tell(0)  # the first of n: the pinger tells it on
+                await done.wait()
+
+            return body
+
         for n in (LARGE, SMALL):  # warm-up
             await _counted(tells(n))
             await _counted(asks(n // 3))
+            await _counted(pings(n // 3))
         for _ in range(2):  # twice: the figures must repeat exactly
             runs["tell"] += [await _counted(tells(SMALL)), await _counted(tells(LARGE))]
             runs["ask"] += [
                 await _counted(asks(ASK_SMALL)),
                 await _counted(asks(ASK_LARGE)),
             ]
+            runs["ping_pong"] += [
+                await _counted(pings(PING_SMALL)),
+                await _counted(pings(PING_LARGE)),
+            ]
         ref.stop()
+        pinger.stop()
     return runs
 
 
@@ -209,7 +261,11 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
     :data:`TOLERANCE`; ``breakdown``: the functions called most per unit.
     """
     runs = anyio.run(_measure, backend=backend)
-    spans = {"tell": LARGE - SMALL, "ask": ASK_LARGE - ASK_SMALL}
+    spans = {
+        "tell": LARGE - SMALL,
+        "ask": ASK_LARGE - ASK_SMALL,
+        "ping_pong": PING_LARGE - PING_SMALL,
+    }
     out: dict[str, Any] = {"backend": backend, "figures": {}, "repeat": {}}
     out["breakdown"] = {}
     for path, counts in runs.items():

@@ -23,7 +23,14 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_calls.py"
 BUDGETS = HERE / "budgets.json"
 BACKENDS = ("asyncio", "trio")
-FIGURES = ("tell.call", "tell.c_call", "ask.call", "ask.c_call")
+FIGURES = (
+    "tell.call",
+    "tell.c_call",
+    "ask.call",
+    "ask.c_call",
+    "ping_pong.call",
+    "ping_pong.c_call",
+)
 #: A budget this far above its figure no longer guards much: tighten it.
 STALE = 1.25
 

@@ -69,8 +69,9 @@ def test_one_try_send_and_receive_nowait_stay_within_six_calls() -> None:
     #   Mailbox.try_send          the send itself
     #   isinstance (C)            reject signals (the contract's TypeError)
     #   deque.append (C)          enqueue
-    #   len (C)                   peak queue length (the statistic)
     #   Mailbox.receive_nowait    the receive itself
+    #   len (C)                   peak queue length (the statistic: recorded
+    #                             where items are taken, not per send)
     #   deque.popleft (C)         dequeue; the unit is released inline, and
     #                             isinstance(item, Signal) is skipped while no
     #                             signal is queued
@@ -87,16 +88,16 @@ def test_one_try_send_and_receive_nowait_stay_within_six_calls() -> None:
     check_budget(profiled_calls(one_message), 6)
 
 
-def test_receive_nowait_many_of_64_stays_within_eight_calls() -> None:
-    # Budget 8, measured 8 (CPython 3.11), the same for any batch size:
+def test_receive_nowait_many_of_64_stays_within_seven_calls() -> None:
+    # Budget 7, measured 7 (CPython 3.11), the same for any batch size:
     #   Mailbox.receive_nowait_many   the receive itself
     #   check_limit                   validate limit (a Python frame: avoidable)
     #   isinstance (C) x2             limit is an int and not a bool
     #   Mailbox._take                 the take shared with receive_many
     #                                 (a Python frame: avoidable here)
-    #   len (C)                       queue length vs limit
+    #   len (C)                       queue length: vs limit, the peak, and
+    #                                 the units to release
     #   deque.clear (C)               take all (list(queue) reports no call)
-    #   len (C)                       units to release
     mailbox: Mailbox[object] = Mailbox(64)
     try_send, receive_nowait_many = mailbox.try_send, mailbox.receive_nowait_many
 
@@ -113,7 +114,7 @@ def test_receive_nowait_many_of_64_stays_within_eight_calls() -> None:
     fill(64)
     calls_64 = profiled_calls(take_64)
     assert len(mailbox) == 0
-    check_budget(calls_64, 8)
+    check_budget(calls_64, 7)
 
     # No per-message call: a batch of 8 costs exactly what a batch of 64 does.
     def take_8() -> None:
@@ -151,15 +152,13 @@ def harness(calls: list[str]) -> list[str]:
 
 
 def test_an_awaited_receive_of_a_ready_item_is_inlined() -> None:
-    # No wrapper coroutine around the take. Budget 7, measured 7 on asyncio
+    # No wrapper coroutine around the take. Budget 5, measured 5 on asyncio
     # (the stepping harness's own calls left out):
-    #   Mailbox.receive            enter
-    #   _AsyncioBackend.checkpoint returns the yield-now awaitable (a Python
-    #                              frame per receive: avoidable)
-    #   _yield_now                 the checkpoint's one suspension
+    #   Mailbox.receive            enter; the checkpoint is a bare yield made
+    #                              in C (no frame, no reported call)
     #   Mailbox.receive            resumed
-    #   _yield_now                 resumed
     #   Mailbox.receive_nowait     the take, inline: unit released here
+    #   len (C)                    the peak queue length
     #   deque.popleft (C)
     mailbox: Mailbox[object] = Mailbox(64)
     _learn_asyncio_backend(mailbox)
@@ -174,16 +173,15 @@ def test_an_awaited_receive_of_a_ready_item_is_inlined() -> None:
     mailbox.try_send(message)
     calls = harness(profiled_calls(receive_only))
     assert len(mailbox) == 0
-    check_budget(calls, 7)
+    check_budget(calls, 5)
     assert "Mailbox.receive_nowait" in calls
     assert calls.count("Mailbox.receive") == 2  # one frame, entered and resumed
 
 
 def test_an_awaited_unchecked_receive_of_64_ready_items_is_inlined() -> None:
-    # The runtime's per-wake call. Budget 9, measured 9 on asyncio (harness
-    # left out): receive_many_unchecked entered and resumed (2), checkpoint + _yield_now
-    # entered and resumed (3), then the take as in receive_nowait_many: _take,
-    # len, deque.clear, len (4).
+    # The runtime's per-wake call. Budget 4, measured 4 on asyncio (harness
+    # left out): receive_many_unchecked entered and resumed (2; the checkpoint
+    # reports no call), then the take, written out: len, deque.clear (2).
     mailbox: Mailbox[object] = Mailbox(64)
     _learn_asyncio_backend(mailbox)
 
@@ -198,13 +196,14 @@ def test_an_awaited_unchecked_receive_of_64_ready_items_is_inlined() -> None:
         fill()
         receive_batch_64()
     fill()
-    check_budget(harness(profiled_calls(receive_batch_64)), 9)
+    check_budget(harness(profiled_calls(receive_batch_64)), 4)
 
 
 def test_an_awaited_receive_many_of_64_ready_items_adds_only_its_check() -> None:
-    # Budget 12, measured 12 on asyncio: receive_many entered and resumed (2),
-    # check_limit + isinstance x2 (3), checkpoint + _yield_now entered and
-    # resumed (3), then the take (4): no receive_many_unchecked coroutine inside.
+    # Budget 8, measured 8 on asyncio: receive_many entered and resumed (2),
+    # check_limit + isinstance x2 (3), the checkpoint (no call reported), then
+    # the take: _take, len, deque.clear (3); no receive_many_unchecked
+    # coroutine inside.
     mailbox: Mailbox[object] = Mailbox(64)
     _learn_asyncio_backend(mailbox)
 
@@ -219,14 +218,14 @@ def test_an_awaited_receive_many_of_64_ready_items_adds_only_its_check() -> None
         fill()
         receive_many_64()
     fill()
-    check_budget(harness(profiled_calls(receive_many_64)), 12)
+    check_budget(harness(profiled_calls(receive_many_64)), 8)
 
 
-def test_an_awaited_send_with_a_free_unit_never_suspends_and_stays_within_five() -> (
+def test_an_awaited_send_with_a_free_unit_never_suspends_and_stays_within_four() -> (
     None
 ):
-    # Budget 5, measured 5 (harness left out): Mailbox.send, then the
-    # try_send path (try_send, isinstance, deque.append, len). No suspension.
+    # Budget 4, measured 4 (harness left out): Mailbox.send, then the
+    # try_send path (try_send, isinstance, deque.append). No suspension.
     mailbox: Mailbox[object] = Mailbox(64)
     message = MESSAGES[0]
 
@@ -241,7 +240,7 @@ def test_an_awaited_send_with_a_free_unit_never_suspends_and_stays_within_five()
     for _ in range(WARM_UP):
         one_send()
         mailbox.receive_nowait()
-    check_budget(harness(profiled_calls(one_send)), 5)
+    check_budget(harness(profiled_calls(one_send)), 4)
 
 
 # -- memory ------------------------------------------------------------------------

@@ -24,14 +24,27 @@ pytestmark = pytest.mark.anyio
 
 
 class CancelsTheAsker(Actor):
-    """Replies to every message; before replying to "cancel me" it schedules
-    a native ``Task.cancel()`` of the asker, which so lands after the reply was
-    handed over and before the asker resumes."""
+    """Replies to every message; before replying to "cancel me" it cancels
+    the asker natively (``Task.cancel()``), which so lands after the reply
+    was handed over and before the asker resumes (the asker sits at the yield
+    it makes before parking: the reply is handed to it there)."""
 
     def __init__(self, asker: list[asyncio.Task[Any]]) -> None:
         self.asker = asker
 
     def receive(self, message: Any) -> Any:
+        if message == "cancel me":
+            self.asker[0].cancel()
+        return message
+
+
+class CancelsTheParkedAsker(CancelsTheAsker):
+    """The same, once the asker has parked: it yields first, and schedules
+    the cancellation so that it lands after the reply woke the asker and
+    before the asker resumes."""
+
+    async def receive(self, message: Any) -> Any:  # type: ignore[override]
+        await anyio.lowlevel.checkpoint()  # the asker parks meanwhile
         if message == "cancel me":
             asyncio.get_running_loop().call_soon(self.asker[0].cancel)
         return message
@@ -70,6 +83,21 @@ async def test_a_reply_handed_to_a_natively_cancelled_asker_is_a_dead_letter() -
     asker: list[asyncio.Task[Any]] = []
     async with ActorSystem() as system:
         ref = system.spawn(CancelsTheAsker, asker)
+        await native_cancelled_ask(lambda: ref.ask("cancel me"), asker)
+        assert [tuple(d) for d in system.dead_letters.recent] == [
+            (ref, "cancel me", "ask abandoned")
+        ]
+        assert await ref.ask("next") == "next"
+        assert system.dead_letters.count == 1
+
+
+async def test_a_reply_handed_to_a_parked_then_cancelled_asker_is_a_dead_letter() -> (
+    None
+):
+    asyncio_only()
+    asker: list[asyncio.Task[Any]] = []
+    async with ActorSystem() as system:
+        ref = system.spawn(CancelsTheParkedAsker, asker)
         await native_cancelled_ask(lambda: ref.ask("cancel me"), asker)
         assert [tuple(d) for d in system.dead_letters.recent] == [
             (ref, "cancel me", "ask abandoned")

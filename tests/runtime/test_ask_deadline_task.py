@@ -25,7 +25,9 @@ ASKS = 200
 
 
 class Mute(Actor):
-    """Replies at once, except to "hold", which blocks until released."""
+    """Replies after three yields (the asker has parked by then: an ask finds
+    a reply made during the two checkpoints it makes on Trio before parking,
+    linking no deadline), except to "hold", which blocks until released."""
 
     def __init__(self, release: trio.Event) -> None:
         self.release = release
@@ -33,6 +35,8 @@ class Mute(Actor):
     async def receive(self, message: Any) -> Any:
         if message == "hold":
             await self.release.wait()
+        for _ in range(3):
+            await trio.lowlevel.checkpoint()
         return message
 
 

@@ -23,6 +23,15 @@ ASKS = 200
 
 
 class Echo(Actor):
+    """Replies after one yield: the asker has parked by then (an ask finds a
+    reply made at once during its own yield, linking no deadline at all)."""
+
+    async def receive(self, message: Any) -> Any:
+        await anyio.lowlevel.checkpoint()
+        return message
+
+
+class PromptEcho(Actor):
     def receive(self, message: Any) -> Any:
         return message
 
@@ -145,3 +154,53 @@ async def test_an_idle_list_is_dropped_when_its_timer_fires() -> None:
         await fired.wait()
         assert deadlines.queues == {}
         assert not deadlines.idle
+
+
+async def test_asks_answered_during_the_askers_yield_arm_no_timer() -> None:
+    # A ready actor answers while the asker yields once before parking: the
+    # ask returns without linking a deadline, so no list and no timer exist.
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(PromptEcho)
+        assert await ref.ask("warm") == "warm"  # the actor has started
+        deadlines.queues.clear()  # whatever the first ask needed
+        for i in range(ASKS):
+            assert await ref.ask(i, timeout=10.0 + i / 1000) == i
+        assert deadlines.queues == {}
+        assert armed_timers(deadlines) == 0
+
+
+async def test_leaving_the_system_cancels_the_idle_lists_timers() -> None:
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(Echo)
+        for timeout in (10.0, 20.0):
+            assert await ref.ask("x", timeout=timeout) == "x"
+        assert armed_timers(deadlines) == 2  # idle, kept for reuse
+    assert armed_timers(deadlines) == 0
+    assert deadlines.queues == {}
+
+
+async def test_asks_parking_after_the_deadlines_closed_time_out_on_their_own() -> None:
+    entered, release = anyio.Event(), anyio.Event()
+
+    class Parks(Actor):
+        async def receive(self, message: Any) -> Any:
+            if message == "hold":
+                entered.set()
+                await release.wait()
+            await anyio.lowlevel.checkpoint()
+            return message
+
+    async with ActorSystem() as system:
+        deadlines = deadlines_of(system)
+        ref = system.spawn(Parks)
+        deadlines.close()  # as when the system begins to exit
+        assert await ref.ask("answered", timeout=10.0) == "answered"
+        ref.tell("hold")
+        await entered.wait()
+        with pytest.raises(TimeoutError):
+            await ref.ask("late", timeout=0.01)
+        assert deadlines.queues == {}
+        assert armed_timers(deadlines) == 0
+        release.set()

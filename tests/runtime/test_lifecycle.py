@@ -238,6 +238,9 @@ async def test_join_of_a_stopped_child_says_its_parent_stopped_it() -> None:
     async with ActorSystem() as system:
         parent = system.spawn(Parent, [], name="parent")
         child = await parent.ask("spawn")
+        # The reply can come before the child's task first runs (an actor
+        # stopped before it starts never runs on_start): let it start.
+        await wait_all_blocked()
         parent.stop()
         assert await parent.join() is StopReason.NORMAL
         assert await child.join() is StopReason.PARENT

@@ -107,6 +107,9 @@ async def test_an_ask_timeout_comes_back_as_a_failed_result() -> None:
         asker.tell(AskIt(target, "late", timeout=0.01))
         await done.wait()
         release.set()
+        # The target handles the late ask (and replies to nobody) before the
+        # system stops it.
+        await wait_all_blocked()
     (got,) = log
     assert isinstance(got.result.error, AskTimeout)
     # The reply the target made after the timeout is counted, not lost.
