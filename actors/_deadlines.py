@@ -12,27 +12,27 @@ or goes away when the list is empty. Sequential asks with the default timeout
 thus share one timer firing per timeout period.
 
 The timer is the backend's cheapest: on asyncio a loop timer per list
-(:class:`Deadlines`); on Trio one task per system (:class:`TrioDeadlines`,
+(``Deadlines``); on Trio one task per system (``TrioDeadlines``,
 started in the system's task group by the first ask, ended when no list is
 left or the system exits) that sleeps until the earliest armed deadline. A
 system with a clock of its own (``ActorSystem(clock=...)``, such as
 ``actors.testing.ManualClock``) arms its lists on that clock instead
-(:class:`ClockDeadlines`), on every backend; the choice is made once, when the
+(``ClockDeadlines``), on every backend; the choice is made once, when the
 system is entered, so the event loop's path costs nothing more per ask.
 
 Resources: a list with no ask in it is *idle*. The last few lists to go idle
-(:data:`IDLE_KEPT`) keep their timer and their place, so sequential asks with
+(``IDLE_KEPT``) keep their timer and their place, so sequential asks with
 one timeout value, or alternating between a few, reuse them at no cost. When
 one more list goes idle, the one idle longest is released at once (its timer
 cancelled, the list dropped); a timer that fires on an idle list releases it
 too. Asks with ever-new timeout values (every ``system.from_thread.ask`` has
 its own remaining time) thus leave no armed timers behind them but those few:
 the armed timers are those of the lists with asks in flight, plus at most
-:data:`IDLE_KEPT`. When the system exits (:meth:`AskDeadlines.close`) the idle
+``IDLE_KEPT``. When the system exits (``AskDeadlines.close``) the idle
 lists are released at once, the others as they empty, and an ask that still
 has to park waits with a timer of its own.
 
-An asker yields once before it parks (:meth:`AskDeadlines.wait`): a reply made
+An asker yields once before it parks (``AskDeadlines.wait``): a reply made
 during that yield (the actor was ready) is found without linking the ask, so
 request/response traffic with a ready actor arms no timer at all; only asks
 that park are linked.
@@ -170,7 +170,7 @@ class _Queue:
 class AskDeadlines:
     """The ask timeouts of one running system: the lists, whatever the timer.
 
-    Subclasses say what a timer is: :meth:`arm`, :meth:`disarm`, :meth:`now`.
+    Subclasses say what a timer is: ``arm``, ``disarm``, ``now``.
     """
 
     __slots__ = (
@@ -194,7 +194,7 @@ class AskDeadlines:
         self.recheck = backend.recheck
         self.now = now
         #: The system is exiting and the timer can no longer run (Trio's
-        #: task): an ask that must wait does so with :meth:`wait_alone`.
+        #: task): an ask that must wait does so with ``wait_alone``.
         self.closed = False
         self.queues: dict[float, _Queue] = {}
         #: The lists kept for reuse, idle longest first (at most IDLE_KEPT);
@@ -203,7 +203,7 @@ class AskDeadlines:
 
     def arm(self, queue: _Queue, deadline: float) -> Any:
         """Arm a timer that calls ``queue.fire()`` at ``deadline`` (on
-        :meth:`now`'s clock); return it (stored in ``queue.timer``)."""
+        ``now``'s clock); return it (stored in ``queue.timer``)."""
         raise NotImplementedError
 
     def disarm(self, queue: _Queue) -> None:
@@ -216,7 +216,7 @@ class AskDeadlines:
 
     async def wait_alone(self, ask: Ask, timeout: float) -> Any:
         """Wait for one ask's outcome with a timer of its own (after
-        :meth:`close`): the reply, or :data:`EXPIRED`."""
+        ``close``): the reply, or ``EXPIRED``."""
         raise NotImplementedError
 
     @ki_protected
@@ -250,10 +250,10 @@ class AskDeadlines:
 
     @ki_protected
     async def wait(self, ask: Ask, timeout: float) -> Any:
-        """:meth:`Ask.wait` with a timeout in seconds.
+        """``Ask.wait`` with a timeout in seconds.
 
         Returns:
-            The reply, or :data:`EXPIRED` when the timeout expired first (the
+            The reply, or ``EXPIRED`` when the timeout expired first (the
             ask is then abandoned).
 
         Raises:
@@ -281,12 +281,12 @@ class AskDeadlines:
 
     @ki_protected
     async def park(self, ask: Ask, timeout: float, deadline: float) -> Any:
-        """The second half of :meth:`wait`, for a caller that made the yield
+        """The second half of ``wait``, for a caller that made the yield
         itself and found the ask still pending: link it at ``deadline`` (on
-        :meth:`now`'s clock) and park until the reply or the deadline.
+        ``now``'s clock) and park until the reply or the deadline.
 
         Returns:
-            The reply, or :data:`EXPIRED`.
+            The reply, or ``EXPIRED``.
 
         Raises:
             Exception: the handler's exception.
@@ -377,7 +377,7 @@ class TrioDeadlines(AskDeadlines):
     earliest armed list deadline and fires the lists that are due.
 
     The task is started in the system's task group by the first armed list and
-    ends when no list is left, or when the system exits (:meth:`close`). An
+    ends when no list is left, or when the system exits (``close``). An
     earlier deadline than the one it sleeps until moves its sleep's deadline;
     no scope is made per ask.
     """

@@ -6,12 +6,12 @@ Nothing is lost between the actor and the asker. Exactly one side counts a
 reply nobody takes as a dead letter with the reason ``"ask abandoned"``:
 
 * the actor, when the asker had already left (timed out, cancelled) before the
-  reply came: :meth:`Ask.reply` returns False;
-* the asker, when the reply was handed over (:meth:`Ask.reply` returned True)
+  reply came: ``Ask.reply`` returns False;
+* the asker, when the reply was handed over (``Ask.reply`` returned True)
   and the asker still leaves without it: on asyncio, a native
   ``Task.cancel()`` that lands between the hand-over and the asker's
   resumption (the cancellation wins, the reply cannot be returned).
-  :func:`abandon` counts it. (A ``system.from_thread.ask`` whose thread gave
+  ``abandon`` counts it. (A ``system.from_thread.ask`` whose thread gave
   up before the reply came back to it is counted by ``_threads.py``.)
 
 A failure handed to an asker that leaves is not counted again: the failed
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPIRED", "FAILED", "PENDING", "REPLIED", "Ask", "abandon"]
 
-#: Returned by :meth:`Ask.wait` when its timeout expired (a reply can be None,
+#: Returned by ``Ask.wait`` when its timeout expired (a reply can be None,
 #: and a handler can raise TimeoutError itself, so neither can mean "expired").
 EXPIRED: Any = object()
 
@@ -179,7 +179,7 @@ def abandon(ask: Ask) -> None:
     thread gave up).
 
     A reply still to come is then a dead letter the actor counts (its
-    :meth:`Ask.reply` returns False). A reply already handed over is counted
+    ``Ask.reply`` returns False). A reply already handed over is counted
     here, once, as a dead letter ``"ask abandoned"`` to the ask's recipient:
     the asker's cancellation wins, the reply cannot be returned.
     """

@@ -33,7 +33,7 @@ R = TypeVar("R")
 
 @final
 class ReplyTypeMismatch:
-    """Never made: the type ``ask`` has for mypy when a :class:`~actors.Request`
+    """Never made: the type ``ask`` has for mypy when a [``Request``][actors.Request]
     is asked where a different reply type is expected (``x: str = await
     ref.ask(Get())`` with ``Get(Request[int])``), so the mismatch is an error
     naming this class instead of passing as ``Any``."""
@@ -116,8 +116,8 @@ class ActorRef(Generic[M]):
 
     Refs compare equal when they name the same actor (incarnations included: a
     restart keeps the ref), hash accordingly, and outlive their actor (calls
-    then raise :exc:`ActorStopped`). Use them from the system's event loop; from
-    other threads use ``system.from_thread``.
+    then raise [``ActorStopped``][actors.ActorStopped]). Use them from the
+    system's event loop; from other threads use ``system.from_thread``.
     """
 
     __slots__ = ("_cell",)
@@ -199,10 +199,11 @@ class ActorRef(Generic[M]):
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Send a message and wait for the reply (``receive``'s return value).
 
-        Waits for mailbox room like :meth:`send`; the timeout covers both.
+        Waits for mailbox room like [``send``][actors.ActorRef.send]; the
+        timeout covers both.
 
         Args:
-            message: the request; a :class:`~actors.Request` subclass types the
+            message: the request; a [``Request``][actors.Request] subclass types the
                 reply.
             timeout: seconds to wait for the reply (> 0).
 
@@ -266,10 +267,11 @@ class ActorRef(Generic[M]):
         """Ask the actor to stop after the message it is handling.
 
         What is still queued becomes dead letters, and pending asks fail with
-        :exc:`ActorStopped`. Returns at once; ``await join()`` to wait. Stopping
-        a stopped actor does nothing. The guardian's ref (``/user``, a
-        top-level actor's ``context.parent``) stops the whole system, as
-        :meth:`ActorSystem.stop` does.
+        [``ActorStopped``][actors.ActorStopped]. Returns at once;
+        ``await join()`` to wait. Stopping a stopped actor does nothing. The
+        guardian's ref (``/user``, a top-level actor's ``context.parent``) stops
+        the whole system, as [``ActorSystem.stop``][actors.ActorSystem.stop]
+        does.
         """
         cell = self._cell
         if cell.parent is None:  # the guardian: nothing runs without it
@@ -281,8 +283,8 @@ class ActorRef(Generic[M]):
         """Wait until the actor has terminated.
 
         Returns:
-            How it ended (:data:`~actors.ExitReason`): a
-            :class:`~actors.StopReason`, or the exception that stopped it.
+            How it ended ([``ExitReason``][actors.ExitReason]): a
+            [``StopReason``][actors.StopReason], or the exception that stopped it.
         """
         await self._cell.terminated.wait()
         return self._cell.reason
@@ -293,9 +295,9 @@ class ActorRef(Generic[M]):
         return self._cell.alive
 
     def statistics(self) -> RefStatistics:
-        """A snapshot of the actor's mailbox (see :class:`RefStatistics`);
-        a stopped actor's mailbox is empty. Cheap: no allocation but the
-        snapshot, no waiting.
+        """A snapshot of the actor's mailbox (see
+        [``RefStatistics``][actors.RefStatistics]); a stopped actor's mailbox is
+        empty. Cheap: no allocation but the snapshot, no waiting.
 
         Raises:
             TypeError: the ref is another node's actor (its mailbox is not

@@ -42,7 +42,7 @@ class MemoryObjectStreamStatistics(NamedTuple):
     """A snapshot of one channel; the first six fields are anyio's."""
 
     current_buffer_used: int  #: number of items stored in the buffer
-    #: maximum number of items the buffer holds (or :data:`math.inf`)
+    #: maximum number of items the buffer holds (or ``math.inf``)
     max_buffer_size: float
     open_send_streams: int  #: number of unclosed clones of the send stream
     open_receive_streams: int  #: number of unclosed clones of the receive stream
@@ -73,7 +73,7 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
 
     Clone it for several receivers; the sending side sees the end closed only
     when every clone is closed. Iterating it (``async for``) receives until
-    :exc:`anyio.EndOfStream`.
+    ``anyio.EndOfStream``.
     """
 
     __slots__ = ("_closed", "_state")
@@ -218,8 +218,10 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         A waiting call is handed up to ``limit`` items at once (batch hand-off):
         senders keep topping up a woken receiver until it is full or runs, so a
         burst wakes as few receivers as it can feed. Same checkpoint and
-        cancellation guarantees as :meth:`receive`; on a native cancellation
-        after a hand-off, every handed item is given back, oldest first.
+        cancellation guarantees as
+        [``receive``][actors.channel.MemoryObjectReceiveStream.receive]; on a
+        native cancellation after a hand-off, every handed item is given back,
+        oldest first.
 
         Args:
             limit: the most items to return; at least 1.
@@ -279,9 +281,9 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
         """Close this receive stream (idempotent, never waits).
 
         Wakes only this stream's own waiting receivers, with
-        :exc:`anyio.ClosedResourceError` (a receiver already handed items still
+        ``anyio.ClosedResourceError`` (a receiver already handed items still
         returns them). Closing the last receive stream wakes every waiting
-        sender with :exc:`anyio.BrokenResourceError`; their items are not sent.
+        sender with ``anyio.BrokenResourceError``; their items are not sent.
         """
         if not self._closed:
             self._closed = True
@@ -291,7 +293,8 @@ class MemoryObjectReceiveStream(ObjectReceiveStream[T_co], Generic[T_co]):
 
     @ki_protected
     async def aclose(self) -> None:
-        """Close this receive stream; same as :meth:`close`."""
+        """Close this receive stream; same as
+        [``close``][actors.channel.MemoryObjectReceiveStream.close]."""
         self.close()
 
     def statistics(self) -> MemoryObjectStreamStatistics:
@@ -433,9 +436,9 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
         """Close this send stream (idempotent, never waits).
 
         This stream's own waiting senders are woken with
-        :exc:`anyio.ClosedResourceError` and their items withdrawn. Closing the
+        ``anyio.ClosedResourceError`` and their items withdrawn. Closing the
         last send stream wakes every waiting receiver with
-        :exc:`anyio.EndOfStream`; buffered items can still be received.
+        ``anyio.EndOfStream``; buffered items can still be received.
         """
         if not self._closed:
             self._closed = True
@@ -445,7 +448,8 @@ class MemoryObjectSendStream(ObjectSendStream[T_contra], Generic[T_contra]):
 
     @ki_protected
     async def aclose(self) -> None:
-        """Close this send stream; same as :meth:`close`."""
+        """Close this send stream; same as
+        [``close``][actors.channel.MemoryObjectSendStream.close]."""
         self.close()
 
     def statistics(self) -> MemoryObjectStreamStatistics:

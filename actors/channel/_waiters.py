@@ -23,7 +23,7 @@ woken; False: expired). Both are callables chosen once per backend and bound
 into a slot: on asyncio the future class itself and ``Future.set_result``
 (C code, no Python frame), on Trio a small handle class around
 ``wait_task_rescheduled``/``reschedule``. A handle resolves once:
-resolving it again, or after its task was cancelled, raises :data:`Stale`, and
+resolving it again, or after its task was cancelled, raises ``Stale``, and
 the parked task's own ``except`` clause undoes its queueing (on Trio too, so
 the two backends share one protocol).
 """
@@ -106,7 +106,7 @@ BROKEN: Final = 3  # every receiving endpoint closed; the item was not sent
 
 class Waiter:
     """What a task parks on: ``handle`` is the backend's wait handle (an asyncio
-    future or a Trio task), set by :meth:`Backend.park`."""
+    future or a Trio task), set by ``Backend.park``."""
 
     __slots__ = ("handle",)
 
@@ -167,7 +167,7 @@ class _BareYield(tuple[None]):
 
 _BARE_YIELD: Final = _BareYield((None,))
 #: ``checkpoint()`` on asyncio: a C callable that returns the one
-#: :class:`_BareYield` (``repeat(x).__next__`` returns x on every call).
+#: ``_BareYield`` (``repeat(x).__next__`` returns x on every call).
 _yield_now: Final = itertools.repeat(_BARE_YIELD).__next__
 
 
@@ -177,7 +177,7 @@ class Backend:
     Besides the methods, three callables bound once per backend (see the module
     docstring): ``new_handle()`` makes a wait handle for the current task,
     ``resolve(handle, value)`` wakes it with ``value`` (None or False) or
-    raises :data:`Stale`; ``checkpoint()`` returns an awaitable that is a
+    raises ``Stale``; ``checkpoint()`` returns an awaitable that is a
     schedule point and a cancel point (a bare yield on asyncio, Trio's
     ``checkpoint``), bound rather than a method so that a checkpoint costs no
     frame of ours.
@@ -238,7 +238,7 @@ class Backend:
         abort: Callable[[W], None],
         restore: Callable[[W], None],
     ) -> bool:
-        """Like :meth:`park`, for at most ``timeout`` seconds.
+        """Like ``park``, for at most ``timeout`` seconds.
 
         Returns:
             True when woken; False when the timeout expired first (``abort`` has

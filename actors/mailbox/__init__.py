@@ -1,7 +1,7 @@
 """The mailbox layer: quota-counted messages, uncounted signals, drain-many.
 
 Built on the channel core's buffer and waiting primitives; it knows nothing of
-actors. See :class:`Mailbox`.
+actors. See [``Mailbox``][actors.mailbox.Mailbox].
 """
 
 from anyio import WouldBlock as WouldBlock

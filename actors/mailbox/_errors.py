@@ -21,5 +21,5 @@ class MailboxClosed(Exception):
 
 class EndOfMailbox(EndOfStream):
     """Raised to the consumer when the mailbox is closed and nothing is left in
-    it. A subclass of :exc:`anyio.EndOfStream`, so ``async for`` over a mailbox
+    it. A subclass of ``anyio.EndOfStream``, so ``async for`` over a mailbox
     ends cleanly."""

@@ -47,10 +47,10 @@ class Mailbox(Generic[M]):
     """A multi-producer, single-consumer FIFO queue for one actor.
 
     It holds messages (user messages, counted against the quota) and signals
-    (instances of :class:`Signal`, never counted, never blocked by the quota, yet
-    in their FIFO place among the messages). A message's quota unit is released
-    inside the receive step that hands it out, and the oldest waiting sender's
-    message moves in within that same step.
+    (instances of [``Signal``][actors.mailbox.Signal], never counted, never
+    blocked by the quota, yet in their FIFO place among the messages). A
+    message's quota unit is released inside the receive step that hands it out,
+    and the oldest waiting sender's message moves in within that same step.
 
     Not thread-safe: use it from the tasks of one event loop. On Trio, Ctrl-C
     never stops an operation half-way (they are KI-protected, as Trio's
@@ -104,7 +104,8 @@ class Mailbox(Generic[M]):
         Never a checkpoint.
 
         Raises:
-            TypeError: ``message`` is a :class:`Signal` (use ``send_signal``).
+            TypeError: ``message`` is a [``Signal``][actors.mailbox.Signal] (use
+                ``send_signal``).
             MailboxClosed: the mailbox is closed (even if it is also full).
             MailboxFull: no unit is free (or senders are waiting for one);
                 nothing was enqueued.
@@ -143,7 +144,7 @@ class Mailbox(Generic[M]):
         received) and still raises ``CancelledError``: do not resend it.
 
         Raises:
-            TypeError: ``message`` is a :class:`Signal`.
+            TypeError: ``message`` is a [``Signal``][actors.mailbox.Signal].
             MailboxClosed: the mailbox is closed, or closed while waiting; the
                 message was not enqueued.
         """
@@ -163,7 +164,7 @@ class Mailbox(Generic[M]):
         """Enqueue a signal: never waits, never counts against the quota.
 
         Raises:
-            TypeError: ``signal`` is not a :class:`Signal`.
+            TypeError: ``signal`` is not a [``Signal``][actors.mailbox.Signal].
             MailboxClosed: the mailbox is closed.
         """
         if not isinstance(signal, Signal):
@@ -311,7 +312,7 @@ class Mailbox(Generic[M]):
 
         The drain-many step: one suspension, then every item taken has its
         unit released and up to that many waiting senders moved in, at once.
-        Same cancellation guarantees as :meth:`receive`.
+        Same cancellation guarantees as [``receive``][actors.mailbox.Mailbox.receive].
 
         Args:
             limit: the most items to take; at least 1.
@@ -337,12 +338,13 @@ class Mailbox(Generic[M]):
 
     @ki_protected
     async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
-        """:meth:`receive_many` for a caller that validated ``limit`` once
-        (the actor runtime, per wake): the same semantics, no check per call,
-        and one difference: it always checkpoints first, also on an empty
-        mailbox, and parks only if the mailbox is still empty after that
-        yield (so it can suspend twice; three times on Trio, where an empty
-        mailbox gets a second checkpoint, see ``Backend.recheck``).
+        """[``receive_many``][actors.mailbox.Mailbox.receive_many] for a caller
+        that validated ``limit`` once (the actor runtime, per wake): the same
+        semantics, no check per call, and one difference: it always checkpoints
+        first, also on an empty mailbox, and parks only if the mailbox is still
+        empty after that yield (so it can suspend twice; three times on Trio,
+        where an empty mailbox gets a second checkpoint, see
+        ``Backend.recheck``).
 
         Checkpoint, then take: in request/response traffic the peer runs
         during the yield and its message is found already queued, so the
@@ -413,9 +415,11 @@ class Mailbox(Generic[M]):
         when none is queued.
 
         For the actor runtime's loop, which makes the checkpoint itself, then
-        takes, and parks (:meth:`wait_ready`) only when this returns nothing:
-        :meth:`receive_many_unchecked` written out by its caller, without a
-        coroutine frame per wake. ``limit`` is trusted (validated once).
+        takes, and parks ([``wait_ready``][actors.mailbox.Mailbox.wait_ready])
+        only when this returns nothing:
+        [``receive_many_unchecked``][actors.mailbox.Mailbox.receive_many_unchecked]
+        written out by its caller, without a coroutine frame per wake. ``limit``
+        is trusted (validated once).
 
         Raises:
             EndOfMailbox: the mailbox is empty and closed.
@@ -453,7 +457,8 @@ class Mailbox(Generic[M]):
     @ki_protected
     async def wait_ready(self) -> None:
         """Wait until an item is queued or the mailbox is closed, taking
-        nothing; for a caller whose :meth:`take_ready` just found nothing
+        nothing; for a caller whose
+        [``take_ready``][actors.mailbox.Mailbox.take_ready] just found nothing
         after its checkpoint.
 
         On Trio it first checkpoints once more (see ``Backend.recheck``);
@@ -511,10 +516,11 @@ class Mailbox(Generic[M]):
     def close(self) -> None:
         """Close the mailbox (idempotent).
 
-        Every later send raises :exc:`MailboxClosed`; senders waiting for quota
-        are woken with it, their messages not enqueued. Queued items stay: the
-        consumer can still receive them, then gets :exc:`EndOfMailbox`; or
-        :meth:`drain` takes them all.
+        Every later send raises [``MailboxClosed``][actors.MailboxClosed];
+        senders waiting for quota are woken with it, their messages not
+        enqueued. Queued items stay: the consumer can still receive them, then
+        gets [``EndOfMailbox``][actors.mailbox.EndOfMailbox]; or
+        [``drain``][actors.mailbox.Mailbox.drain] takes them all.
         """
         if self._closed:
             return
@@ -539,8 +545,9 @@ class Mailbox(Generic[M]):
         return items
 
     def drain(self) -> list[M | Signal]:
-        """Deprecated name of :meth:`take_all` (``drain`` is also the
-        runtime's "items per wake"): warns, then takes everything."""
+        """Deprecated name of [``take_all``][actors.mailbox.Mailbox.take_all]
+        (``drain`` is also the runtime's "items per wake"): warns, then takes
+        everything."""
         warnings.warn(
             "Mailbox.drain() is deprecated: use Mailbox.take_all()",
             DeprecationWarning,
@@ -549,8 +556,9 @@ class Mailbox(Generic[M]):
         return self.take_all()
 
     async def receive_batch(self, limit: int) -> list[M | Signal]:
-        """Deprecated name of :meth:`receive_many_unchecked`: warns, then
-        receives."""
+        """Deprecated name of
+        [``receive_many_unchecked``][actors.mailbox.Mailbox.receive_many_unchecked]:
+        warns, then receives."""
         warnings.warn(
             "Mailbox.receive_batch() is deprecated: use receive_many_unchecked()",
             DeprecationWarning,
@@ -562,7 +570,7 @@ class Mailbox(Generic[M]):
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
+        """Whether [``close``][actors.mailbox.Mailbox.close] was called."""
         return self._closed
 
     @property

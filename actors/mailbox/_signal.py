@@ -10,7 +10,7 @@ class Signal:
 
     A mailbox tells a signal from a message by this class alone, so messages
     need no wrapper object: ``send_signal`` takes instances of it, and
-    ``try_send`` / ``send`` reject them with :exc:`TypeError`.
+    ``try_send`` / ``send`` reject them with ``TypeError``.
     """
 
     __slots__ = ()

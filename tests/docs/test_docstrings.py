@@ -18,24 +18,10 @@ _ROLE = re.compile(
     r":(?:py:)?(?:class|exc|meth|func|attr|mod|data|obj|const|type|ref|any):`"
 )
 
-# Being rewritten on another branch when the roles were converted; converted
-# with the script once that branch is merged, and then removed from this set.
-PENDING = {
-    "actors/_dispatch.py",
-    "actors/_deadlines.py",
-    "actors/_ref.py",
-    "actors/_envelope.py",
-    "actors/mailbox/",
-    "actors/channel/",
-}
-
-
 def test_no_sphinx_roles_in_docstrings() -> None:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         name = path.relative_to(ROOT).as_posix()
-        if any(name == p or (p.endswith("/") and name.startswith(p)) for p in PENDING):
-            continue
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             if _ROLE.search(line):
                 found.append(f"{name}:{number}: {line.strip()}")
