@@ -22,6 +22,10 @@ class Echo(Actor):
         return message
 
 
+class Mute(Actor):
+    """Handles nothing: every message it gets is unhandled."""
+
+
 class Ticker(Actor):
     def __init__(self, probe: TestProbe[str]) -> None:
         self.probe = probe
@@ -55,7 +59,7 @@ async def test_ticks_once_a_second(
 async def test_unhandled_messages_are_dead_letters(
     actor_system: ActorSystem, dead_letters: DeadLetterLog, settle: Any
 ) -> None:
-    actor_system.spawn(Actor, name="mute").tell("hello?")
+    actor_system.spawn(Mute, name="mute").tell("hello?")
     await settle()  # every actor idle
     assert [(d.message, d.reason) for d in dead_letters] == [("hello?", "unhandled")]
 
