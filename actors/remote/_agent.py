@@ -16,7 +16,9 @@ the coordinator in batches (each report gives the credits back).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -69,6 +71,12 @@ _NIL = msgspec.Raw(b"\xc0")
 _REPORT_BYTES = 256 * 1024
 
 
+def _with_kwargs(cls: type[Actor], kwargs: dict[str, Any]) -> Callable[..., Actor]:
+    # A context's spawn takes positional arguments only (it is typed by
+    # them): keyword arguments ride on the factory.
+    return functools.partial(cls, **kwargs) if kwargs else cls
+
+
 def _remote_of(actor: Actor) -> Remote:
     remote: Remote = actor.context.system.remote
     return remote
@@ -108,13 +116,12 @@ class NodeAgent(Actor):
         context = self.context
         if type(message) is Spawn:
             ref = context.spawn(
-                cls,
+                _with_kwargs(cls, kwargs),
                 *args,
                 name=message.name,
                 capacity=message.capacity,
                 drain=message.drain,
                 restart=message.restart,  # type: ignore[arg-type]
-                **kwargs,
             )
         else:
             assert type(message) is JoinPool
@@ -177,11 +184,10 @@ class PoolMember(Actor):
         self._host = host
         self.workers = [
             context.spawn(
-                self.factory,
+                _with_kwargs(self.factory, self.kwargs),
                 *self.args,
                 name=f"worker-{index}",
                 capacity=self.request.capacity,
-                **self.kwargs,
             )
             for index in range(self.request.workers)
         ]
