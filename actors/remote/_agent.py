@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from .. import Actor, ActorRef, LocalAsk, MailboxFull
+from .. import (
+    Actor,
+    ActorRef,
+    Backoff,
+    ErrorReply,
+    LocalAsk,
+    MailboxFull,
+    OneForOne,
+)
 from ..channel import (
     ClosedResourceError,
     EndOfStream,
@@ -82,12 +90,25 @@ def _remote_of(actor: Actor) -> Remote:
     return remote
 
 
+#: The agent's strategy. Its children are independent actors of many
+#: spawners, so one that fails again and again must not exceed the agent's
+#: restart intensity (which would stop every actor on the node): restarts
+#: back off (10 ms doubling to 1 s per child), and the intensity is set far
+#: above what a few crash-looping children reach (about 10 restarts each in
+#: 10 s).
+AGENT_STRATEGY = OneForOne(
+    max_restarts=500, within=10.0, backoff=Backoff(min_delay=0.01, max_delay=1.0)
+)
+
+
 class NodeAgent(Actor):
     """Spawns the hosted classes other nodes ask for (see the module doc).
 
     Args:
         hosted: the classes this node may construct.
     """
+
+    supervisor_strategy = AGENT_STRATEGY
 
     def __init__(self, hosted: Hosted) -> None:
         self.hosted = hosted
@@ -101,6 +122,11 @@ class NodeAgent(Actor):
                 return self._spawn(message)
             except (SpawnError, TypeError, ValueError) as exc:
                 return exc  # an answer, not a failure of the agent
+            except Exception as exc:
+                # The class's constructor raised: the spawner's failure (as a
+                # local spawn raises it), not the agent's, whose failure would
+                # stop every actor of the node.
+                return ErrorReply(exc)
         if kind is Drain:
             await self._drain(message)
             return None
