@@ -200,23 +200,26 @@ class PoolMember(Actor):
         self._idle: anyio.Event | None = None
         self._scope = anyio.CancelScope()
         self._report_every = max(1, request.workers * request.prefetch // 4)
+        # Spawned here, so a worker's constructor that raises fails the
+        # member's spawn in the agent: the coordinator gets the error (and
+        # stops asking that node) instead of a member that dies at once.
+        context = self.context
+        self.workers = [
+            context.spawn(
+                _with_kwargs(factory, kwargs),
+                *args,
+                name=f"worker-{index}",
+                capacity=request.capacity,
+            )
+            for index in range(request.workers)
+        ]
 
     def on_start(self) -> None:
-        context = self.context
         remote = _remote_of(self)
         self._codec = remote.codec
         host = remote._host
         assert host is not None
         self._host = host
-        self.workers = [
-            context.spawn(
-                _with_kwargs(self.factory, self.kwargs),
-                *self.args,
-                name=f"worker-{index}",
-                capacity=self.request.capacity,
-            )
-            for index in range(self.request.workers)
-        ]
         self._jobs, self._queue = create_memory_object_stream[
             tuple[int, bool, str, msgspec.Raw]
         ](math.inf)

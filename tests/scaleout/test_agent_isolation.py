@@ -4,10 +4,12 @@ the node's other actors down with it."""
 
 from __future__ import annotations
 
+import contextlib
+
 import anyio
 import pytest
 
-from actors import ActorSystem
+from actors import ActorStopped, ActorSystem, AskTimeout
 from actors.remote._server import NatsServer
 
 from . import _hostile
@@ -55,3 +57,47 @@ async def test_an_actor_that_keeps_failing_does_not_stop_the_nodes_other_actors(
             assert await survivor.ask("still here") == "still here"
     finally:
         _hostile.STARTS.update(count=0, wanted=0, event=None)
+
+
+async def test_a_pool_whose_workers_fail_to_construct_makes_wait_ready_raise_why(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        node(url, system_name, "a", HOSTILE),
+    ):
+        pool = main.remote.spawn_pool(FailsToConstruct, nodes=["a"], workers=2)
+        with pytest.raises(Exception, match="cannot construct with"):
+            await pool.wait_ready(timeout=10)
+        with pytest.raises(AskTimeout, match=r"node a refused: .*cannot construct"):
+            await pool.ask(1, timeout=0.2)
+        pool.stop()
+        await pool.join()
+
+
+async def test_a_pool_whose_workers_cannot_start_backs_off_and_its_ask_says_why(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    url = nats_server.url
+    _hostile.STARTS.update(count=0, wanted=0, event=None)
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        node(url, system_name, "a", HOSTILE),
+    ):
+        pool = main.remote.spawn_pool(FailsToStart, nodes=["a"])
+        with anyio.fail_after(10):
+            while True:
+                # A job that reached a worker fails with it (ActorStopped);
+                # one that waits for a member times out, saying why.
+                with contextlib.suppress(ActorStopped):
+                    with pytest.raises(AskTimeout) as caught:
+                        await pool.ask(1, timeout=1)
+                    if "ended soon after joining" in str(caught.value):
+                        break
+        assert "cannot start" in str(caught.value)
+        pool.stop()
+        await pool.join()
+    # Members joined again with a growing delay, not in a tight loop (which
+    # made hundreds of members, thousands of failures, in those 2 s).
+    assert _hostile.STARTS["count"] < 100
