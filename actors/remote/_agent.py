@@ -43,6 +43,8 @@ from ._errors import DecodeError
 from ._pool_protocol import (
     DONE,
     FAILED,
+    MAX_PREFETCH,
+    MAX_WORKERS,
     REPLIED,
     Broadcast,
     Check,
@@ -151,7 +153,10 @@ class NodeAgent(Actor):
             )
         else:
             assert type(message) is JoinPool
-            if not 1 <= message.workers <= 4096 or not 1 <= message.prefetch <= 65536:
+            if not (
+                1 <= message.workers <= MAX_WORKERS
+                and 1 <= message.prefetch <= MAX_PREFETCH
+            ):
                 raise SpawnError("workers or prefetch out of range")
             self.pools += 1
             ref = context.spawn(

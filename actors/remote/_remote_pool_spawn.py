@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import Actor
+from ._node import check_token
 from ._pool_coordinator import Coordinator, Spec
-from ._pool_protocol import protocol_classes
+from ._pool_protocol import MAX_PREFETCH, MAX_WORKERS, protocol_classes
 from ._processes import NodeProcesses
 from ._remote_pool import RemotePoolRef
 from ._spawn import (
@@ -45,11 +46,14 @@ def spawn_remote_pool(
     check_interval: float = 5.0,
 ) -> RemotePoolRef[Any]:
     """See :meth:`Remote.spawn_pool`."""
-    for option, value in (("workers", workers), ("prefetch", prefetch)):
+    for option, value, most in (
+        ("workers", workers, MAX_WORKERS),
+        ("prefetch", prefetch, MAX_PREFETCH),
+    ):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{option} must be an int, not {value!r}")
-        if value < 1:
-            raise ValueError(f"{option} must be at least 1, not {value}")
+        if not 1 <= value <= most:
+            raise ValueError(f"{option} must be within 1..{most}, not {value}")
     for option, limit in (("capacity", capacity), ("worker_capacity", worker_capacity)):
         if limit is None:
             continue
@@ -64,15 +68,20 @@ def spawn_remote_pool(
         )
     if (nodes is None) == (processes is None):
         raise ValueError("give either nodes (node names) or processes (a count)")
-    if processes is not None and (
-        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
-    ):
-        raise ValueError(f"processes must be an int >= 1, not {processes!r}")
-    if nodes is not None and (
-        isinstance(nodes, str) or not all(type(n) is str for n in nodes) or not nodes
-    ):
-        raise TypeError("nodes must be a non-empty list of node names")
-    nodes = None if nodes is None else list(nodes)
+    if processes is not None:
+        if isinstance(processes, bool) or not isinstance(processes, int):
+            raise TypeError(f"processes must be an int, not {processes!r}")
+        if processes < 1:
+            raise ValueError(f"processes must be at least 1, not {processes}")
+    if nodes is not None:
+        if isinstance(nodes, str) or not isinstance(nodes, Iterable):
+            raise TypeError(f"nodes must be a list of node names, not {nodes!r}")
+        nodes = [check_token("node", node) for node in nodes]
+        if not nodes:
+            raise ValueError("nodes must name at least one node")
+        twice = sorted({node for node in nodes if nodes.count(node) > 1})
+        if twice:
+            raise ValueError(f"nodes must name each node once, not {twice[0]!r} twice")
     address = remote.node  # raises SystemNotRunning
     host = remote._host
     assert host is not None
