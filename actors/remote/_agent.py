@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,7 @@ from ._spawn import (
     Spawn,
     Spawned,
     SpawnError,
+    Unspawn,
     decode_args,
     decode_value,
     register_module_types,
@@ -76,6 +78,8 @@ __all__ = ["NodeAgent", "PoolMember", "start_agent"]
 
 #: The encoded ``nil`` body of a job that finished without a reply.
 _NIL = msgspec.Raw(b"\xc0")
+#: Spawns an agent remembers for an Unspawn.
+_SPAWN_TOKENS = 1024
 #: Bytes of bodies per report to the coordinator (well under the server's
 #: default ``max_payload`` of 1 MiB).
 _REPORT_BYTES = 256 * 1024
@@ -116,6 +120,9 @@ class NodeAgent(Actor):
         self.hosted = hosted
         self.pools = 0
         self.members: list[ActorRef[Any]] = []
+        #: The latest spawns by their request's token, for an Unspawn (which
+        #: comes right after its Spawn when it comes at all).
+        self.spawned: OrderedDict[str, ActorRef[Any]] = OrderedDict()
 
     async def receive(self, message: Any) -> Any:
         kind = type(message)
@@ -129,6 +136,11 @@ class NodeAgent(Actor):
                 # local spawn raises it), not the agent's, whose failure would
                 # stop every actor of the node.
                 return ErrorReply(exc)
+        if kind is Unspawn:
+            ref = self.spawned.pop(message.token, None)
+            if ref is not None:
+                ref.stop()
+            return None
         if kind is Drain:
             await self._drain(message)
             return None
@@ -151,6 +163,10 @@ class NodeAgent(Actor):
                 drain=message.drain,
                 restart=message.restart,  # type: ignore[arg-type]
             )
+            if message.token is not None:
+                self.spawned[message.token] = ref
+                if len(self.spawned) > _SPAWN_TOKENS:
+                    self.spawned.popitem(last=False)
         else:
             assert type(message) is JoinPool
             if not (
