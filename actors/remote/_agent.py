@@ -33,6 +33,7 @@ from .. import (
     LocalAsk,
     MailboxFull,
     OneForOne,
+    Terminated,
 )
 from ..channel import (
     ClosedResourceError,
@@ -245,6 +246,9 @@ class PoolMember(Actor):
             tuple[int, bool, str, msgspec.Raw]
         ](math.inf)
         host.task_group.start_soon(self._run)
+        # A coordinator gone without a goodbye (its process killed, or the
+        # pool stopped while this member was joining) has no use for it.
+        self.context.watch(self.coordinator)
 
     def on_stop(self) -> None:
         self._scope.cancel()
@@ -285,6 +289,8 @@ class PoolMember(Actor):
                 )
         elif kind is Drain:
             await self._drain(message.grace)
+            self.context.stop()
+        elif kind is Terminated and message.ref == self.coordinator:
             self.context.stop()
 
     # -- the tasks -------------------------------------------------------------
