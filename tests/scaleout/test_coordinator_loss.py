@@ -34,7 +34,14 @@ async def test_members_stop_when_their_coordinator_process_is_killed(
     async with node(url, system_name, "a") as a:
         agent = a.lookup("/user/node-agent")
         coordinator = await anyio.open_process(
-            [sys.executable, "-m", f"{__package__}._coordinator", url, system_name, "a"],
+            [
+                sys.executable,
+                "-m",
+                f"{__package__}._coordinator",
+                url,
+                system_name,
+                "a",
+            ],
             env=child_env(),
             stderr=None,
         )
