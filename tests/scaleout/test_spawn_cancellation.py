@@ -44,4 +44,3 @@ async def test_a_cancelled_remote_spawn_leaves_no_actor_on_the_node(
         with anyio.fail_after(10):
             while set(agent._cell.children) != kept:
                 await anyio.sleep(0.01)  # children stopping: no event to wait on
-
