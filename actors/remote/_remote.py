@@ -878,7 +878,11 @@ class Remote:
         try:
             msg = await client.request(subject, frame, timeout=timeout)
         except NoRespondersError:
-            raise NodeUnreachable(f"no node {node} listens ({subject})") from None
+            raise NodeUnreachable(
+                f"no node {node} listens ({subject}): is it running, and in "
+                f"system {self.system_name!r} (python -m actors.node --system "
+                f"{self.system_name})?"
+            ) from None
         except RequestTimeoutError:
             raise NodeUnreachable(
                 f"node {node} did not answer a lookup within {timeout} s"

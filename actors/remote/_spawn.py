@@ -351,6 +351,8 @@ class Hosted:
         if not name.isidentifier() or name.startswith("_"):
             raise SpawnError(f"{target!r}: {name!r} is not a public class name")
         cls = vars(module).get(name)
+        if cls is None:
+            raise SpawnError(f"{target!r}: module {module_name} has no {name!r}")
         if not (isinstance(cls, type) and issubclass(cls, Actor)):
             raise SpawnError(f"{target!r}: not an Actor subclass of {module_name}")
         return cls
