@@ -1009,8 +1009,9 @@ class Remote:
 
         Raises:
             TypeError / ValueError: bad arguments (both or neither of
-                ``nodes`` and ``processes``), or an argument the codec cannot
-                encode.
+                ``nodes`` and ``processes``, a node named twice or not a
+                node name), or an argument the codec cannot encode.
+            FrameTooLarge: the workers' arguments do not fit one message.
             OSError: a process could not be started.
             SystemNotRunning: the system is not entered.
         """

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import Actor
+from ._errors import FrameTooLarge
 from ._node import check_token
 from ._pool_coordinator import Coordinator, Spec
 from ._pool_protocol import MAX_PREFETCH, MAX_WORKERS, protocol_classes
@@ -91,6 +92,14 @@ def spawn_remote_pool(
     if module is not None:
         register_module_types(codec, module, module_name_of(module))
     encoded_args, encoded_kwargs = encode_args(codec, args, kwargs)
+    client = remote._client
+    limit = (client.max_payload if client is not None else 1024 * 1024) - 4096
+    size = sum(len(body) for _, body in [*encoded_args, *encoded_kwargs.values()])
+    if size > limit:
+        raise FrameTooLarge(
+            f"the workers' arguments take {size} bytes: they do not fit the "
+            f"message that starts a member (at most {limit})"
+        )
     if name is None:
         base = target.rpartition(":")[2].lower()
         name = f"pool-{base}-{secrets.token_hex(3)}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from actors import ActorSystem
+from actors.remote import FrameTooLarge
 from actors.remote._server import NatsServer
 
 from ._workers import Echo
@@ -50,3 +51,13 @@ async def test_workers_and_prefetch_beyond_what_a_node_takes_are_refused_at_the_
             main.remote.spawn_pool(Echo, nodes=["a"], workers=4097)
         with pytest.raises(ValueError, match="prefetch"):
             main.remote.spawn_pool(Echo, nodes=["a"], prefetch=65537)
+
+
+async def test_worker_arguments_too_large_for_a_message_are_refused_at_the_call(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+        with pytest.raises(FrameTooLarge, match="arguments"):
+            main.remote.spawn_pool(Echo, b"x" * 2_000_000, nodes=["a"])
+        with pytest.raises(FrameTooLarge, match="arguments"):
+            main.remote.spawn_pool(Echo, nodes=["a"], big=b"x" * 2_000_000)
