@@ -276,7 +276,11 @@ class PoolCoordination:
                     code = None if processes is None else processes.exit_code(node)
                     if code is not None:  # it will never come: say so
                         self._refused(
-                            node, RuntimeError(f"node process {node} exited ({code})")
+                            node,
+                            RuntimeError(
+                                f"node process {node} exited with status {code} "
+                                "(its error is on this process's standard error)"
+                            ),
                         )
                         return
                     await anyio.sleep(delay)
