@@ -25,9 +25,21 @@ from ._spawn import (
 )
 
 if TYPE_CHECKING:
+    from .. import ActorSystem
     from ._remote import Remote
 
 __all__ = ["spawn_remote_pool"]
+
+
+def check_name_free(system: ActorSystem, name: str) -> None:
+    """Raise ``ValueError`` when a top-level actor is called ``name``."""
+    try:
+        system.lookup(f"/user/{name}")
+    except LookupError:
+        return  # free (a bad name is refused by the spawn, naming it)
+    except (TypeError, ValueError):
+        return
+    raise ValueError(f"/user already has a child named {name!r}")
 
 
 def spawn_remote_pool(
@@ -105,6 +117,8 @@ def spawn_remote_pool(
         name = f"pool-{base}-{secrets.token_hex(3)}"
     started: NodeProcesses | None = None
     if processes is not None:
+        # Before any process starts (their node names come from the pool's).
+        check_name_free(host.system, name)
         spec = (
             module_spec_of(module) if module is not None else target.partition(":")[0]
         )
