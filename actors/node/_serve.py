@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from .. import ActorRef, ActorSystem
+from .. import ActorRef, ActorSystem, AskTimeout
 from ..remote import Remote
 from ..remote._agent import start_agent
 from ..remote._pool_protocol import Drain
@@ -20,6 +21,8 @@ from ..remote._spawn import Hosted
 from ..remote._wire import DEFAULT_PREFIX
 
 __all__ = ["host", "main", "serve"]
+
+logger = logging.getLogger("actors.node")
 
 
 def host(
@@ -97,7 +100,10 @@ async def serve(
     """
     hosted = Hosted(modules)
     remote = Remote(url, system=system, node=name, prefix=prefix)
-    async with ActorSystem(remote=remote) as actors:
+    # A job still running after the grace must not hold the leave: the
+    # actors' tasks are cancelled after that long more (its pool runs it
+    # again elsewhere: at-least-once).
+    async with ActorSystem(remote=remote, shutdown_timeout=grace) as actors:
         agent = start_agent(actors, hosted)
         if ready is None:
             address = remote.node
@@ -126,7 +132,14 @@ async def serve(
             tg.cancel_scope.cancel()
         # Hand back and finish the pools' work, then leave the system.
         with anyio.move_on_after(grace + 2.0), anyio.CancelScope(shield=True):
-            await agent.ask(Drain(grace), timeout=grace + 1.0)
+            try:
+                await agent.ask(Drain(grace), timeout=grace + 1.0)
+            except AskTimeout:
+                logger.warning(
+                    "jobs still running after the grace of %s s: left "
+                    "unreported (their pools run them again elsewhere)",
+                    grace,
+                )
 
 
 def main(argv: list[str]) -> None:

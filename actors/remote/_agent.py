@@ -18,13 +18,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
-from .. import Actor, ActorRef, LocalAsk, MailboxFull
+from .. import (
+    Actor,
+    ActorRef,
+    Backoff,
+    ErrorReply,
+    LocalAsk,
+    MailboxFull,
+    OneForOne,
+    Terminated,
+)
 from ..channel import (
     ClosedResourceError,
     EndOfStream,
@@ -35,6 +45,8 @@ from ._errors import DecodeError
 from ._pool_protocol import (
     DONE,
     FAILED,
+    MAX_PREFETCH,
+    MAX_WORKERS,
     REPLIED,
     Broadcast,
     Check,
@@ -52,6 +64,7 @@ from ._spawn import (
     Spawn,
     Spawned,
     SpawnError,
+    Unspawn,
     decode_args,
     decode_value,
     register_module_types,
@@ -66,14 +79,33 @@ __all__ = ["NodeAgent", "PoolMember", "start_agent"]
 
 #: The encoded ``nil`` body of a job that finished without a reply.
 _NIL = msgspec.Raw(b"\xc0")
+#: Spawns an agent remembers for an Unspawn.
+_SPAWN_TOKENS = 1024
 #: Bytes of bodies per report to the coordinator (well under the server's
 #: default ``max_payload`` of 1 MiB).
 _REPORT_BYTES = 256 * 1024
 
 
+def _with_kwargs(cls: type[Actor], kwargs: dict[str, Any]) -> Callable[..., Actor]:
+    # A context's spawn takes positional arguments only (it is typed by
+    # them): keyword arguments ride on the factory.
+    return functools.partial(cls, **kwargs) if kwargs else cls
+
+
 def _remote_of(actor: Actor) -> Remote:
     remote: Remote = actor.context.system.remote
     return remote
+
+
+#: The agent's strategy. Its children are independent actors of many
+#: spawners, so one that fails again and again must not exceed the agent's
+#: restart intensity (which would stop every actor on the node): restarts
+#: back off (10 ms doubling to 1 s per child), and the intensity is set far
+#: above what a few crash-looping children reach (about 10 restarts each in
+#: 10 s).
+AGENT_STRATEGY = OneForOne(
+    max_restarts=500, within=10.0, backoff=Backoff(min_delay=0.01, max_delay=1.0)
+)
 
 
 class NodeAgent(Actor):
@@ -83,10 +115,15 @@ class NodeAgent(Actor):
         hosted: the classes this node may construct.
     """
 
+    supervisor_strategy = AGENT_STRATEGY
+
     def __init__(self, hosted: Hosted) -> None:
         self.hosted = hosted
         self.pools = 0
         self.members: list[ActorRef[Any]] = []
+        #: The latest spawns by their request's token, for an Unspawn (which
+        #: comes right after its Spawn when it comes at all).
+        self.spawned: OrderedDict[str, ActorRef[Any]] = OrderedDict()
 
     async def receive(self, message: Any) -> Any:
         kind = type(message)
@@ -95,6 +132,16 @@ class NodeAgent(Actor):
                 return self._spawn(message)
             except (SpawnError, TypeError, ValueError) as exc:
                 return exc  # an answer, not a failure of the agent
+            except Exception as exc:
+                # The class's constructor raised: the spawner's failure (as a
+                # local spawn raises it), not the agent's, whose failure would
+                # stop every actor of the node.
+                return ErrorReply(exc)
+        if kind is Unspawn:
+            ref = self.spawned.pop(message.token, None)
+            if ref is not None:
+                ref.stop()
+            return None
         if kind is Drain:
             await self._drain(message)
             return None
@@ -109,20 +156,24 @@ class NodeAgent(Actor):
             raise SpawnError(f"{message.target}: bad arguments: {exc}") from None
         context = self.context
         if type(message) is Spawn:
-            # spawn passes positional arguments only: keyword ones go in a
-            # partial (named after the class all the same).
-            factory = functools.partial(cls, **kwargs) if kwargs else cls
             ref = context.spawn(
-                factory,
+                _with_kwargs(cls, kwargs),
                 *args,
                 name=message.name,
                 capacity=message.capacity,
                 drain=message.drain,
                 restart=message.restart,  # type: ignore[arg-type]
             )
+            if message.token is not None:
+                self.spawned[message.token] = ref
+                if len(self.spawned) > _SPAWN_TOKENS:
+                    self.spawned.popitem(last=False)
         else:
             assert type(message) is JoinPool
-            if not 1 <= message.workers <= 4096 or not 1 <= message.prefetch <= 65536:
+            if not (
+                1 <= message.workers <= MAX_WORKERS
+                and 1 <= message.prefetch <= MAX_PREFETCH
+            ):
                 raise SpawnError("workers or prefetch out of range")
             self.pools += 1
             ref = context.spawn(
@@ -171,30 +222,33 @@ class PoolMember(Actor):
         self._idle: anyio.Event | None = None
         self._scope = anyio.CancelScope()
         self._report_every = max(1, request.workers * request.prefetch // 4)
+        # Spawned here, so a worker's constructor that raises fails the
+        # member's spawn in the agent: the coordinator gets the error (and
+        # stops asking that node) instead of a member that dies at once.
+        context = self.context
+        self.workers = [
+            context.spawn(
+                _with_kwargs(factory, kwargs),
+                *args,
+                name=f"worker-{index}",
+                capacity=request.capacity,
+            )
+            for index in range(request.workers)
+        ]
 
     def on_start(self) -> None:
-        context = self.context
         remote = _remote_of(self)
         self._codec = remote.codec
         host = remote._host
         assert host is not None
         self._host = host
-        factory: Callable[..., Actor] = self.factory
-        if self.kwargs:  # spawn passes positional arguments only
-            factory = functools.partial(factory, **self.kwargs)
-        self.workers = [
-            context.spawn(
-                factory,
-                *self.args,
-                name=f"worker-{index}",
-                capacity=self.request.capacity,
-            )
-            for index in range(self.request.workers)
-        ]
         self._jobs, self._queue = create_memory_object_stream[
             tuple[int, bool, str, msgspec.Raw]
         ](math.inf)
         host.task_group.start_soon(self._run)
+        # A coordinator gone without a goodbye (its process killed, or the
+        # pool stopped while this member was joining) has no use for it.
+        self.context.watch(self.coordinator)
 
     def on_stop(self) -> None:
         self._scope.cancel()
@@ -235,6 +289,8 @@ class PoolMember(Actor):
                 )
         elif kind is Drain:
             await self._drain(message.grace)
+            self.context.stop()
+        elif kind is Terminated and message.ref == self.coordinator:
             self.context.stop()
 
     # -- the tasks -------------------------------------------------------------

@@ -62,6 +62,10 @@ logger = logging.getLogger("actors.remote")
 _BATCH_BYTES = 256 * 1024
 #: Seconds between attempts to join a node that is not there (doubling).
 _RETRY_FIRST, _RETRY_MAX = 0.05, 0.5
+#: A member lost within this many seconds of joining failed at once (its
+#: workers cannot start, say): joining again waits, doubling up to
+#: _CRASH_MAX seconds, so a crash loop neither spins nor floods the logs.
+_CRASH_WITHIN, _CRASH_MAX = 5.0, 5.0
 
 
 class Spec(NamedTuple):
@@ -148,7 +152,7 @@ class Coordinator(Actor):
         if kind is Done:
             pool._on_done(message)
         elif kind is Terminated:
-            pool._on_lost(message.ref)
+            pool._on_lost(message.ref, message.reason)
         elif kind is Joined:
             pool._on_joined(self.context, message)
         elif kind is Returned:
@@ -198,6 +202,11 @@ class PoolCoordination:
         self._max_body = payload - 4096
         #: Nodes that refused to join (their error), e.g. a class they do not host.
         self.errors: dict[str, BaseException] = {}
+        #: Members lost soon after they joined, per node, in a row (a member
+        #: whose workers cannot start): reported by an ask that times out.
+        self.quick_losses: dict[str, int] = {}
+        #: The last failure that ended a member, per node.
+        self.ended: dict[str, BaseException] = {}
         #: Jobs told (not asked) whose handler failed on their node.
         self.failures = 0
         #: Jobs dispatched again after their member was lost.
@@ -251,7 +260,7 @@ class PoolCoordination:
         """Keep a member on ``node`` while the pool lives: join it, and again
         when it is lost (the node restarted)."""
         remote = self._remote
-        delay = _RETRY_FIRST
+        delay = crash_delay = _RETRY_FIRST
         scope = anyio.CancelScope()
         self._scopes.append(scope)
         if not self._alive:
@@ -261,18 +270,27 @@ class PoolCoordination:
                 try:
                     agent = await remote.lookup(node, AGENT_NAME, timeout=2.0)
                     answer = await agent.ask(self._request, timeout=10.0)
-                except (NodeUnreachable, AskTimeout):
+                except (NodeUnreachable, AskTimeout, ActorStopped):
+                    # Not there (yet), or its agent is stopping: try again.
                     processes = self._processes
                     code = None if processes is None else processes.exit_code(node)
                     if code is not None:  # it will never come: say so
                         self._refused(
-                            node, RuntimeError(f"node process {node} exited ({code})")
+                            node,
+                            RuntimeError(
+                                f"node process {node} exited with status {code} "
+                                "(its error is on this process's standard error)"
+                            ),
                         )
                         return
                     await anyio.sleep(delay)
                     delay = min(delay * 2, _RETRY_MAX)
                     continue
                 except ActorNotFound as exc:
+                    answer = exc
+                except Exception as exc:
+                    # The node's refusal raised as an error reply (a worker's
+                    # constructor failed): never the pool's own failure.
                     answer = exc
                 if type(answer) is not Spawned:
                     error = answer if isinstance(answer, BaseException) else None
@@ -282,7 +300,15 @@ class PoolCoordination:
                 lost = anyio.Event()
                 assert self._ref is not None
                 self._ref.tell(Joined(node, answer.ref, lost))
+                joined = anyio.current_time()
                 await lost.wait()
+                if anyio.current_time() - joined < _CRASH_WITHIN:
+                    self.quick_losses[node] = self.quick_losses.get(node, 0) + 1
+                    await anyio.sleep(crash_delay)
+                    crash_delay = min(crash_delay * 2, _CRASH_MAX)
+                else:
+                    self.quick_losses.pop(node, None)
+                    crash_delay = _RETRY_FIRST
 
     def _refused(self, node: str, error: BaseException) -> None:
         self.errors[node] = error
@@ -310,10 +336,12 @@ class PoolCoordination:
         self._dispatch()
         self._notify()
 
-    def _on_lost(self, ref: ActorRef[Any]) -> None:
+    def _on_lost(self, ref: ActorRef[Any], reason: object = None) -> None:
         member = self._members.pop(ref, None)
         if member is None:
             return
+        if isinstance(reason, Exception) and not isinstance(reason, ActorNotFound):
+            self.ended[member.node] = reason  # a failure, not "already gone"
         member.lost.set()
         self._requeue(member, list(member.jobs))
         self._notify()

@@ -22,6 +22,8 @@ from .. import ActorRef
 __all__ = [
     "DONE",
     "FAILED",
+    "MAX_PREFETCH",
+    "MAX_WORKERS",
     "REPLIED",
     "Broadcast",
     "Check",
@@ -36,6 +38,9 @@ __all__ = [
 
 #: Outcome kinds in ``Done``: finished (a tell), replied, failed.
 DONE, REPLIED, FAILED = 0, 1, 2
+
+#: The most workers per node and jobs per worker a node's agent accepts.
+MAX_WORKERS, MAX_PREFETCH = 4096, 65536
 
 
 class JoinPool(msgspec.Struct, frozen=True, array_like=True):

@@ -884,7 +884,11 @@ class Remote:
         try:
             msg = await client.request(subject, frame, timeout=timeout)
         except NoRespondersError:
-            raise NodeUnreachable(f"no node {node} listens ({subject})") from None
+            raise NodeUnreachable(
+                f"no node {node} listens ({subject}): is it running, and in "
+                f"system {self.system_name!r} (python -m actors.node --system "
+                f"{self.system_name})?"
+            ) from None
         except RequestTimeoutError:
             raise NodeUnreachable(
                 f"node {node} did not answer a lookup within {timeout} s"
@@ -1011,8 +1015,9 @@ class Remote:
 
         Raises:
             TypeError / ValueError: bad arguments (both or neither of
-                ``nodes`` and ``processes``), or an argument the codec cannot
-                encode.
+                ``nodes`` and ``processes``, a node named twice or not a
+                node name), or an argument the codec cannot encode.
+            FrameTooLarge: the workers' arguments do not fit one message.
             OSError: a process could not be started.
             SystemNotRunning: the system is not entered.
         """

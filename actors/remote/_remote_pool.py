@@ -139,9 +139,18 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
         if answer.event.is_set():
             return answer.value
         if not self._members:
+            refused = "".join(
+                f"; node {node} refused: {type(error).__name__}: {error}"
+                for node, error in self.errors.items()
+            ) + "".join(
+                f"; its members on {node} ended soon after joining {count} "
+                f"times in a row (last failure: {self.ended.get(node)!r:.200}; "
+                "see that node's log)"
+                for node, count in self.quick_losses.items()
+            )
             raise AskTimeout(
                 f"the pool {self.name} has no live worker (nodes: "
-                f"{', '.join(self.nodes)}); no reply within {timeout} s"
+                f"{', '.join(self.nodes)}{refused}); no reply within {timeout} s"
             )
         raise AskTimeout(f"the pool {self.name} did not reply within {timeout} s")
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import Actor
+from ._errors import FrameTooLarge
+from ._node import check_token
 from ._pool_coordinator import Coordinator, Spec
-from ._pool_protocol import protocol_classes
+from ._pool_protocol import MAX_PREFETCH, MAX_WORKERS, protocol_classes
 from ._processes import NodeProcesses
 from ._remote_pool import RemotePoolRef
 from ._spawn import (
@@ -23,9 +25,21 @@ from ._spawn import (
 )
 
 if TYPE_CHECKING:
+    from .. import ActorSystem
     from ._remote import Remote
 
 __all__ = ["spawn_remote_pool"]
+
+
+def check_name_free(system: ActorSystem, name: str) -> None:
+    """Raise ``ValueError`` when a top-level actor is called ``name``."""
+    try:
+        system.lookup(f"/user/{name}")
+    except LookupError:
+        return  # free (a bad name is refused by the spawn, naming it)
+    except (TypeError, ValueError):
+        return
+    raise ValueError(f"/user already has a child named {name!r}")
 
 
 def spawn_remote_pool(
@@ -45,11 +59,14 @@ def spawn_remote_pool(
     check_interval: float = 5.0,
 ) -> RemotePoolRef[Any]:
     """See [``Remote.spawn_pool``][actors.remote.Remote.spawn_pool]."""
-    for option, value in (("workers", workers), ("prefetch", prefetch)):
+    for option, value, most in (
+        ("workers", workers, MAX_WORKERS),
+        ("prefetch", prefetch, MAX_PREFETCH),
+    ):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{option} must be an int, not {value!r}")
-        if value < 1:
-            raise ValueError(f"{option} must be at least 1, not {value}")
+        if not 1 <= value <= most:
+            raise ValueError(f"{option} must be within 1..{most}, not {value}")
     for option, limit in (("capacity", capacity), ("worker_capacity", worker_capacity)):
         if limit is None:
             continue
@@ -64,15 +81,20 @@ def spawn_remote_pool(
         )
     if (nodes is None) == (processes is None):
         raise ValueError("give either nodes (node names) or processes (a count)")
-    if processes is not None and (
-        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
-    ):
-        raise ValueError(f"processes must be an int >= 1, not {processes!r}")
-    if nodes is not None and (
-        isinstance(nodes, str) or not all(type(n) is str for n in nodes) or not nodes
-    ):
-        raise TypeError("nodes must be a non-empty list of node names")
-    nodes = None if nodes is None else list(nodes)
+    if processes is not None:
+        if isinstance(processes, bool) or not isinstance(processes, int):
+            raise TypeError(f"processes must be an int, not {processes!r}")
+        if processes < 1:
+            raise ValueError(f"processes must be at least 1, not {processes}")
+    if nodes is not None:
+        if isinstance(nodes, str) or not isinstance(nodes, Iterable):
+            raise TypeError(f"nodes must be a list of node names, not {nodes!r}")
+        nodes = [check_token("node", node) for node in nodes]
+        if not nodes:
+            raise ValueError("nodes must name at least one node")
+        twice = sorted({node for node in nodes if nodes.count(node) > 1})
+        if twice:
+            raise ValueError(f"nodes must name each node once, not {twice[0]!r} twice")
     address = remote.node  # raises SystemNotRunning
     host = remote._host
     assert host is not None
@@ -82,11 +104,21 @@ def spawn_remote_pool(
     if module is not None:
         register_module_types(codec, module, module_name_of(module))
     encoded_args, encoded_kwargs = encode_args(codec, args, kwargs)
+    client = remote._client
+    limit = (client.max_payload if client is not None else 1024 * 1024) - 4096
+    size = sum(len(body) for _, body in [*encoded_args, *encoded_kwargs.values()])
+    if size > limit:
+        raise FrameTooLarge(
+            f"the workers' arguments take {size} bytes: they do not fit the "
+            f"message that starts a member (at most {limit})"
+        )
     if name is None:
         base = target.rpartition(":")[2].lower()
         name = f"pool-{base}-{secrets.token_hex(3)}"
     started: NodeProcesses | None = None
     if processes is not None:
+        # Before any process starts (their node names come from the pool's).
+        check_name_free(host.system, name)
         spec = (
             module_spec_of(module) if module is not None else target.partition(":")[0]
         )

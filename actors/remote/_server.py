@@ -9,6 +9,7 @@ variable overrides all of them.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -20,15 +21,27 @@ import sys
 import sysconfig
 import tempfile
 import time
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from ._child_process import popen_tied
+
 __all__ = ["NatsServer", "embedded_nats_server", "find_nats_server"]
 
 _POLL = 0.005  #: seconds between two looks while the server starts
+
+#: Servers started and not stopped, killed at interpreter exit.
+_running: weakref.WeakSet[NatsServer] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_all() -> None:
+    for server in list(_running):
+        server.stop(kill=True)
 
 
 def find_nats_server() -> str:
@@ -68,8 +81,11 @@ class NatsServer:
     """A ``nats-server`` process on a loopback port.
 
     ``with NatsServer() as server:`` starts it and stops it; ``server.url`` is
-    where clients connect. ``stop`` then ``start`` restarts it on the
-    same port (a broker restart for reconnection tests).
+    where clients connect. The server never outlives this process: on Linux
+    the kernel kills it when this process dies, ``kill -9`` included
+    (elsewhere, only a stop or interpreter exit ends it). ``stop`` then
+    ``start`` restarts it on the same port (a broker restart for
+    reconnection tests).
 
     Args:
         port: the client port; ``None`` lets the server pick a free one (and
@@ -166,13 +182,16 @@ class NatsServer:
         workdir = Path(self._dir.name)
         for old in workdir.glob("*.ports"):
             old.unlink()
-        process = subprocess.Popen(
+        # Tied to this process: the kernel kills the server when this
+        # process dies, kill -9 included (Linux; see _child_process).
+        process = popen_tied(
             self._command(workdir),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
         self._process = process
+        _running.add(self)
         try:
             self._wait_ready(workdir, process)
         except BaseException:
@@ -226,6 +245,7 @@ class NatsServer:
         if process is None:
             return
         self._process = None
+        _running.discard(self)
         if process.poll() is None:
             if kill:
                 process.kill()

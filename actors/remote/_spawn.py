@@ -15,11 +15,13 @@ at the spawner; nothing is imported when a request arrives.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import importlib
 import importlib.util
 import os
+import secrets
 import sys
 from collections.abc import Iterable, Mapping
 from types import ModuleType
@@ -41,6 +43,7 @@ __all__ = [
     "Spawn",
     "SpawnError",
     "Spawned",
+    "Unspawn",
     "decode_args",
     "encode_args",
     "load_module",
@@ -78,6 +81,16 @@ class Spawn(msgspec.Struct, frozen=True, array_like=True):
     capacity: int | None = None
     drain: int | None = None
     restart: str = "transient"
+    #: Names this request for an ``Unspawn`` (None: cannot be undone).
+    token: str | None = None
+
+
+class Unspawn(msgspec.Struct, frozen=True, array_like=True):
+    """To a node's agent: stop the actor the ``Spawn`` with ``token``
+    made, if it made one; sent when the spawner gave up on the answer
+    (cancelled, timed out). It comes after its Spawn (FIFO per pair)."""
+
+    token: str
 
 
 class Spawned(msgspec.Struct, frozen=True, array_like=True):
@@ -89,7 +102,7 @@ class Spawned(msgspec.Struct, frozen=True, array_like=True):
 def register_protocol(codec: Codec, *classes: type) -> None:
     """Register the spawn messages (and ``classes``) on ``codec`` under
     stable tags ``actors.remote.<Name>`` (idempotent)."""
-    for cls in (Spawn, Spawned, SpawnError, *classes):
+    for cls in (Spawn, Spawned, SpawnError, Unspawn, *classes):
         if not codec.is_registered(cls):
             codec.register(cls, f"actors.remote.{cls.__name__}")
 
@@ -338,6 +351,8 @@ class Hosted:
         if not name.isidentifier() or name.startswith("_"):
             raise SpawnError(f"{target!r}: {name!r} is not a public class name")
         cls = vars(module).get(name)
+        if cls is None:
+            raise SpawnError(f"{target!r}: module {module_name} has no {name!r}")
         if not (isinstance(cls, type) and issubclass(cls, Actor)):
             raise SpawnError(f"{target!r}: not an Actor subclass of {module_name}")
         return cls
@@ -366,8 +381,9 @@ async def remote_spawn(
     if module is not None:
         register_module_types(codec, module, module_name_of(module))
     encoded_args, encoded_kwargs = encode_args(codec, args, kwargs)
+    token = secrets.token_hex(8)
     request = Spawn(
-        target, encoded_args, encoded_kwargs, name, capacity, drain, restart
+        target, encoded_args, encoded_kwargs, name, capacity, drain, restart, token
     )
     try:
         agent = await remote.lookup(node, AGENT_NAME, timeout=timeout)
@@ -375,7 +391,14 @@ async def remote_spawn(
         raise ActorNotFound(
             f"node {node} runs no node agent (start it with python -m actors.node)"
         ) from None
-    answer = await agent.ask(request, timeout=timeout)
+    try:
+        answer = await agent.ask(request, timeout=timeout)
+    except BaseException:
+        # Cancelled or timed out: the node may spawn it all the same, and
+        # nobody would have its ref. Undo it (a tell: never waits).
+        with contextlib.suppress(Exception):
+            agent.tell(Unspawn(token))
+        raise
     if isinstance(answer, BaseException):
         raise answer
     if type(answer) is not Spawned:
