@@ -27,6 +27,7 @@ from actors import (
     ErrorReply,
     OneForAll,
     OneForOne,
+    Result,
 )
 
 from ._support import on_asyncio, wait_all_blocked
@@ -221,6 +222,46 @@ async def test_an_error_reply_nobody_takes_is_a_dead_letter(
         outcome,
         letters(system),
     )
+
+
+# -- background work -----------------------------------------------------------
+
+
+class Adapts(Actor):
+    """Pipes work to itself through ``then``; the handler of what ``then``
+    made never returns."""
+
+    def __init__(self, seen: list[Any]) -> None:
+        self.seen = seen
+
+    async def on_start(self) -> None:
+        async def work() -> str:
+            return "value"
+
+        self.context.run(work, then=self.adapt)
+
+    def adapt(self, result: Result[str]) -> object:
+        self.seen.append(result)
+        return ("made", result.value)
+
+    async def receive(self, message: Any) -> None:
+        self.seen.append(message)
+        await anyio.sleep_forever()
+
+
+async def test_a_piped_result_is_given_to_then_or_dead_lettered_not_both() -> None:
+    # The campaign's "context.ask reply delivered 1x, dead-lettered 1x": the
+    # exit's teardown cancelled the handler of what then() made, and the
+    # piped result itself became the dead letter, though then() had taken it
+    # (its reply adapter had booked it). The interrupted message is what the
+    # handler got, as a stash keeps it.
+    seen: list[Any] = []
+    async with ActorSystem(shutdown_timeout=0.0) as system:
+        system.spawn(Adapts, seen)
+        while len(seen) < 2:
+            await anyio.lowlevel.checkpoint()
+    assert seen == [Result("value"), ("made", "value")]
+    assert letters(system) == [("made", "value")]
 
 
 # -- stash ---------------------------------------------------------------------
