@@ -68,6 +68,7 @@ from actors import (
     OneForAll,
     OneForOne,
     PoolRef,
+    ReceiveTimeout,
     RestForOne,
     Result,
     SupervisorStrategy,
@@ -83,11 +84,13 @@ from ._ledger import (
     ASK_STOPPED,
     ASK_STOPPED_QUEUED,
     CANCELLED,
+    CTX_DONE,
     INFLIGHT,
     PIPE_WORK,
     REJECTED,
     UNCERTAIN,
     Cast,
+    CtxDone,
     Ledger,
     Msg,
     Pipe,
@@ -141,6 +144,8 @@ FEATURES: dict[str, bool] = {
     "ping_pong": True,  # rallies of tells between two actors' handlers
     "registry": True,  # register / whereis / tell by name
     "system_stop": True,  # some runs end with system.stop()
+    "receive_timeout": True,  # some actors set a receive timeout (stash it too)
+    "stash_timers": True,  # some single timer firings are stashed once
     # ErrorReply answers to system.from_thread.ask (given up on: see KNOWN).
     "thread_error_replies": True,
 }
@@ -171,13 +176,6 @@ class Replied(Exception):
         self.key = key
 
 
-class CtxDone:
-    """What a ``context.ask`` reply adapter hands to ``receive`` (booked)."""
-
-    __slots__ = ()
-
-
-CTX_DONE = CtxDone()
 
 
 def tap_dead_letters(system: ActorSystem) -> Callable[[], list[Any]]:
@@ -238,6 +236,7 @@ class Spec:
     tick: float = 0.001  # seconds between periodic timer firings
     stubborn: bool = False  # on_stop never returns once the system is exiting
     unstash_every: int = 1  # unstash_all after every n-th message handled
+    receive_timeout: float | None = None  # seconds (set in on_start)
 
 
 class World:
@@ -249,6 +248,7 @@ class World:
         self.targets: dict[str, Any] = {}  # path -> ActorRef | PoolRef
         self.pools: dict[str, PoolRef[Any]] = {}
         self.exiting = False  # the run is leaving the system
+        self.stash_timers = False  # stash some single timer firings once
 
     def book(self, i: int | None, outcome: str, reply: object = None) -> None:
         if i is None:
@@ -308,6 +308,9 @@ class Node(Actor):
             self._single()
         if spec.children:
             self.world.spawn_children(self)
+        if spec.receive_timeout is not None:
+            self.context.set_receive_timeout(spec.receive_timeout)
+        self.timeouts = 0
 
     def _single(self) -> None:
         if self.singles < 20:
@@ -328,16 +331,32 @@ class Node(Actor):
         if type(key) is tuple:  # a broadcast: booked per worker
             key = (key[0], key[1], self.context.path)
             plan = ledger.plans.get(key[1])
+        elif type(message) is CtxDone:
+            return None  # a context.ask reply, booked by the adapter
         elif key is None:
             if type(message) is Tick:
                 token = message.token
                 if token is not None:
+                    if (
+                        self.world.stash_timers
+                        and token % 5 == 0
+                        and ("tick", token) not in ledger.stashed
+                    ):
+                        ledger.stashed.add(("tick", token))
+                        self.stash()
+                        return None
                     ledger.timers_handled[token] += 1
                     self._single()
                 return None
+            if type(message) is ReceiveTimeout:
+                ledger.ops["receive timeouts"] += 1
+                self.timeouts += 1
+                if self.timeouts % 3 == 0:
+                    self.stash()  # a dead letter on stop, or handled later
+                elif self.timeouts % 4 == 0:
+                    self.unstash_all()
+                return None
             raise AssertionError(f"unexpected message {message!r}")
-        elif type(message) is CtxDone:
-            return None  # a context.ask reply, booked by the adapter
         else:
             plan = ledger.plans.get(key)
         self.count += 1
@@ -551,6 +570,11 @@ class Builder:
             tick=rng.choice((0.0005, 0.001, 0.004)),
             stubborn=is_async and self.f["stuck_on_stop"] and rng.random() < 0.3,
             unstash_every=rng.choice((1, 2, 5)),
+            receive_timeout=(
+                rng.choice((0.0005, 0.002, 0.01))
+                if self.f["receive_timeout"] and rng.random() < 0.15
+                else None
+            ),
         )
 
     def strategy(self, holds_pool: bool = False) -> SupervisorStrategy:
@@ -698,6 +722,7 @@ class Run:
         self.rng = random.Random(seed)
         self.ledger = Ledger()
         self.world = World(self.ledger, self.rng)
+        self.world.stash_timers = self.f["stash_timers"] and self.f["stash"]
         self.builder = Builder(self.rng, self.f)
         self.native_ok = backend != "trio" and self.f["native_cancel"]
         self.stray_ok = backend != "trio" and self.f["stray_cancel"]

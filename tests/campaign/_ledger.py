@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from actors import Result
+from actors import ReceiveTimeout, Result
 
 __all__ = [
     "ABANDONED",
@@ -67,7 +67,9 @@ __all__ = [
     "PIPE_WORK",
     "REJECTED",
     "UNCERTAIN",
+    "CTX_DONE",
     "Cast",
+    "CtxDone",
     "Ledger",
     "Msg",
     "Pipe",
@@ -145,6 +147,17 @@ class Volley:
 
     def __repr__(self) -> str:
         return f"Volley({self.id}, {self.hops})"
+
+
+class CtxDone:
+    """What a ``context.ask`` reply adapter hands to ``receive`` (the reply is
+    booked by then; a teardown interrupting its handler makes it a dead
+    letter)."""
+
+    __slots__ = ()
+
+
+CTX_DONE = CtxDone()
 
 
 class Tick:
@@ -248,6 +261,7 @@ def check(
     unknown: list[str] = []
     ctx_dead: Counter[int] = Counter()
     ctx_dead_other = 0
+    timers_dead: Counter[int] = Counter()
     for letter in dead_letters:
         message, reason = letter.message, letter.reason
         if type(message) is Result and not (message.ok and type(message.value) is Pipe):
@@ -259,6 +273,14 @@ def check(
                 ctx_dead[value] += 1
             else:
                 ctx_dead_other += 1
+            continue
+        if type(message) is Tick:  # a stashed firing the actor stopped with
+            if message.token is not None:
+                timers_dead[message.token] += 1
+            continue
+        if type(message) is ReceiveTimeout:  # stashed, then the actor stopped
+            continue
+        if type(message) is CtxDone:  # its handler was interrupted
             continue
         key = key_of(message)
         if key == NONE_KEY:
@@ -393,10 +415,14 @@ def check(
             f"{ledger.none_handled} handled",
         )
 
-    # Single timers fire at most once.
-    for token, n in ledger.timers_handled.items():
-        if n > 1:
-            bad("duplicate", f"single timer {token} delivered {n}x")
+    # Single timers fire at most once (handled, or dead-lettered stashed).
+    for token in set(ledger.timers_handled) | set(timers_dead):
+        h = ledger.timers_handled.get(token, 0)
+        d = timers_dead.get(token, 0)
+        if h + d > 1:
+            bad("duplicate", f"single timer {token} handled {h}x, dead-lettered {d}x")
+        elif d and ("tick", token) not in ledger.stashed:
+            bad("phantom", f"single timer {token} dead-lettered but never stashed")
 
     totals.update({f"violation {k}": v for k, v in classes.items()})
     totals["handled"] = sum(handled.values()) + ledger.none_handled
