@@ -39,7 +39,7 @@ def _seeds(long_mode: bool) -> tuple[range, int]:
         seeds = int(os.environ.get("CAMPAIGN_SEEDS", "200"))
         ops = int(os.environ.get("CAMPAIGN_OPS", "5000"))
         return range(seeds), ops
-    return range(6), 3000
+    return range(10), 3000
 
 
 def _run(
