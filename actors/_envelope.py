@@ -23,6 +23,7 @@ counted as a reply is (state ``ERROR_REPLIED``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 from .channel._waiters import Backend, Stale, Waiter, ki_protected
@@ -30,7 +31,16 @@ from .channel._waiters import Backend, Stale, Waiter, ki_protected
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["ERROR_REPLIED", "EXPIRED", "FAILED", "PENDING", "REPLIED", "Ask", "abandon"]
+__all__ = [
+    "ERROR_REPLIED",
+    "EXPIRED",
+    "FAILED",
+    "PENDING",
+    "REPLIED",
+    "Ask",
+    "abandon",
+    "error_replied",
+]
 
 #: Returned by ``Ask.wait`` when its timeout expired (a reply can be None,
 #: and a handler can raise TimeoutError itself, so neither can mean "expired").
@@ -42,6 +52,14 @@ PENDING: Final = 0
 REPLIED: Final = 1
 FAILED: Final = 2
 ERROR_REPLIED: Final = 3
+
+#: In an asker's task: the ask whose ``ErrorReply`` it raised last (set only
+#: then, by ``outcome_or_raise``). ``system.from_thread.ask`` reads it to tell
+#: an answer its thread gave up on (a dead letter it must count) from a
+#: handler's failure (a dead letter already).
+error_replied: ContextVar[Ask | None] = ContextVar(
+    "actors_error_replied", default=None
+)
 
 
 class Ask(Waiter):
@@ -185,9 +203,12 @@ class Ask(Waiter):
 
     def outcome_or_raise(self) -> Any:
         """The reply, or raise the handler's exception."""
-        if self.state != REPLIED:  # FAILED, ERROR_REPLIED
-            raise self.outcome
-        return self.outcome
+        state = self.state
+        if state == REPLIED:
+            return self.outcome
+        if state == ERROR_REPLIED:
+            error_replied.set(self)
+        raise self.outcome
 
 
 def abandon(ask: Ask) -> None:

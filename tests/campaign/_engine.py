@@ -146,7 +146,7 @@ FEATURES: dict[str, bool] = {
     "system_stop": True,  # some runs end with system.stop()
     "receive_timeout": True,  # some actors set a receive timeout (stash it too)
     "stash_timers": True,  # some single timer firings are stashed once
-    # ErrorReply answers to system.from_thread.ask (given up on: see KNOWN).
+    # ErrorReply answers to system.from_thread.ask (some given up on).
     "thread_error_replies": True,
 }
 

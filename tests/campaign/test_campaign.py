@@ -21,15 +21,7 @@ from ._engine import BACKENDS, run_seed
 #: Features switched off in the green campaign, each for a bug being fixed;
 #: the value says what breaks and where (see test_repros.py for each). Empty:
 #: every class the campaign found so far is fixed, and every feature runs.
-KNOWN: dict[str, str] = {
-    "thread_error_replies": (
-        "an ErrorReply answering a system.from_thread.ask whose thread gave up "
-        "(its timeout) is neither returned nor a dead letter: the loop-side "
-        "task sees an exception it cannot tell from a handler failure, which "
-        "is a dead letter already (actors/_threads.py _run_task); "
-        "test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter[refuse]"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 BACKEND_IDS = list(BACKENDS)
 
