@@ -116,7 +116,7 @@ async def run_loop(cell: Cell) -> None:
                             backend,
                         )
                     elif result.__class__ is ErrorReply:  # no failure
-                        if not item.fail(result.error, backend):
+                        if not item.error_reply(result.error, backend):
                             runtime.dead_letter(cell, item.message, "ask abandoned")
                     elif not item.reply(result, backend):
                         runtime.dead_letter(cell, item.message, "ask abandoned")
@@ -133,24 +133,32 @@ async def run_loop(cell: Cell) -> None:
         except (Restart, Stop):
             raise
         except Exception as exc:
+            # ``item`` is NOTHING when a control command failed (a child's
+            # failure escalated): ``cell.carry`` holds the rest of the batch
+            # already, behind the messages a Rebind unstashed meanwhile (not
+            # rebuilt from the batch: that would lose them).
             cell.current = NOTHING
-            cell.carry = batch[index:]
+            if item is not NOTHING:
+                cell.carry = batch[index:]
             await failed(cell, exc, item)
             # Resumed: go on with the rest of the batch.
         except BaseException as exc:
             failure = stray_failure(exc)
             if failure is not None:  # not a teardown: the handler failed
                 cell.current = NOTHING
-                cell.carry = batch[index:]
+                if item is not NOTHING:  # (see above)
+                    cell.carry = batch[index:]
                 await failed(cell, failure, item)
                 continue
             # Cancelled (the system is being torn down), or SystemExit: keep
             # what this batch has not finished, the item being handled
             # included (unless its handler stashed it), so that termination
             # counts them as dead letters. ``item`` is NOTHING while control
-            # commands run, before the pending item began.
-            handling = item is not NOTHING and not stashed_current(cell, item)
-            cell.carry = batch[index - 1 if handling else index :]
+            # commands run, before the pending item began: ``cell.carry``
+            # holds the rest then, messages unstashed meanwhile first.
+            if item is not NOTHING:
+                handling = not stashed_current(cell, item)
+                cell.carry = batch[index - 1 if handling else index :]
             raise
 
 

@@ -16,11 +16,14 @@ reply nobody takes as a dead letter with the reason ``"ask abandoned"``:
 
 A failure handed to an asker that leaves is not counted again: the failed
 message is already a dead letter (``"handler failed"``, ``"actor stopped"``).
+An ``ErrorReply`` is an answer, not a failure (nothing else counts it): it is
+counted as a reply is (state ``ERROR_REPLIED``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 from .channel._waiters import Backend, Stale, Waiter, ki_protected
@@ -28,16 +31,35 @@ from .channel._waiters import Backend, Stale, Waiter, ki_protected
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["EXPIRED", "FAILED", "PENDING", "REPLIED", "Ask", "abandon"]
+__all__ = [
+    "ERROR_REPLIED",
+    "EXPIRED",
+    "FAILED",
+    "PENDING",
+    "REPLIED",
+    "Ask",
+    "abandon",
+    "error_replied",
+]
 
 #: Returned by ``Ask.wait`` when its timeout expired (a reply can be None,
 #: and a handler can raise TimeoutError itself, so neither can mean "expired").
 EXPIRED: Any = object()
 
-#: An ask's states (``Ask.state``): no outcome yet, replied, failed.
+#: An ask's states (``Ask.state``): no outcome yet, replied, failed, answered
+#: with an ``ErrorReply`` (raised like a failure, counted like a reply).
 PENDING: Final = 0
 REPLIED: Final = 1
 FAILED: Final = 2
+ERROR_REPLIED: Final = 3
+
+#: In an asker's task: the ask whose ``ErrorReply`` it raised last (set only
+#: then, by ``outcome_or_raise``). ``system.from_thread.ask`` reads it to tell
+#: an answer its thread gave up on (a dead letter it must count) from a
+#: handler's failure (a dead letter already).
+error_replied: ContextVar[Ask | None] = ContextVar(
+    "actors_error_replied", default=None
+)
 
 
 class Ask(Waiter):
@@ -120,6 +142,18 @@ class Ask(Waiter):
         return self._wake(backend)
 
     @ki_protected
+    def error_reply(self, exc: Exception, backend: Backend | None) -> bool:
+        """Deliver an ``ErrorReply``'s exception: raised by the asker as a
+        failure, but an answer nothing else counts (no handler failed), so an
+        asker that leaves after the hand-over counts it (see ``abandon``).
+        False if nobody waits any more (the caller counts it)."""
+        if self.state != PENDING:
+            return False
+        self.state = ERROR_REPLIED
+        self.outcome = exc
+        return self._wake(backend)
+
+    @ki_protected
     def _wake(self, backend: Backend | None) -> bool:
         # Every False goes with abandoned = True: the replier counts what
         # nobody takes, so the asker's abandon() must not count it again.
@@ -169,9 +203,12 @@ class Ask(Waiter):
 
     def outcome_or_raise(self) -> Any:
         """The reply, or raise the handler's exception."""
-        if self.state == FAILED:
-            raise self.outcome
-        return self.outcome
+        state = self.state
+        if state == REPLIED:
+            return self.outcome
+        if state == ERROR_REPLIED:
+            error_replied.set(self)
+        raise self.outcome
 
 
 def abandon(ask: Ask) -> None:
@@ -181,12 +218,15 @@ def abandon(ask: Ask) -> None:
     A reply still to come is then a dead letter the actor counts (its
     ``Ask.reply`` returns False). A reply already handed over is counted
     here, once, as a dead letter ``"ask abandoned"`` to the ask's recipient:
-    the asker's cancellation wins, the reply cannot be returned.
+    the asker's cancellation wins, the reply cannot be returned. An
+    ``ErrorReply`` handed over is counted the same way (a failure is not: it
+    is a dead letter already).
     """
     ask.waiting = False
     if ask.abandoned:
         return
     ask.abandoned = True
-    if ask.state == REPLIED:
+    state = ask.state
+    if state in (REPLIED, ERROR_REPLIED):
         recipient = ask.recipient
         recipient.runtime.dead_letter(recipient, ask.message, "ask abandoned")

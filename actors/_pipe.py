@@ -195,7 +195,7 @@ def _cancel(job: _Job) -> None:
 class Piped(Signal):
     """The outcome of a job on its way to the actor (a mailbox signal)."""
 
-    __slots__ = ("incarnation", "message", "result", "then")
+    __slots__ = ("handed", "incarnation", "message", "result", "then")
 
     def __init__(
         self,
@@ -208,6 +208,8 @@ class Piped(Signal):
         self.incarnation = incarnation
         #: What the handler got (``then(result)``), once delivered.
         self.message: object = None
+        #: Whether ``then`` has run (the result is the handler's message).
+        self.handed = False
 
     def __repr__(self) -> str:
         return f"Piped({self.result!r})"
@@ -230,11 +232,15 @@ class Piped(Signal):
                 "receive instead)"
             )
         self.message = message  # what the handler got (a stash keeps it)
+        self.handed = True
         await call_handler(receive, message)
 
     def undelivered(self, cell: Cell) -> None:
-        """The actor stopped with this signal still queued: a dead letter."""
-        cell.runtime.dead_letter(cell, self.result, "actor stopped")
+        """The actor stopped with this signal still queued (a dead letter: the
+        result), or while its handler ran (a teardown cancelled it: the dead
+        letter is what the handler got, ``then`` has taken the result)."""
+        message = self.message if self.handed else self.result
+        cell.runtime.dead_letter(cell, message, "actor stopped")
 
 
 def start(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, overload
 
 import anyio
 
+from ._envelope import error_replied
 from ._errors import ActorStopped, AskTimeout, SystemNotRunning
 from ._pool import PoolRef
 from ._ref import ActorRef, ReplyTypeMismatch
@@ -350,8 +351,17 @@ class FromThread:
             value = await fn(call, *args)
         except Exception as exc:
             # A failure nobody takes is a dead letter already (the handler's
-            # exception, a stopped actor) or nothing at all (a timeout).
-            self._settle(call, exc, failed=True)
+            # exception, a stopped actor) or nothing at all (a timeout); an
+            # ErrorReply is an answer: one the thread gave up on is a dead
+            # letter, as a reply is.
+            if (
+                not self._settle(call, exc, failed=True)
+                and fn is _ask
+                and error_replied.get() is not None
+            ):
+                ref, message = args[0], args[1]
+                cell = ref._cell
+                cell.runtime.dead_letter(cell, message, "ask abandoned")
         else:
             if not self._settle(call, value, failed=False) and fn is _ask:
                 # The thread gave up (its timeout) before the reply came back:
@@ -376,6 +386,7 @@ class FromThread:
 async def _ask(call: _Call, ref: ActorRef[Any], message: object, timeout: float) -> Any:
     # The thread's timeout counts from its call: take off the trip here.
     remaining = timeout - (time.monotonic() - call.started)
+    error_replied.set(None)  # set by the ask if it raises an ErrorReply's error
     try:
         if remaining <= 0:
             raise AskTimeout

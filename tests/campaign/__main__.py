@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         ops = 0
         busy = 0.0
         classes: Counter[str] = Counter()
+        figures: Counter[str] = Counter()
         failures: list[RunResult] = []
         started = time.perf_counter()
         for seed in seeds:
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             for key, value in result.totals.items():
                 if key.startswith("violation "):
                     classes[key[len("violation ") :]] += value
+                elif key != "violations":
+                    figures[key] += value
             if result.hang:
                 classes["hang"] += 1
             if result.error:
@@ -64,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{backend}: {len(seeds)} seeds, {ops:,} ops in {wall:.1f} s "
             f"({ops / busy if busy else 0:,.0f} ops/s), "
             f"{len(failures)} failing seeds",
+            flush=True,
+        )
+        print(
+            "  "
+            + ", ".join(f"{name} {count:,}" for name, count in sorted(figures.items())),
             flush=True,
         )
         for name, count in sorted(classes.items()):

@@ -14,6 +14,15 @@ A run (:func:`run_seed`) builds, from ``random.Random(seed)``:
   real deadline), native ``Task.cancel()`` of a sender (asyncio and uvloop),
   broadcasts, stops, fresh spawns, and ``system.from_thread`` calls from a
   worker thread;
+* the newer features: handlers that stash a message (unstashed a few
+  messages later, or dead letters when the actor stops), that switch
+  behaviour (``become``/``unbecome``), answer an ask with ``ErrorReply``,
+  pipe background work to themselves (``context.run`` with and without
+  ``then``) or ask another actor without waiting (``context.ask``);
+  ping-pong rallies between two actors (``tell`` from handlers: the
+  checkpoint-then-take path); names registered and looked up
+  (``register``/``whereis``); some runs ending with ``system.stop()``
+  (from the loop or from a thread) instead of leaving the block;
 * messages of four shapes: an object holding the id, a ``("m", id)`` tuple, a
   bare int id, and a bare ``None`` (booked in aggregate); some ids are planned
   to fail (with a fault kind the supervisor's decider maps) or to stop their
@@ -54,11 +63,14 @@ from actors import (
     AskTimeout,
     Backoff,
     Directive,
+    ErrorReply,
     MailboxFull,
     OneForAll,
     OneForOne,
     PoolRef,
+    ReceiveTimeout,
     RestForOne,
+    Result,
     SupervisorStrategy,
     SystemNotRunning,
 )
@@ -66,18 +78,24 @@ from actors import (
 from ._ledger import (
     ABANDONED,
     ACCEPTED,
+    ASK_ERROR_REPLY,
     ASK_FAILED,
     ASK_OK,
     ASK_STOPPED,
     ASK_STOPPED_QUEUED,
     CANCELLED,
+    CTX_DONE,
     INFLIGHT,
+    PIPE_WORK,
     REJECTED,
     UNCERTAIN,
     Cast,
+    CtxDone,
     Ledger,
     Msg,
+    Pipe,
     Tick,
+    Volley,
     check,
     key_of,
 )
@@ -117,6 +135,19 @@ FEATURES: dict[str, bool] = {
     "stuck_on_stop": True,
     # Some async handlers await a future another task cancelled (asyncio).
     "stray_cancel": True,
+    # The newer features.
+    "stash": True,  # handlers stash messages; unstash_all a few messages later
+    "become": True,  # handlers switch behaviour (become / unbecome)
+    "error_reply": True,  # handlers answer with ErrorReply(exc)
+    "pipe": True,  # context.run work piped back (with and without then)
+    "context_ask": True,  # context.ask with a reply adapter (then)
+    "ping_pong": True,  # rallies of tells between two actors' handlers
+    "registry": True,  # register / whereis / tell by name
+    "system_stop": True,  # some runs end with system.stop()
+    "receive_timeout": True,  # some actors set a receive timeout (stash it too)
+    "stash_timers": True,  # some single timer firings are stashed once
+    # ErrorReply answers to system.from_thread.ask (some given up on).
+    "thread_error_replies": True,
 }
 
 BACKENDS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -134,6 +165,17 @@ class Fault(Exception):
     def __init__(self, kind: str, key: object) -> None:
         super().__init__(kind, key)
         self.kind = kind
+        self.key = key
+
+
+class Replied(Exception):
+    """What a handler answers with ``ErrorReply`` (the asker raises it)."""
+
+    def __init__(self, key: object) -> None:
+        super().__init__(key)
+        self.key = key
+
+
 
 
 def tap_dead_letters(system: ActorSystem) -> Callable[[], list[Any]]:
@@ -193,6 +235,8 @@ class Spec:
     in_pool: bool = False  # a worker: never stops itself
     tick: float = 0.001  # seconds between periodic timer firings
     stubborn: bool = False  # on_stop never returns once the system is exiting
+    unstash_every: int = 1  # unstash_all after every n-th message handled
+    receive_timeout: float | None = None  # seconds (set in on_start)
 
 
 class World:
@@ -204,6 +248,15 @@ class World:
         self.targets: dict[str, Any] = {}  # path -> ActorRef | PoolRef
         self.pools: dict[str, PoolRef[Any]] = {}
         self.exiting = False  # the run is leaving the system
+        self.stash_timers = False  # stash some single timer firings once
+
+    def book(self, i: int | None, outcome: str, reply: object = None) -> None:
+        if i is None:
+            self.ledger.none_outcomes[outcome] += 1
+            return
+        self.ledger.outcome[i] = outcome
+        if outcome == ASK_OK:
+            self.ledger.replies[i] = reply
 
     def spawn_children(self, actor: Node) -> None:
         context = actor.context
@@ -242,6 +295,8 @@ class Node(Actor):
         self.spec = spec
         self.nones = 0
         self.singles = 0
+        self.count = 0  # messages handled by this instance
+        self.flipped = False  # become(other) in effect
         if spec.strategy is not None:
             self.supervisor_strategy = spec.strategy
 
@@ -253,6 +308,9 @@ class Node(Actor):
             self._single()
         if spec.children:
             self.world.spawn_children(self)
+        if spec.receive_timeout is not None:
+            self.context.set_receive_timeout(spec.receive_timeout)
+        self.timeouts = 0
 
     def _single(self) -> None:
         if self.singles < 20:
@@ -273,24 +331,143 @@ class Node(Actor):
         if type(key) is tuple:  # a broadcast: booked per worker
             key = (key[0], key[1], self.context.path)
             plan = ledger.plans.get(key[1])
+        elif type(message) is CtxDone:
+            return None  # a context.ask reply, booked by the adapter
         elif key is None:
             if type(message) is Tick:
                 token = message.token
                 if token is not None:
+                    if (
+                        self.world.stash_timers
+                        and token % 5 == 0
+                        and ("tick", token) not in ledger.stashed
+                    ):
+                        ledger.stashed.add(("tick", token))
+                        self.stash()
+                        return None
                     ledger.timers_handled[token] += 1
                     self._single()
+                return None
+            if type(message) is ReceiveTimeout:
+                ledger.ops["receive timeouts"] += 1
+                self.timeouts += 1
+                if self.timeouts % 3 == 0:
+                    self.stash()  # a dead letter on stop, or handled later
+                elif self.timeouts % 4 == 0:
+                    self.unstash_all()
                 return None
             raise AssertionError(f"unexpected message {message!r}")
         else:
             plan = ledger.plans.get(key)
+        self.count += 1
         if plan is not None:
             if plan == "stop":
                 if not self.spec.in_pool:
                     self.context.stop()
+            elif plan == "stash":
+                if key not in ledger.stashed:
+                    ledger.stashed.add(key)
+                    self.stash()
+                    return None
+            elif plan in _EXTRAS:
+                ledger.handled[key] += 1
+                return _EXTRAS[plan](self, key)
             elif plan != "stray":  # (only async handlers can await one)
                 raise Fault(plan, key)
+        elif self.count % self.spec.unstash_every == 0:
+            self.unstash_all()
         ledger.handled[key] += 1
+        if type(message) is Volley:
+            self._volley(message)
         return key
+
+    def other(self, message: object) -> object:
+        """The behaviour ``become`` switches to: the same books."""
+        self.world.ledger.ops["handled by become"] += 1
+        return self.handle(message)
+
+    # -- what a plan may ask for besides a failure -----------------------------
+
+    def _become(self, key: object) -> object:
+        if self.flipped:
+            self.unbecome()
+        else:
+            self.become(self.other, discard_old=False)
+        self.flipped = not self.flipped
+        return key
+
+    def _error_reply(self, key: object) -> object:
+        return ErrorReply(Replied(key))
+
+    def _pipe(self, key: object) -> object:
+        ledger = self.world.ledger
+        j = ledger.new_id("piped", self.context.path)
+        ledger.outcome[j] = PIPE_WORK
+        if j % 4 == 0:
+            ledger.plans[j] = "stash"  # a stashed piped result keeps its message
+
+        async def work() -> Pipe:
+            await anyio.lowlevel.checkpoint()
+            ledger.outcome[j] = ACCEPTED  # returned: handled once or a dead letter
+            return Pipe(j)
+
+        shape = j % 3
+        then: Callable[[Result[Any]], object] | None = (
+            None
+            if shape == 0
+            else (lambda r: r.value)
+            if shape == 1
+            else (lambda r: ("m", r.value.id))
+        )
+        try:
+            self.context.run(work if j % 2 else work(), then=then)
+        except ActorStopped:
+            ledger.outcome[j] = REJECTED
+        return key
+
+    def _context_ask(self, key: object) -> object:
+        ledger = self.world.ledger
+        targets = [t for t in self.world.targets.values() if t.is_alive]
+        if not targets:
+            return key
+        target = targets[int(key) % len(targets)]  # type: ignore[call-overload]
+        k = ledger.new_id("context ask", target.path)
+        if k % 7 == 0:
+            ledger.plans[k] = "restart"
+        elif k % 7 == 1:
+            ledger.plans[k] = "error_reply"
+        book = self.world.book
+
+        def adapter(result: Result[Any]) -> object:
+            ledger.ctx_replies[k] += 1
+            if result.ok:
+                book(k, ASK_OK, result.value)
+            else:
+                book_ask_error(book, k, result.error)
+            return CTX_DONE
+
+        try:
+            self.context.ask(target, Msg(k), (0.002, 0.05, 0.5)[k % 3], then=adapter)
+        except ActorStopped:
+            ledger.outcome[k] = ASK_STOPPED
+        else:
+            ledger.ctx_asks += 1
+        return key
+
+    def _volley(self, message: Volley) -> None:
+        if message.hops <= 0:
+            return
+        ledger = self.world.ledger
+        back = message.back
+        j = ledger.new_id("volley", back.path)
+        if j % 9 == 0:
+            ledger.plans[j] = "stash"
+        try:
+            back.tell(Volley(j, message.hops - 1, self.context.self_ref))
+        except (MailboxFull, ActorStopped):
+            ledger.outcome[j] = REJECTED
+        else:
+            ledger.outcome[j] = ACCEPTED
 
     def receive(self, message: object) -> object:
         return self.handle(message)
@@ -298,6 +475,10 @@ class Node(Actor):
 
 class AsyncNode(Node):
     """A Node whose handler is ``async def`` and yields before handling."""
+
+    async def other(self, message: object) -> object:  # type: ignore[override]
+        self.world.ledger.ops["handled by become"] += 1
+        return await self.receive(message)
 
     async def receive(self, message: object) -> object:
         await anyio.lowlevel.checkpoint()
@@ -314,6 +495,40 @@ class AsyncNode(Node):
         await anyio.lowlevel.checkpoint()
         if self.spec.stubborn and self.world.exiting:
             await anyio.sleep_forever()
+
+
+_EXTRAS: dict[str, Callable[[Node, Any], object]] = {
+    "become": Node._become,
+    "error_reply": Node._error_reply,
+    "pipe": Node._pipe,
+    "context_ask": Node._context_ask,
+}
+
+#: Plans that only a feature switch allows, and how often (per message).
+EXTRA_PLANS = (
+    ("stash", 0.03),
+    ("become", 0.01),
+    ("error_reply", 0.01),
+    ("pipe", 0.015),
+    ("context_ask", 0.01),
+)
+
+
+def book_ask_error(
+    book: Callable[..., None], i: int | None, error: BaseException | None
+) -> None:
+    """Book an ask that raised ``error`` (what each exception means)."""
+    if isinstance(error, Replied):
+        book(i, ASK_ERROR_REPLY)
+    elif isinstance(error, Fault):
+        book(i, ASK_FAILED)
+    elif isinstance(error, AskTimeout):
+        book(i, ABANDONED)
+    elif isinstance(error, ActorStopped):
+        queued = "before replying" in str(error)
+        book(i, ASK_STOPPED_QUEUED if queued else ASK_STOPPED)
+    else:
+        book(i, f"unexpected {error!r}")
 
 
 def node_class(spec: Spec) -> type[Node]:
@@ -354,6 +569,12 @@ class Builder:
             in_pool=in_pool,
             tick=rng.choice((0.0005, 0.001, 0.004)),
             stubborn=is_async and self.f["stuck_on_stop"] and rng.random() < 0.3,
+            unstash_every=rng.choice((1, 2, 5)),
+            receive_timeout=(
+                rng.choice((0.0005, 0.002, 0.01))
+                if self.f["receive_timeout"] and rng.random() < 0.15
+                else None
+            ),
         )
 
     def strategy(self, holds_pool: bool = False) -> SupervisorStrategy:
@@ -501,6 +722,7 @@ class Run:
         self.rng = random.Random(seed)
         self.ledger = Ledger()
         self.world = World(self.ledger, self.rng)
+        self.world.stash_timers = self.f["stash_timers"] and self.f["stash"]
         self.builder = Builder(self.rng, self.f)
         self.native_ok = backend != "trio" and self.f["native_cancel"]
         self.stray_ok = backend != "trio" and self.f["stray_cancel"]
@@ -520,6 +742,9 @@ class Run:
             "stop": 1 * self.f["stops"],
             "spawn": 1 * self.f["stops"],
             "thread": 1 * (self.f["threads"] or self.f["thread_asks"]),
+            "volley": 3 * self.f["ping_pong"],
+            "register": 1 * self.f["registry"],
+            "by_name": 2 * self.f["registry"],
             "yield": 10,
         }
         for name, factor in (boost or {}).items():
@@ -551,6 +776,17 @@ class Run:
                 ledger.plans[i] = "stop"
             elif roll < 0.08 and kind == "tell" and self.stray_ok:
                 ledger.plans[i] = "stray"
+        roll = rng.random()
+        for plan, share in EXTRA_PLANS:
+            if roll < share:
+                if plan == "error_reply" and kind == "thread ask":
+                    allowed = self.f["thread_error_replies"]
+                else:
+                    allowed = True
+                if allowed and self.f[plan] and i not in ledger.plans:
+                    ledger.plans[i] = plan
+                break
+            roll -= share
         shape = rng.randrange(3)
         if shape == 0:
             return Msg(i, rng.choice((None, 0, "x"))), i
@@ -559,12 +795,7 @@ class Run:
         return i, i
 
     def book(self, i: int | None, outcome: str, reply: object = None) -> None:
-        if i is None:
-            self.ledger.none_outcomes[outcome] += 1
-            return
-        self.ledger.outcome[i] = outcome
-        if outcome == ASK_OK:
-            self.ledger.replies[i] = reply
+        self.world.book(i, outcome, reply)
 
     def pick(self) -> Any:
         """A random target, mostly a live one (stopped ones test rejection)."""
@@ -628,13 +859,8 @@ class Run:
                 self.book(i, ASK_OK, reply)
                 return
             self.book(i, ABANDONED)
-        except Fault:
-            self.book(i, ASK_FAILED)
-        except AskTimeout:
-            self.book(i, ABANDONED)
-        except ActorStopped as exc:
-            queued = "before replying" in str(exc)
-            self.book(i, ASK_STOPPED_QUEUED if queued else ASK_STOPPED)
+        except (Fault, Replied, AskTimeout, ActorStopped) as exc:
+            book_ask_error(self.book, i, exc)
         except BaseException:
             self.book(i, INFLIGHT)  # cancelled from outside: the system ends
             raise
@@ -672,14 +898,11 @@ class Run:
                     self.book(i, ACCEPTED)
             except asyncio.CancelledError:
                 self.book(i, ABANDONED if asking else UNCERTAIN)
-            except Fault:
-                self.book(i, ASK_FAILED)
-            except AskTimeout:
-                self.book(i, ABANDONED)
+            except (Fault, Replied, AskTimeout) as exc:
+                book_ask_error(self.book, i, exc)
             except ActorStopped as exc:
                 if asking:
-                    queued = "before replying" in str(exc)
-                    self.book(i, ASK_STOPPED_QUEUED if queued else ASK_STOPPED)
+                    book_ask_error(self.book, i, exc)
                 else:
                     self.book(i, REJECTED)
 
@@ -736,8 +959,47 @@ class Run:
                     restart=spec.restart,  # type: ignore[arg-type]
                 )
                 self.world.targets[ref.path] = ref
-        except ActorStopped:
+        except (ActorStopped, SystemNotRunning):
             pass  # the system is going down
+
+    def volley(self, target: Any) -> None:
+        """A rally: ``target`` and another actor tell each other hops."""
+        rng = self.rng
+        back = self.pick()
+        if back is None:
+            return
+        i = self.ledger.new_id("volley", target.path)
+        hops = rng.randint(1, 30)
+        try:
+            target.tell(Volley(i, hops, back))
+        except (MailboxFull, ActorStopped):
+            self.book(i, REJECTED)
+        else:
+            self.book(i, ACCEPTED)
+
+    def register(self, target: Any) -> None:
+        system = self.system
+        assert system is not None
+        name = f"n{self.rng.randrange(6)}"
+        if self.rng.random() < 0.2:
+            system.unregister(name)
+            return
+        with contextlib.suppress(ValueError, ActorStopped, SystemNotRunning):
+            system.register(name, target)
+
+    async def by_name(self) -> None:
+        """A tell or an ask to a registered name (a registration ends when its
+        actor terminates: a name never gives a terminated actor)."""
+        system = self.system
+        assert system is not None
+        name = f"n{self.rng.randrange(6)}"
+        ref = system.whereis(name)
+        if ref is None:
+            return
+        if self.rng.random() < 0.5:
+            await self.tell(ref)
+        else:
+            await self.ask(ref)
 
     async def thread(self) -> None:
         """A few blocking calls from a worker thread (planned here, in the loop
@@ -782,8 +1044,8 @@ class Run:
                     self.book(i, ABANDONED)
                 except TimeoutError:  # send: no room in time, nothing enqueued
                     self.book(i, CANCELLED)
-                except Fault:
-                    self.book(i, ASK_FAILED)
+                except (Fault, Replied) as exc:
+                    book_ask_error(self.book, i, exc)
 
         await anyio.to_thread.run_sync(calls)
 
@@ -807,6 +1069,9 @@ class Run:
                 if op == "thread":
                     await self.thread()
                     continue
+                if op == "by_name":
+                    await self.by_name()
+                    continue
                 target = self.pick()
                 if target is None:
                     continue
@@ -826,6 +1091,23 @@ class Run:
                     await self.native(target, asking=True)
                 elif op == "broadcast":
                     self.broadcast(target)
+                elif op == "volley":
+                    self.volley(target)
+                elif op == "register":
+                    self.register(target)
+
+    async def stop_system(self, after: int, from_thread: bool) -> None:
+        """``system.stop()`` after ``after`` checkpoints: the clients are then
+        cancelled and the block ends as a normal exit."""
+        system = self.system
+        assert system is not None
+        for _ in range(after):
+            await anyio.lowlevel.checkpoint()
+        self.ledger.ops["system stop"] += 1
+        if from_thread:
+            await anyio.to_thread.run_sync(system.stop)
+        else:
+            system.stop()
 
     async def main(self) -> None:
         rng = self.rng
@@ -843,6 +1125,11 @@ class Run:
             drain=rng.choice((1, 4, 64)),
         )
         abrupt = f["abrupt_exit"] and rng.random() < 0.2
+        stop_after = -1  # checkpoints before system.stop() (-1: never)
+        stop_from_thread = False
+        if f["system_stop"] and not abrupt and rng.random() < 0.15:
+            stop_after = rng.randrange(self.total_ops)
+            stop_from_thread = rng.random() < 0.3
         letters: Callable[[], list[Any]] | None = None
         try:
             async with system:
@@ -861,6 +1148,8 @@ class Run:
                         for _ in range(rng.randrange(per * 2)):
                             await anyio.lowlevel.checkpoint()
                         tg.cancel_scope.cancel()
+                    if stop_after >= 0:
+                        tg.start_soon(self.stop_system, stop_after, stop_from_thread)
                 self.world.exiting = stubborn_exit
         except Fault as exc:
             self.errors.append(f"a planned fault surfaced from the system: {exc!r}")

@@ -26,7 +26,21 @@ ask stopped           not handled; dead-lettered iff the ask was queued
 ask abandoned         timed out or cancelled: at most once, and a handled
                       abandoned ask's reply is a dead letter
                       ("ask abandoned", ``r == h``)
+ask error reply       the handler answered ``ErrorReply(exc)``: handled
+                      once, no dead letter (the asker raised ``exc``)
+piped work            a ``context.run`` whose work never returned (the end
+                      of its incarnation cancelled it): nothing
 ====================  ================================================
+
+A stashed message is no exception: handled once after it is unstashed (by
+this incarnation or, put back, by the next), or one dead letter when the
+actor stops with it stashed. A piped result (``context.run``) is booked
+accepted when its work returns: handled once or one dead letter (``Result``
+or what ``then`` made of it). A ``context.ask``'s reply comes back as a
+``Result`` too: per request id it reaches the asking actor (booked by the
+reply adapter) at most once, and otherwise is at most one dead letter
+(``Result`` dead letters that hold no id, an ``AskTimeout`` say, are checked
+in aggregate).
 
 and, always: no id is handled twice, nothing is handled or dead-lettered that
 was never sent.
@@ -38,20 +52,28 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from actors import ReceiveTimeout, Result
+
 __all__ = [
     "ABANDONED",
     "ACCEPTED",
+    "ASK_ERROR_REPLY",
     "ASK_FAILED",
     "ASK_OK",
     "ASK_STOPPED",
     "ASK_STOPPED_QUEUED",
     "CANCELLED",
     "INFLIGHT",
+    "PIPE_WORK",
     "REJECTED",
     "UNCERTAIN",
+    "CTX_DONE",
     "Cast",
+    "CtxDone",
     "Ledger",
     "Msg",
+    "Pipe",
+    "Volley",
     "Tick",
     "check",
     "key_of",
@@ -68,6 +90,8 @@ ASK_FAILED = "ask failed"
 ASK_STOPPED = "ask stopped"  # ActorStopped at the call: never queued
 ASK_STOPPED_QUEUED = "ask stopped queued"  # "stopped before replying"
 ABANDONED = "ask abandoned"
+ASK_ERROR_REPLY = "ask error reply"  # the handler returned ErrorReply
+PIPE_WORK = "piped work"  # context.run work that has not returned
 
 #: The dead-letter reason of a reply nobody waited for any more.
 REPLY_REASON = "ask abandoned"
@@ -96,6 +120,44 @@ class Cast:
 
     def __repr__(self) -> str:
         return f"Cast({self.id})"
+
+
+class Pipe:
+    """What ``context.run`` work returns: the id of a piped message."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, id: int) -> None:
+        self.id = id
+
+    def __repr__(self) -> str:
+        return f"Pipe({self.id})"
+
+
+class Volley:
+    """One hop of a ping-pong rally: the receiver tells ``back`` the next
+    hop (a fresh id) while ``hops`` is > 0."""
+
+    __slots__ = ("back", "hops", "id")
+
+    def __init__(self, id: int, hops: int, back: Any) -> None:
+        self.id = id
+        self.hops = hops
+        self.back = back
+
+    def __repr__(self) -> str:
+        return f"Volley({self.id}, {self.hops})"
+
+
+class CtxDone:
+    """What a ``context.ask`` reply adapter hands to ``receive`` (the reply is
+    booked by then; a teardown interrupting its handler makes it a dead
+    letter)."""
+
+    __slots__ = ()
+
+
+CTX_DONE = CtxDone()
 
 
 class Tick:
@@ -129,6 +191,10 @@ def key_of(message: object) -> Any:
         return NONE_KEY
     if t is Cast:
         return ("cast", message.id)  # type: ignore[attr-defined]
+    if t is Pipe or t is Volley:
+        return message.id  # type: ignore[attr-defined]
+    if t is Result and message.ok and type(message.value) is Pipe:  # type: ignore[attr-defined]
+        return message.value.id  # type: ignore[attr-defined]
     return None
 
 
@@ -151,6 +217,12 @@ class Ledger:
     # Single timers: token -> times handled.
     timer_tokens: int = 0
     timers_handled: Counter[int] = field(default_factory=Counter)
+    # context.ask replies: request id -> times the reply adapter ran; how
+    # many context.ask calls started.
+    ctx_replies: Counter[int] = field(default_factory=Counter)
+    ctx_asks: int = 0
+    # Stashes: ids stashed once (a stashed id is handled when it comes back).
+    stashed: set[Any] = field(default_factory=set)
     # Op counts by kind, for the report.
     ops: Counter[str] = field(default_factory=Counter)
 
@@ -187,8 +259,29 @@ def check(
     none_dead = 0
     none_dead_replies = 0
     unknown: list[str] = []
+    ctx_dead: Counter[int] = Counter()
+    ctx_dead_other = 0
+    timers_dead: Counter[int] = Counter()
     for letter in dead_letters:
         message, reason = letter.message, letter.reason
+        if type(message) is Result and not (message.ok and type(message.value) is Pipe):
+            # A context.ask reply that did not reach its actor.
+            value = message.value if message.ok else None
+            if value is None and not message.ok:
+                value = getattr(message.error, "key", None)
+            if type(value) is int and ledger.kind.get(value) == "context ask":
+                ctx_dead[value] += 1
+            else:
+                ctx_dead_other += 1
+            continue
+        if type(message) is Tick:  # a stashed firing the actor stopped with
+            if message.token is not None:
+                timers_dead[message.token] += 1
+            continue
+        if type(message) is ReceiveTimeout:  # stashed, then the actor stopped
+            continue
+        if type(message) is CtxDone:  # its handler was interrupted
+            continue
         key = key_of(message)
         if key == NONE_KEY:
             if reason == REPLY_REASON:
@@ -241,6 +334,10 @@ def check(
             ok = h == 0 and d == 1 and r == 0
         elif got == ABANDONED:
             ok = h + d <= 1 and r == h
+        elif got == ASK_ERROR_REPLY:
+            ok = h == 1 and d == 0 and r == 0
+        elif got == PIPE_WORK:
+            ok = h == 0 and d == 0 and r == 0
         elif got in (UNCERTAIN, INFLIGHT):
             ok = h + d <= 1 and r <= h
         else:
@@ -259,6 +356,24 @@ def check(
                     else ""
                 ),
             )
+
+    # context.ask replies: each reaches its actor or is a dead letter, at most
+    # once (the work asking may be cancelled: then neither).
+    for k in set(ledger.ctx_replies) | set(ctx_dead):
+        n = ledger.ctx_replies.get(k, 0) + ctx_dead.get(k, 0)
+        if n > 1:
+            bad(
+                "duplicate",
+                f"context.ask {k}: reply delivered {ledger.ctx_replies.get(k, 0)}x, "
+                f"dead-lettered {ctx_dead.get(k, 0)}x",
+            )
+    replies_seen = sum(ledger.ctx_replies.values()) + sum(ctx_dead.values())
+    if replies_seen + ctx_dead_other > ledger.ctx_asks:
+        bad(
+            "duplicate",
+            f"{ledger.ctx_asks} context.ask calls but {replies_seen} replies and "
+            f"{ctx_dead_other} other dead Results",
+        )
 
     # Ids handled or dead-lettered that no call sent.
     for key in set(handled) | set(dead) | set(dead_replies):
@@ -300,16 +415,22 @@ def check(
             f"{ledger.none_handled} handled",
         )
 
-    # Single timers fire at most once.
-    for token, n in ledger.timers_handled.items():
-        if n > 1:
-            bad("duplicate", f"single timer {token} delivered {n}x")
+    # Single timers fire at most once (handled, or dead-lettered stashed).
+    for token in set(ledger.timers_handled) | set(timers_dead):
+        h = ledger.timers_handled.get(token, 0)
+        d = timers_dead.get(token, 0)
+        if h + d > 1:
+            bad("duplicate", f"single timer {token} handled {h}x, dead-lettered {d}x")
+        elif d and ("tick", token) not in ledger.stashed:
+            bad("phantom", f"single timer {token} dead-lettered but never stashed")
 
     totals.update({f"violation {k}": v for k, v in classes.items()})
     totals["handled"] = sum(handled.values()) + ledger.none_handled
     totals["dead letters"] = len(dead_letters)
     totals["none messages"] = sum(no.values())
     totals["broadcasts"] = len(ledger.casts)
+    totals["stashed"] = len(ledger.stashed)
+    totals["context asks"] = ledger.ctx_asks
     return out, totals
 
 

@@ -24,8 +24,10 @@ from actors import (
     AskTimeout,
     Backoff,
     Directive,
+    ErrorReply,
     OneForAll,
     OneForOne,
+    Result,
 )
 
 from ._support import on_asyncio, wait_all_blocked
@@ -79,6 +81,8 @@ class Log(Actor):
         if message == "boom":
             raise Boom
         self.log.append(message)
+        if message == "refuse":
+            return ErrorReply(Boom())
         return message
 
 
@@ -165,7 +169,163 @@ async def test_a_reply_handed_to_a_cancelled_asker_is_returned_or_counted() -> N
     assert outcome == ["question"] or letters(system) == ["question"]
 
 
-async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter() -> None:
+class Refuse(Actor):
+    """Cancels the asker's scope (given in the message), then answers with an
+    ``ErrorReply``: the answer is handed over as the asker leaves."""
+
+    def receive(self, message: Any) -> Any:
+        if isinstance(message, Hold):
+            return Log.receive(self, message)  # type: ignore[arg-type]
+        message[1].cancel()
+        return ErrorReply(Boom())
+
+
+@pytest.mark.parametrize("routing", [None, "round_robin", "shared_queue"])
+@pytest.mark.parametrize("parked", [False, True], ids=["yielding", "parked"])
+async def test_an_error_reply_nobody_takes_is_a_dead_letter(
+    parked: bool, routing: Any
+) -> None:
+    # The campaign's "reply lost" with plan error_reply: an asker that left
+    # after the ErrorReply was handed over (cancelled before it resumed) made
+    # it vanish (abandon() counted handed-over replies only, not errors; a
+    # handler's exception is a dead letter already, an ErrorReply is not).
+    outcome: list[str] = []
+    async with ActorSystem() as system:
+        ref: Any = (
+            system.spawn(Refuse)
+            if routing is None
+            else system.spawn_pool(Refuse, 1, routing=routing)
+        )
+        await wait_all_blocked()
+        release = await hold(ref) if parked else None
+        with anyio.CancelScope() as scope:
+            message = ("refuse", scope)
+            if release is not None:
+
+                async def let_go() -> None:
+                    await wait_all_blocked()  # the asker is parked
+                    release.set()
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(let_go)
+                    try:
+                        await ref.ask(message, timeout=5.0)
+                    except Boom:
+                        outcome.append("raised")
+            else:
+                try:
+                    await ref.ask(message, timeout=5.0)
+                except Boom:
+                    outcome.append("raised")
+        await wait_all_blocked()
+    assert outcome == ["raised"] or letters(system) == [message], (
+        outcome,
+        letters(system),
+    )
+
+
+# -- background work -----------------------------------------------------------
+
+
+class Adapts(Actor):
+    """Pipes work to itself through ``then``; the handler of what ``then``
+    made never returns."""
+
+    def __init__(self, seen: list[Any]) -> None:
+        self.seen = seen
+
+    async def on_start(self) -> None:
+        async def work() -> str:
+            return "value"
+
+        self.context.run(work, then=self.adapt)
+
+    def adapt(self, result: Result[str]) -> object:
+        self.seen.append(result)
+        return ("made", result.value)
+
+    async def receive(self, message: Any) -> None:
+        self.seen.append(message)
+        await anyio.sleep_forever()
+
+
+async def test_a_piped_result_is_given_to_then_or_dead_lettered_not_both() -> None:
+    # The campaign's "context.ask reply delivered 1x, dead-lettered 1x": the
+    # exit's teardown cancelled the handler of what then() made, and the
+    # piped result itself became the dead letter, though then() had taken it
+    # (its reply adapter had booked it). The interrupted message is what the
+    # handler got, as a stash keeps it.
+    seen: list[Any] = []
+    async with ActorSystem(shutdown_timeout=0.0) as system:
+        system.spawn(Adapts, seen)
+        while len(seen) < 2:
+            await anyio.lowlevel.checkpoint()
+    assert seen == [Result("value"), ("made", "value")]
+    assert letters(system) == [("made", "value")]
+
+
+# -- stash ---------------------------------------------------------------------
+
+
+class Fragile(Actor):
+    def receive(self, message: Any) -> None:
+        raise Boom
+
+
+class Stasher(Actor):
+    """Stashes "later"; on "go" unstashes, makes its child fail, and waits
+    until released (meanwhile the child's failure is queued behind the
+    Rebind the unstash queued)."""
+
+    supervisor_strategy = OneForOne(decider=lambda exc: Directive.ESCALATE)
+
+    def __init__(self, log: list[Any], release: anyio.Event) -> None:
+        self.log = log
+        self.release = release
+
+    def on_start(self) -> None:
+        self.child = self.context.spawn(Fragile, name="child")
+
+    async def receive(self, message: Any) -> None:
+        if message == "later" and "stashed" not in self.log:
+            self.log.append("stashed")
+            self.stash()
+        elif message == "go":
+            self.unstash_all()
+            self.child.tell("fail")
+            await self.release.wait()
+        else:
+            self.log.append(message)
+
+
+async def test_messages_unstashed_before_an_escalation_are_not_lost() -> None:
+    # The campaign's "lost" with plan stash on a supervisor: the loop took the
+    # unstashed messages into its carry, then a child's failure escalated
+    # from the same control queue, and the loop's failure path rebuilt the
+    # carry from its batch alone: the unstashed messages vanished (neither
+    # handled by the restarted instance nor dead letters).
+    log: list[Any] = []
+    release = anyio.Event()
+    async with ActorSystem() as system:
+        ref = system.spawn(Stasher, log, release)
+        ref.tell("later")
+        ref.tell("go")
+        await wait_all_blocked()  # the child failed; Stasher waits in "go"
+        release.set()
+        await wait_all_blocked()
+        assert system.escalations == 1
+        assert log == ["stashed", "later"], log
+    assert letters(system) == ["fail"]  # the child's failed message only
+
+
+# "refuse": the campaign's "reply lost" on a thread ask with plan error_reply:
+# the loop-side task saw an exception it could not tell from a handler's
+# failure (a dead letter already), so an ErrorReply the thread had given up on
+# vanished.
+@pytest.mark.parametrize("question", ["question", "refuse"])
+async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter(
+    question: str,
+) -> None:
     log: list[Any] = []
     async with ActorSystem() as system:
         ref = system.spawn(Log, log)
@@ -174,7 +334,7 @@ async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter() -> N
 
         def ask_from_thread() -> str:
             try:
-                system.from_thread.ask(ref, "question", timeout=0.2)
+                system.from_thread.ask(ref, question, timeout=0.2)
             except AskTimeout:
                 return "timed out"
             return "replied"
@@ -190,8 +350,8 @@ async def test_a_reply_after_a_from_thread_ask_timed_out_is_a_dead_letter() -> N
                 await anyio.lowlevel.checkpoint()
             release.set()
     assert result == ["timed out"]
-    assert log == ["question"]  # handled, so its reply ...
-    assert letters(system) == ["question"]  # ... is a dead letter
+    assert log == [question]  # handled, so its reply ...
+    assert letters(system) == [question]  # ... is a dead letter
 
 
 # -- supervision ----------------------------------------------------------------
