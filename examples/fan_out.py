@@ -77,6 +77,7 @@ class Summary:
     largest: list[tuple[int, str]] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
+    startup: float = 0.0
 
 
 # -- the work ------------------------------------------------------------------
@@ -185,8 +186,9 @@ class Root(Actor):
         self.expected: int | None = None
         self.summary = Summary()
         self.started = time.perf_counter()
+        self.error: BaseException | None = None
 
-    def on_start(self) -> None:
+    async def on_start(self) -> None:
         me = self.context.self_ref
         workers: list[Any]
         if self.processes:
@@ -197,10 +199,25 @@ class Root(Actor):
                 False,  # each node process's loop is there for this work
                 processes=self.processes,
                 workers=max(1, self.worker_count // self.processes),
-                prefetch=2,
+                # A deep window (workers * prefetch jobs per node): the
+                # round trip for more work (through the NATS server, on the
+                # same cores) hides behind work, and jobs and reports travel
+                # in fewer, larger messages (each write costs a system call).
+                prefetch=16,
                 capacity=self.capacity,
                 name="workers",
             )
+            try:
+                await pool.wait_ready(timeout=60.0)
+            except Exception as exc:  # a node cannot start: fan_out raises it
+                self.error = exc
+                self.done.set()
+                return
+            # The work is timed from here, as in one process (the node
+            # processes' start-up is a row of its own in the summary).
+            now = time.perf_counter()
+            self.summary.startup = now - self.started
+            self.started = now
             workers = [pool]
         else:
             workers = [
@@ -217,7 +234,7 @@ class Root(Actor):
         if self.progress is not None:
             self.task = self.progress.add_task("reading files", total=None)
 
-    def receive(self, message: Any) -> Summary | None:
+    def receive(self, message: Any) -> Summary | BaseException | None:
         summary = self.summary
         if isinstance(message, FileStats):
             if message.path in summary.digests:
@@ -241,7 +258,7 @@ class Root(Actor):
             if self.progress is not None:
                 self.progress.update(self.task, total=message.files)
         elif message == "summary":
-            return summary
+            return summary if self.error is None else self.error
         if self.progress is not None and self.task is not None:
             self.progress.update(self.task, completed=summary.files + summary.failed)
         if (
@@ -279,12 +296,16 @@ async def fan_out(
             // N`` each), with an embedded NATS server.
 
     Returns:
-        The totals, the five largest files and every file's SHA-256.
+        The totals, the five largest files, every file's SHA-256, the seconds
+        the work took and (``processes`` > 0) the seconds before it, the node
+        processes' start-up.
 
     Raises:
         ValueError: ``workers``, ``drain`` or ``capacity`` < 1, ``processes``
             < 0, or ``path`` is not a directory.
         ImportError: ``processes`` > 0 without the ``remote`` extra.
+        Exception: ``processes`` > 0 and the node processes' workers cannot
+            start (within 60 s): the pool's error.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -313,7 +334,9 @@ async def fan_out(
             name="root",
         )
         await done.wait()
-        summary: Summary = await root.ask("summary", timeout=30.0)
+        summary: Summary | BaseException = await root.ask("summary", timeout=30.0)
+        if isinstance(summary, BaseException):
+            raise summary
     return summary
 
 
@@ -330,6 +353,7 @@ def print_summary(
     table.add_row("lines", f"{summary.lines:,}")
     table.add_row("words", f"{summary.words:,}")
     table.add_row("bytes", f"{summary.bytes:,}")
+    table.add_row("worker start-up seconds", f"{summary.startup:.2f}")
     table.add_row("elapsed seconds", f"{summary.elapsed:.2f}")
     rate = summary.files / summary.elapsed if summary.elapsed else 0.0
     table.add_row("files per second", f"{rate:,.0f}")

@@ -11,8 +11,8 @@ time the process clock does not see.
   library (the first 100 with ``--quick``), as ``examples/fan_out.py`` does
   it: 16 worker actors in this process reading in worker threads
   (``in-process``), or a pool across processes with 8 workers per node
-  reading on the node's loop on one node process (``processes/1``) or two
-  (``processes/2``, the subject). Unit: one file.
+  (16 credits each) reading on the node's loop on one node process
+  (``processes/1``) or two (``processes/2``, the subject). Unit: one file.
 * ``scale/tiny``: ``count`` tiny tells (an int each) to one worker:
   in this process (``in-process``), or to a pool on one node process with 64
   credits per worker (``batched``, the subject: jobs and reports travel in
@@ -152,7 +152,7 @@ def _fan_out_across(processes: int) -> Any:
                 counter,
                 nodes=NODES[:processes],
                 workers=8,
-                prefetch=2,
+                prefetch=16,  # as examples/fan_out.py: a deep window per node
                 capacity=64,
             )
             start = time.perf_counter()

@@ -140,7 +140,9 @@ def run_main(tree: Path, *options: str) -> str:
         env={**os.environ, "COLUMNS": "200"},
     ).stdout
     # Everything but the timing rows and the title's "in N node processes".
-    output = re.sub(r"│ (elapsed seconds|files per second) .*\n", "", output)
+    output = re.sub(
+        r"│ (worker start-up seconds|elapsed seconds|files per second) .*\n", "", output
+    )
     return output.replace(" in 2 node processes", "")
 
 
