@@ -1,5 +1,12 @@
 """A NATS server restart in the middle of a pool's run: the pool's check
-finds jobs and reports lost on the wire and dispatches them again."""
+finds jobs and reports lost on the wire and dispatches them again.
+
+What the pool guarantees is checked through its own replies: the jobs are
+asks, and each reply travels in the member's report (``Done``), which the
+check covers. The Results the workers tell the recorder are plain remote
+tells, at-most-once: one published just before the server stops is lost
+while its job's report (published after the reconnection) arrives, so the
+recorder only says when the run is under way, never that it is complete."""
 
 from __future__ import annotations
 
@@ -32,12 +39,6 @@ FAST_RECONNECT = {
 }
 
 
-@pytest.mark.xfail(
-    reason="known intermittent stall: about 1 run in 15 under CPU load, the "
-    "pool stops making progress after the broker restart and the last jobs "
-    "never finish within 30 s (the other runs finish in about 1 s)",
-    strict=False,
-)
 async def test_a_nats_server_restart_mid_run_loses_no_job(system_name: str) -> None:
     jobs = 300
     with NatsServer() as server:
@@ -55,22 +56,27 @@ async def test_a_nats_server_restart_mid_run_loses_no_job(system_name: str) -> N
             ActorSystem(remote=node_remote("a")) as a,
         ):
             host(a, [WORKERS])
-            started, finished = anyio.Event(), anyio.Event()
-            recorder = main.spawn(Recorder, (40, started), (jobs, finished))
+            started = anyio.Event()
+            recorder = main.spawn(Recorder, (40, started))
             pool = main.remote.spawn_pool(
                 Reporter, recorder, {"*": 0.002}, nodes=["a"], check_interval=0.2
             )
             await pool.wait_ready(timeout=10)
-            for job in range(jobs):
-                pool.tell(job)
-            with anyio.fail_after(20):
-                await started.wait()
-            await anyio.to_thread.run_sync(server.stop)
-            await anyio.to_thread.run_sync(server.start)
-            # Jobs and reports lost meanwhile are found by the pool's check
-            # and dispatched again: every job runs (at least once). The bound
-            # only stops a hang: reconnecting on a loaded machine takes time.
-            with anyio.fail_after(30):
-                await finished.wait()
-            seen = await recorder.ask("get")
-            assert {r.job for r in seen} == set(range(jobs))
+            replies: list[Any] = []
+
+            async def ask(job: int) -> None:
+                # The bound only stops a hang: reconnecting on a loaded
+                # machine takes time.
+                replies.append(await pool.ask(job, timeout=50))
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    for job in range(jobs):
+                        tg.start_soon(ask, job)
+                    await started.wait()
+                    await anyio.to_thread.run_sync(server.stop)
+                    await anyio.to_thread.run_sync(server.start)
+                    # Jobs and reports lost meanwhile are found by the
+                    # pool's check and dispatched again: every job runs (at
+                    # least once) and every ask gets its reply.
+            assert sorted(replies) == list(range(jobs))
