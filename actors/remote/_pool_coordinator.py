@@ -62,6 +62,10 @@ logger = logging.getLogger("actors.remote")
 _BATCH_BYTES = 256 * 1024
 #: Seconds between attempts to join a node that is not there (doubling).
 _RETRY_FIRST, _RETRY_MAX = 0.05, 0.5
+#: Seconds a node that answers may go on lacking a node agent before the pool
+#: takes it as a refusal: a node process registers its agent just after it
+#: connects, so a lookup right after it joined can come too early.
+_AGENT_GRACE = 5.0
 #: A member lost within this many seconds of joining failed at once (its
 #: workers cannot start, say): joining again waits, doubling up to
 #: _CRASH_MAX seconds, so a crash loop neither spins nor floods the logs.
@@ -261,6 +265,7 @@ class PoolCoordination:
         when it is lost (the node restarted)."""
         remote = self._remote
         delay = crash_delay = _RETRY_FIRST
+        no_agent_since: float | None = None
         scope = anyio.CancelScope()
         self._scopes.append(scope)
         if not self._alive:
@@ -287,6 +292,15 @@ class PoolCoordination:
                     delay = min(delay * 2, _RETRY_MAX)
                     continue
                 except ActorNotFound as exc:
+                    # Reachable, but no agent (yet?): a node process registers
+                    # it just after connecting; past the grace, a refusal.
+                    now = anyio.current_time()
+                    if no_agent_since is None:
+                        no_agent_since = now
+                    if now - no_agent_since < _AGENT_GRACE:
+                        await anyio.sleep(delay)
+                        delay = min(delay * 2, _RETRY_MAX)
+                        continue
                     answer = exc
                 except Exception as exc:
                     # The node's refusal raised as an error reply (a worker's
@@ -297,6 +311,7 @@ class PoolCoordination:
                     self._refused(node, error or RuntimeError(repr(answer)))
                     return
                 delay = _RETRY_FIRST
+                no_agent_since = None
                 lost = anyio.Event()
                 assert self._ref is not None
                 self._ref.tell(Joined(node, answer.ref, lost))

@@ -11,11 +11,13 @@ import anyio
 import pytest
 
 from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
+from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
 from actors.remote._server import NatsServer
+from actors.testing import wait_all_blocked
 
 from ._workers import GATES, Echo, Recorder, Reporter, Result
-from .conftest import node, remote
+from .conftest import WORKERS, node, remote
 
 pytestmark = pytest.mark.anyio
 
@@ -354,3 +356,24 @@ async def test_a_node_added_to_a_running_pool_gets_work(
             pool.tell(job)
         await pool.wait_idle()
         assert set(pool.handled) == {"a", "b"}
+
+
+async def test_a_node_whose_agent_comes_after_the_pools_first_look_still_joins(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    # A node process registers its agent just after it connects: a pool that
+    # looks it up in between got ActorNotFound and took it as a refusal for
+    # good (wait_ready raised "no actor 'actors.node'").
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=remote(url, system_name, "main")) as main,
+        ActorSystem(remote=remote(url, system_name, "late")) as late,
+    ):
+        pool = main.remote.spawn_pool(Echo, nodes=["late"])
+        await wait_all_blocked()  # the pool's lookup of the agent is out
+        # A round trip to the same node after it: its answer (no agent) has
+        # come back by the time this one does.
+        await main.remote.lookup("late", "/user", timeout=5)
+        host(late, [WORKERS])
+        await pool.wait_ready(timeout=10)
+        assert await pool.ask("hello", timeout=10) == "hello"
