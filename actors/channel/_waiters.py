@@ -36,6 +36,8 @@ from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from .lowlevel import current_async_library
+
 __all__ = [
     "Backend",
     "Key",
@@ -464,16 +466,11 @@ def current_backend() -> Backend:
     """
     global _trio_backend
     try:
-        import sniffio
-    except ImportError:  # no Trio installed either: only asyncio can be running
-        name = "asyncio"
-    else:
-        try:
-            name = sniffio.current_async_library()
-        except sniffio.AsyncLibraryNotFoundError:
-            raise RuntimeError(
-                "no running event loop: channels are used from async code"
-            ) from None
+        name = current_async_library()
+    except RuntimeError:
+        raise RuntimeError(
+            "no running event loop: channels are used from async code"
+        ) from None
     if name == "asyncio":
         return _asyncio_backend
     if name == "trio":

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import anyio
-import sniffio
 
 from .._actor import UNHANDLED, Actor, Construction, constructing
 from .._behaviour import current_behaviour
@@ -524,6 +523,16 @@ _USE_ASYNC = (
 )
 
 
+def _no_event_loop_errors() -> tuple[type[BaseException], ...]:
+    # What asking "which event loop runs me?" raises outside one: anyio's
+    # error, and sniffio's where it is installed (it is optional).
+    try:
+        import sniffio
+    except ImportError:
+        return (anyio.NoEventLoopError,)
+    return (anyio.NoEventLoopError, sniffio.AsyncLibraryNotFoundError)
+
+
 def _run_sync(result: Any, what: str) -> Any:
     """``result``, or what the awaitable ``result`` returns if it completes
     without waiting.
@@ -538,7 +547,7 @@ def _run_sync(result: Any, what: str) -> Any:
         yielded = step.send(None)
     except StopIteration as done:
         return done.value
-    except (anyio.NoEventLoopError, sniffio.AsyncLibraryNotFoundError) as exc:
+    except _no_event_loop_errors() as exc:
         # It asked which event loop runs it (anyio.sleep, a lock...): none.
         raise RuntimeError(f"{what} needs an event loop: {_USE_ASYNC}") from exc
     step.close()

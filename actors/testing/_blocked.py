@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-import sniffio
+
+from ..channel.lowlevel import current_async_library
 
 __all__ = ["wait_all_blocked"]
 
@@ -35,7 +36,7 @@ async def wait_all_blocked(max_steps: int = 100_000) -> None:
         AssertionError: asyncio only: the tasks kept running for ``max_steps``
             checkpoints (something busy-loops).
     """
-    if sniffio.current_async_library() != "asyncio":
+    if current_async_library() != "asyncio":
         import trio.testing
 
         await trio.testing.wait_all_tasks_blocked()

