@@ -104,7 +104,8 @@ def test_the_kit_fixtures_run_on_asyncio_with_only_declared_dependencies(
     out = _run(
         "import sys, pytest\n"
         "sys.exit(pytest.main(['-q', '-p', 'anyio', '-p', 'actors.testing.plugin',"
-        " '-p', 'no:cacheprovider', '-W', 'error::pytest.PytestUnraisableExceptionWarning',"
+        " '-p', 'no:cacheprovider',"
+        " '-W', 'error::pytest.PytestUnraisableExceptionWarning',"
         " 'test_user.py']))\n",
         "pytest",
         cwd=tmp_path,
