@@ -55,6 +55,7 @@ from ._pool_protocol import (
     Holding,
     Jobs,
     JoinPool,
+    MemberFailed,
     Returned,
     protocol_classes,
 )
@@ -120,7 +121,8 @@ class NodeAgent(Actor):
     def __init__(self, hosted: Hosted) -> None:
         self.hosted = hosted
         self.pools = 0
-        self.members: list[ActorRef[Any]] = []
+        #: Live pool members, to their coordinators (pruned as they stop).
+        self.members: dict[ActorRef[Any], ActorRef[Any]] = {}
         #: The latest spawns by their request's token, for an Unspawn (which
         #: comes right after its Spawn when it comes at all).
         self.spawned: OrderedDict[str, ActorRef[Any]] = OrderedDict()
@@ -144,6 +146,9 @@ class NodeAgent(Actor):
             return None
         if kind is Drain:
             await self._drain(message)
+            return None
+        if kind is Terminated:
+            self._member_ended(message)
             return None
         return SpawnError(f"the node agent does not understand {kind.__name__}")
 
@@ -185,9 +190,21 @@ class NodeAgent(Actor):
                 name=f"{message.pool}-{self.pools}",
                 restart="temporary",
             )
-            self.members = [m for m in self.members if m.is_alive]
-            self.members.append(ref)
+            self.members[ref] = message.coordinator
+            self.context.watch(ref)
         return Spawned(ref)
+
+    def _member_ended(self, message: Terminated) -> None:
+        coordinator = self.members.pop(message.ref, None)
+        reason = message.reason
+        if coordinator is None or not isinstance(reason, Exception):
+            return  # not a member, or it stopped without a failure
+        error = f"{type(reason).__name__}: {reason}"[:500]
+        node = _remote_of(self).node_name
+        # A full or gone coordinator: its pool learns of the loss anyway
+        # (its watch), just not why.
+        with contextlib.suppress(MailboxFull):
+            coordinator.tell(MemberFailed(message.ref, node, error))
 
     async def _drain(self, message: Drain) -> None:
         members = [member for member in self.members if member.is_alive]

@@ -38,6 +38,7 @@ from ._pool_protocol import (
     Holding,
     Jobs,
     JoinPool,
+    MemberFailed,
     Returned,
 )
 from ._processes import NodeProcesses
@@ -163,6 +164,8 @@ class Coordinator(Actor):
             pool._on_returned(message)
         elif kind is Holding:
             pool._on_holding(message)
+        elif kind is MemberFailed:
+            pool._on_member_failed(message)
 
     async def on_stop(self) -> None:
         await self.pool._on_stop()
@@ -209,8 +212,8 @@ class PoolCoordination:
         #: Members lost soon after they joined, per node, in a row (a member
         #: whose workers cannot start): reported by an ask that times out.
         self.quick_losses: dict[str, int] = {}
-        #: The last failure that ended a member, per node.
-        self.ended: dict[str, BaseException] = {}
+        #: The last failure that ended a member, per node (its text).
+        self.ended: dict[str, str] = {}
         #: Jobs told (not asked) whose handler failed on their node.
         self.failures = 0
         #: Jobs dispatched again after their member was lost.
@@ -356,10 +359,17 @@ class PoolCoordination:
         if member is None:
             return
         if isinstance(reason, Exception) and not isinstance(reason, ActorNotFound):
-            self.ended[member.node] = reason  # a failure, not "already gone"
+            # A failure, not "already gone"
+            self.ended[member.node] = f"{type(reason).__name__}: {reason}"[:500]
         member.lost.set()
         self._requeue(member, list(member.jobs))
         self._notify()
+
+    def _on_member_failed(self, failed: MemberFailed) -> None:
+        # Keyed by this pool's own node names only, never by what the
+        # message claims alone.
+        if failed.node in self.nodes:
+            self.ended[failed.node] = failed.error[:500]
 
     def _requeue(self, member: Member, job_ids: list[int]) -> None:
         jobs = [

@@ -32,6 +32,7 @@ __all__ = [
     "Holding",
     "JoinPool",
     "Jobs",
+    "MemberFailed",
     "Returned",
     "protocol_classes",
 ]
@@ -114,6 +115,28 @@ class Drain(msgspec.Struct, frozen=True, array_like=True):
     grace: float
 
 
+class MemberFailed(msgspec.Struct, frozen=True, array_like=True):
+    """To the coordinator (from the node's agent, which watches its pools'
+    members): ``member`` on node ``node`` stopped after a failure,
+    ``error`` (its text, at most 500 characters). A member whose workers
+    cannot start dies before the coordinator's watch reaches it (the watch
+    then finds no actor and cannot tell why), so its agent says why."""
+
+    member: ActorRef[Any]
+    node: str
+    error: str
+
+
 def protocol_classes() -> tuple[type, ...]:
     """The classes to register on both sides (see ``register_protocol``)."""
-    return (JoinPool, Jobs, Done, Returned, Broadcast, Check, Holding, Drain)
+    return (
+        JoinPool,
+        Jobs,
+        Done,
+        Returned,
+        Broadcast,
+        Check,
+        Holding,
+        Drain,
+        MemberFailed,
+    )

@@ -144,7 +144,8 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
                 for node, error in self.errors.items()
             ) + "".join(
                 f"; its members on {node} ended soon after joining {count} "
-                f"times in a row (last failure: {self.ended.get(node)!r:.200}; "
+                f"times in a row (last failure: "
+                f"{self.ended.get(node, 'unknown'):.200}; "
                 "see that node's log)"
                 for node, count in self.quick_losses.items()
             )
