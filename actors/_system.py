@@ -109,6 +109,16 @@ class ActorSystem:
             (on Trio that may be a ``trio.testing.MockClock``). An ask that
             first waits for mailbox room, ``shutdown_timeout`` and thread
             entry's timeouts stay on the event loop's clock.
+        journal: the event journal of the system's durable actors (an
+            ``actors.persistence.Journal``, such as
+            ``actors.persistence.SqliteJournal(path)``), for those that name
+            none of their own. The system only holds it for them: it neither
+            opens nor closes it (``async with`` the journal around the
+            system). None (the default): no system journal.
+        snapshot_store: where those actors keep their snapshots (an
+            ``actors.persistence.SnapshotStore``). None (the default): the
+            journal, when it stores snapshots too (the SQLite and memory
+            journals do).
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
@@ -131,6 +141,8 @@ class ActorSystem:
         remote: RemoteExtension | None = None,
         log_failures: bool | FailureLogging = True,
         clock: Clock | None = None,
+        journal: object = None,
+        snapshot_store: object = None,
     ) -> None:
         if strategy is None:
             strategy = OneForOne()
@@ -161,6 +173,9 @@ class ActorSystem:
             )
         self.shutdown_timeout = shutdown_timeout
         self._remote = remote
+        # Held for actors.persistence (the runtime never uses them).
+        self._journal = journal
+        self._snapshot_store = snapshot_store
         #: The body of the async with (see stop()), and the task running it.
         self._body: anyio.CancelScope | None = None
         self._host: int | None = None
@@ -208,6 +223,17 @@ class ActorSystem:
         """The ``remote`` extension given (e.g. an ``actors.remote.Remote``:
         ``system.remote.url``, ``system.remote.lookup(...)``), or None."""
         return self._remote
+
+    @property
+    def journal(self) -> Any:
+        """The ``journal`` given (an ``actors.persistence.Journal``), or None."""
+        return self._journal
+
+    @property
+    def snapshot_store(self) -> Any:
+        """The ``snapshot_store`` given, or None (``actors.persistence``
+        then uses the journal's own snapshots, when it has them)."""
+        return self._snapshot_store
 
     @property
     def clock(self) -> Clock | None:

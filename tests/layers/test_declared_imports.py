@@ -55,6 +55,8 @@ def test_the_refusing_finder_makes_an_undeclared_module_missing() -> None:
         "actors.channel.lowlevel",
         "actors.mailbox",
         "actors.testing",
+        "actors.persistence",
+        "actors.persistence.testing",
     ],
 )
 def test_the_base_packages_import_with_only_declared_dependencies(
@@ -111,3 +113,27 @@ def test_the_kit_fixtures_run_on_asyncio_with_only_declared_dependencies(
         cwd=tmp_path,
     )
     assert "2 passed" in out, out
+
+
+def test_the_persistence_plugin_imports_with_only_pytest_added() -> None:
+    _run("import actors.persistence.testing.plugin", "pytest")
+
+
+def test_persistence_needs_msgspec_only_for_a_codec_and_says_which_extra() -> None:
+    # The SQLite and memory journals work on the base install; a codec (what
+    # an actor's events go through) names the extra to install.
+    out = _run(
+        "import sys, tempfile, os, anyio\n"
+        "from actors.persistence import Codec, MemoryJournal, SqliteJournal\n"
+        "from actors.persistence import StoredEvent\n"
+        "assert 'msgspec' not in sys.modules\n"
+        "async def main():\n"
+        "    path = os.path.join(tempfile.mkdtemp(), 'j.db')\n"
+        "    async with SqliteJournal(path) as journal:\n"
+        "        event = StoredEvent('p', 1, 'e@1', b'x', 'w', 0.0)\n"
+        "        await journal.append('p', [event], 0)\n"
+        "        assert await journal.read_events('p', 1) == [event]\n"
+        "anyio.run(main)\n"
+        "try:\n    Codec()\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    assert "anyio-actors[persistence]" in out

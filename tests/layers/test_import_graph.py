@@ -1,5 +1,6 @@
 """The package's import graph has no cycle, and imports only go down the
-layers: remote -> runtime -> mailbox -> channel (see the architecture page).
+layers: persistence -> remote -> runtime -> mailbox -> channel (see the
+architecture page), persistence never importing remote.
 
 An AST walk over every module of ``actors``: top-level imports and
 function-local ones, but not those under ``if TYPE_CHECKING:`` (they never run).
@@ -151,6 +152,8 @@ LAYERS = {
     "testing": 3,
     "remote": 3,
     "node": 4,
+    # Above remote in the stack, but it does not use it (it may use actors.nats).
+    "persistence": 4,
 }
 
 
@@ -185,3 +188,15 @@ def test_imports_only_go_down_the_layers() -> None:
 def test_function_local_imports_are_for_optional_dependencies_only() -> None:
     _, local = _graph()
     assert local == []
+
+
+def test_persistence_does_not_import_the_remote_layer() -> None:
+    graph, _ = _graph()
+    found = [
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if _package_of(name) == "persistence"
+        for target in targets
+        if _package_of(target) in ("remote", "node")
+    ]
+    assert found == []
