@@ -40,10 +40,14 @@ class Write:
     """One write waiting for (or in) a batch; ``commit`` sets its outcome:
     ``result``, or ``error`` (raised to its writer)."""
 
-    __slots__ = ("done", "error", "event", "lead", "result")
+    __slots__ = ("done", "error", "event", "lead", "result", "taken")
 
     def __init__(self) -> None:
+        #: In a batch (being committed, or committed).
+        self.taken = False
+        #: Its batch is committed: ``result`` or ``error`` is final.
         self.done = False
+        #: Its task was handed the lead: it commits the next batch.
         self.lead = False
         self.error: BaseException | None = None
         self.result: Any = None
@@ -105,13 +109,14 @@ class GroupCommit(Generic[W]):
             try:
                 await write.event.wait()
             except BaseException:
-                if not write.done and not write.lead:
-                    # Still queued: nothing of it was written.
-                    self._queue.remove(write)
-                    raise
-                if write.lead:
+                if write.lead and not write.done:
+                    # Handed the lead as it was cancelled: commit first.
                     with anyio.CancelScope(shield=True):
                         await self._lead()
+                elif not write.taken:
+                    # Still queued: nothing of it is written.
+                    self._queue.remove(write)
+                # Else its batch is being committed: it may be stored.
                 raise
             if not write.done:
                 assert write.lead
@@ -132,7 +137,9 @@ class GroupCommit(Generic[W]):
         batch: list[W] = []
         take = min(len(queue), self._max_batch)
         for _ in range(take):
-            batch.append(queue.popleft())
+            write = queue.popleft()
+            write.taken = True
+            batch.append(write)
         try:
             limiter = None if self._limiter is None else self._limiter()
             with anyio.CancelScope(shield=True):
