@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +31,42 @@ from actors.persistence import (
 
 @dataclass
 class Credited:
+    """Version 2: ``currency`` was added (version 1 was in euros)."""
+
     amount: int
+    currency: str
 
 
 @dataclass
 class Renamed:
+    """Gained ``reason``, with a default: old events decode as they are."""
+
     name: str
+    reason: str = ""
 
 
 @dataclass
 class Wallet:
+    """Version 2: a balance per currency (version 1: one ``balance``)."""
+
     name: str = ""
-    balance: int = 0
+    balances: dict[str, int] = field(default_factory=dict)
 
 
-codec = Codec(Credited, Renamed, Wallet)
+codec = Codec(Renamed)
+codec.register(Credited, version=2)
+codec.register(Wallet, version=2)
+
+
+@codec.adapter("Credited", version=1)
+def _credited_in_euros(old: dict[str, Any]) -> dict[str, Any]:
+    return {**old, "currency": "EUR"}
+
+
+@codec.adapter("Wallet", version=1)
+def _one_balance_in_euros(old: dict[str, Any]) -> dict[str, Any]:
+    balance = old.pop("balance", 0)
+    return {**old, "balances": {"EUR": balance} if balance else {}}
 
 
 class WalletActor(EventSourcedActor[Any, Any, Wallet]):
@@ -65,25 +86,27 @@ class WalletActor(EventSourcedActor[Any, Any, Wallet]):
 
     def on_event(self, state: Wallet, event: Any) -> Wallet:
         match event:
-            case Credited(amount):
-                return Wallet(state.name, state.balance + amount)
+            case Credited(amount, currency):
+                balances = dict(state.balances)
+                balances[currency] = balances.get(currency, 0) + amount
+                return Wallet(state.name, balances)
             case Renamed(name):
-                return Wallet(name, state.balance)
+                return Wallet(name, state.balances)
         raise AssertionError(event)
 
 
-#: What the v1 journal holds: wallet "a" (a snapshot at 4, events 5-6) and
-#: wallet "b" (events only).
+#: What the journal written by ``main`` holds: wallet "a" (a snapshot at 4,
+#: events 5-6) and wallet "b" (events only).
 HISTORY: dict[str, list[Any]] = {
     "a": [
         Renamed("alice"),
-        Credited(10),
-        Credited(5),
-        Credited(1),
-        Credited(2),
+        Credited(10, "EUR"),
+        Credited(5, "EUR"),
+        Credited(1, "EUR"),
+        Credited(2, "EUR"),
         Renamed("al"),
     ],
-    "b": [Credited(7), Renamed("bob")],
+    "b": [Credited(7, "EUR"), Renamed("bob")],
 }
 
 
