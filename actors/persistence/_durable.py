@@ -257,8 +257,11 @@ class DurableActor(Actor[C], Generic[C, S]):
 
     async def _side_effects(self, effect: _Effect[Any], state: Any) -> Any:
         """Run ``effect``'s side effects in order; return its reply."""
+        actions = effect._actions
+        if len(actions) == 1 and actions[0][0] is REPLY:  # the usual one
+            return actions[0][1](state)
         reply = None
-        for action, value in effect._actions:
+        for action, value in actions:
             if action is RUN:
                 await _call(value, state)
             elif action is REPLY:

@@ -55,7 +55,7 @@ class _Effect(Generic[S]):
         self._actions = actions
 
     def _then(self, action: str, value: Any) -> Self:
-        if action in (REPLY, REPLY_VALUE) and self.has_reply:
+        if action in (REPLY, REPLY_VALUE) and self._actions and self.has_reply:
             raise ValueError("an effect replies once: it has a reply already")
         new = object.__new__(type(self))
         new._kind = self._kind

@@ -57,8 +57,10 @@ class _Log:
     """An incarnation's view of its persistence id (made by recovery)."""
 
     __slots__ = (
+        "codec",
         "journal",
         "persistence_id",
+        "policy",
         "recovered",
         "seq",
         "snapshot_seqs",
@@ -70,15 +72,19 @@ class _Log:
     def __init__(
         self,
         persistence_id: str,
+        codec: Codec,
         journal: Journal,
         snapshot_store: SnapshotStore | None,
+        policy: Snapshots[Any, Any] | None,
         state: Any,
         seq: int,
         snapshot_seq: int,
     ) -> None:
         self.persistence_id = persistence_id
+        self.codec = codec
         self.journal = journal
         self.snapshot_store = snapshot_store
+        self.policy = policy
         self.state = state
         self.seq = seq
         #: Snapshots known to this incarnation, oldest first (for retention).
@@ -220,33 +226,33 @@ class EventSourcedActor(DurableActor[C, S], Generic[C, E, S]):
     ) -> Any:
         """Store ``events`` and apply them; None, or the ErrorReply of a
         refused write."""
-        codec = self._codec()
+        encode = log.codec.encode
         persistence_id = log.persistence_id
-        seq = log.seq
         writer = log.writer
         now = time.time()
+        expected = seq = log.seq
         records = []
         try:
             for event in events:
                 seq += 1
-                manifest, payload = codec.encode(event)
+                manifest, payload = encode(event)
                 records.append(
                     StoredEvent(persistence_id, seq, manifest, payload, writer, now)
                 )
         except EventsRejected as exc:
             return self._rejected(command, exc)
-        policy = type(self).snapshots
+        policy = log.policy
+        on_event = self.on_event
         state = log.state
         due = False
-        seq = log.seq
-        on_event = self.on_event
+        seq = expected
         try:
             for event in events:
                 seq += 1
                 state = on_event(state, event)
                 if policy is not None and not due:
                     due = policy.due(state, event, seq)
-            await log.journal.append(persistence_id, records, log.seq)
+            await log.journal.append(persistence_id, records, expected)
         except SequenceConflict as exc:
             log.recovered = False
             return self._stale(exc)
@@ -259,14 +265,14 @@ class EventSourcedActor(DurableActor[C, S], Generic[C, E, S]):
         log.state = state
         log.seq = seq
         if due:
-            await self._snapshot(log, codec)
+            await self._snapshot(log, log.codec)
         return None
 
     async def _snapshot(self, log: _Log, codec: Codec) -> None:
         """Save a snapshot of the current state, then apply the retention
         rule. A failure is logged: the events are stored, nothing is lost."""
         store = log.snapshot_store
-        policy = type(self).snapshots
+        policy = log.policy
         assert store is not None and policy is not None
         path = self.context.path
         persistence_id = log.persistence_id
@@ -371,6 +377,13 @@ class EventSourcedActor(DurableActor[C, S], Generic[C, E, S]):
                     f"the snapshot at {seq}: the journal lost events"
                 )
         self._persistence = _Log(
-            persistence_id, journal, snapshot_store, state, seq, snapshot_seq
+            persistence_id,
+            codec,
+            journal,
+            snapshot_store,
+            type(self).snapshots,
+            state,
+            seq,
+            snapshot_seq,
         )
         return state

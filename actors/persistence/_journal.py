@@ -149,20 +149,31 @@ def check_append(
         raise ValueError("append needs at least one event")
     number = expected_sequence_nr
     for event in events:
-        if type(event) is not StoredEvent:
-            raise TypeError(f"append takes StoredEvent records, not {event!r}")
         number += 1
-        if event.persistence_id != persistence_id:
-            raise ValueError(
-                f"an event of {event.persistence_id!r} in an append to "
-                f"{persistence_id!r}"
-            )
-        if event.sequence_nr != number:
-            raise ValueError(
-                f"events of one append are numbered {expected_sequence_nr + 1}, "
-                f"{expected_sequence_nr + 2}, ...: got {event.sequence_nr} "
-                f"where {number} belongs"
-            )
+        # One test for the usual case (on every persist), the details after.
+        if (
+            type(event) is not StoredEvent
+            or event[1] != number
+            or event[0] != persistence_id
+        ):
+            _bad_event(persistence_id, expected_sequence_nr, event, number)
+
+
+def _bad_event(
+    persistence_id: str, expected_sequence_nr: int, event: object, number: int
+) -> None:
+    if type(event) is not StoredEvent:
+        raise TypeError(f"append takes StoredEvent records, not {event!r}")
+    if event.persistence_id != persistence_id:
+        raise ValueError(
+            f"an event of {event.persistence_id!r} in an append to "
+            f"{persistence_id!r}"
+        )
+    raise ValueError(
+        f"events of one append are numbered {expected_sequence_nr + 1}, "
+        f"{expected_sequence_nr + 2}, ...: got {event.sequence_nr} "
+        f"where {number} belongs"
+    )
 
 
 class _Closable:

@@ -3,13 +3,14 @@
 A journal never sees an actor's objects, only these records: a manifest (the
 codec's tag and version, ``"deposited@2"``) and the payload bytes. So a journal
 is a store of bytes with a few ordering rules, and the codec alone decides what
-the bytes mean (see ``_codec``).
+the bytes mean (see ``_codec``). They are NamedTuples: made on every persist,
+they cost a tuple (a journal may store one as it is: the SQLite journal's
+rows are ``StoredEvent`` tuples).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "MAX_PERSISTENCE_ID",
@@ -45,8 +46,7 @@ def check_persistence_id(value: object) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
+class StoredEvent(NamedTuple):
     """One event as a journal stores it.
 
     Attributes:
@@ -69,8 +69,7 @@ class StoredEvent:
     timestamp: float
 
 
-@dataclass(frozen=True, slots=True)
-class StoredSnapshot:
+class StoredSnapshot(NamedTuple):
     """A snapshot of a state as a snapshot store keeps it.
 
     Attributes:
@@ -88,8 +87,7 @@ class StoredSnapshot:
     timestamp: float
 
 
-@dataclass(frozen=True, slots=True)
-class StoredState:
+class StoredState(NamedTuple):
     """The state of a durable state actor as a state store keeps it.
 
     Attributes:

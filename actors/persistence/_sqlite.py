@@ -5,16 +5,17 @@ the embedded default (the standard library's ``sqlite3``).
 * Group commit: the writes of all actors (appends, snapshots, states,
   deletions) that arrive while one transaction commits go into the next one
   (``_group_commit``): one ``BEGIN IMMEDIATE ... COMMIT``, so one fsync, per
-  batch. The appends of a batch are one ``executemany`` of a conditional
-  insert; only when one of them finds another writer's events does the batch
-  start over write by write (with a savepoint each), so that write alone
-  fails with ``SequenceConflict``.
+  batch, and the events of all its appends in one ``executemany``.
 * WAL mode: readers (recoveries) never wait for the writer, nor it for them.
-* The conditional append is a statement: an event is inserted only if the
-  highest sequence number of its persistence id is the one before it, checked
-  inside the write transaction, which SQLite serialises across connections
-  and processes: two processes writing one persistence id through one file
-  cannot interleave either.
+* The conditional append is checked inside the write transaction, which
+  SQLite serialises across connections and processes: an append goes in only
+  if its persistence id's highest sequence number is the one it expects, else
+  it alone fails with ``SequenceConflict``. The highest numbers come from this
+  connection's own commits as long as ``PRAGMA data_version`` shows that no
+  other connection committed since (then they are read again), so a batch of
+  appends costs no query in the common case; the primary key (persistence id,
+  sequence number) is the backstop. Two processes writing one persistence id
+  through one file cannot interleave either.
 
 Durability (``synchronous``): with ``"FULL"`` (the default) SQLite syncs the
 write-ahead log to disk at every commit, before the journal answers: an
@@ -97,10 +98,11 @@ _HIGHEST: Final = (
     "coalesce((SELECT max(sequence_nr) FROM events WHERE persistence_id = ?1),"
     " (SELECT sequence_nr FROM deleted WHERE persistence_id = ?1), 0)"
 )
-#: An event goes in only after the one before it: the conditional append.
-_APPEND: Final = (
+#: The events of appends whose expected number was checked in the same
+#: transaction (the conditional append: see ``_append_all``).
+_INSERT: Final = (
     "INSERT INTO events (persistence_id, sequence_nr, manifest, payload, writer,"
-    f" timestamp) SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE {_HIGHEST} = ?2 - 1"
+    " timestamp) VALUES (?, ?, ?, ?, ?, ?)"
 )
 _READ: Final = (
     "SELECT sequence_nr, manifest, payload, writer, timestamp FROM events"
@@ -108,18 +110,21 @@ _READ: Final = (
     " ORDER BY sequence_nr LIMIT ?"
 )
 _MAX_INT: Final = 2**63 - 1
+#: The most highest numbers the writer keeps (then it forgets them all).
+_KNOWN_MAX: Final = 100_000
 
 Synchronous = Literal["FULL", "NORMAL"]
 
 
 class _Append(Write):
-    __slots__ = ("expected", "persistence_id", "rows")
+    __slots__ = ("expected", "last", "persistence_id", "rows")
 
-    def __init__(self, persistence_id: str, rows: list[tuple[Any, ...]], expected: int):
+    def __init__(self, persistence_id: str, rows: list[StoredEvent], expected: int):
         super().__init__()
         self.persistence_id = persistence_id
         self.rows = rows
         self.expected = expected
+        self.last = expected + len(rows)
 
 
 class _Change(Write):
@@ -196,6 +201,11 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._write_lock = threading.Lock()
+        #: The highest sequence numbers this connection's commits left, valid
+        #: while ``PRAGMA data_version`` says no other connection committed
+        #: (the writer thread's, under the write lock).
+        self._highest: dict[str, int] = {}
+        self._version: int | None = None
         self._read_lock = threading.Lock()
         self._closed = False
 
@@ -298,31 +308,69 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         appends: list[_Append] = [w for w in batch if isinstance(w, _Append)]
         try:
             connection.execute("BEGIN IMMEDIATE")
-            if appends and not self._append_all(connection, appends):
+            version = connection.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._version:
+                # Another connection (another journal, another process)
+                # committed since our last transaction: what we knew of the
+                # highest numbers may be stale.
+                self._highest.clear()
+                self._version = version
+            updates: dict[str, int] = {}
+            if appends and not self._append_all(connection, appends, updates):
                 connection.execute("ROLLBACK")
+                self._highest.clear()
+                updates.clear()
                 connection.execute("BEGIN IMMEDIATE")
                 for append in appends:
+                    append.error = None
                     self._in_savepoint(connection, append, self._append_one)
+                    if append.error is None:
+                        updates[append.persistence_id] = append.last
             for write in batch:
                 if type(write) is _Change:
                     self._in_savepoint(connection, write, _apply)
             connection.execute("COMMIT")
         except BaseException:
+            self._highest.clear()
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+        known = self._highest
+        if len(known) > _KNOWN_MAX:  # bounded: forget, and read again
+            known.clear()
+        known.update(updates)
 
-    @staticmethod
-    def _append_all(connection: sqlite3.Connection, appends: list[_Append]) -> bool:
-        """The fast path: every append of the batch in one executemany.
-        False if one of them did not go in (or raised): start over one by
-        one."""
-        rows = [row for write in appends for row in write.rows]
+    def _append_all(
+        self,
+        connection: sqlite3.Connection,
+        appends: list[_Append],
+        updates: dict[str, int],
+    ) -> bool:
+        """The fast path: check every append's expected number against the
+        highest ones (known from this connection's own commits while no other
+        connection committed, else read), then insert every accepted event of
+        the batch with one executemany. False if the insert raised (a
+        rejection, or another writer's events where none were expected):
+        start over one write at a time."""
+        known = self._highest
+        rows: list[tuple[Any, ...]] = []
+        for write in appends:
+            persistence_id = write.persistence_id
+            current = updates.get(persistence_id)
+            if current is None:
+                current = known.get(persistence_id)
+                if current is None:
+                    current = _highest(connection, persistence_id)
+            if current != write.expected:
+                write.error = SequenceConflict(persistence_id, write.expected, current)
+                continue
+            updates[persistence_id] = write.last
+            rows.extend(write.rows)
         try:
-            inserted = connection.executemany(_APPEND, rows).rowcount
-        except sqlite3.DataError:
+            connection.executemany(_INSERT, rows)
+        except (sqlite3.DataError, sqlite3.IntegrityError):
             return False
-        return inserted == len(rows)
+        return True
 
     @staticmethod
     def _append_one(connection: sqlite3.Connection, write: Write) -> None:
@@ -330,12 +378,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         highest = _highest(connection, write.persistence_id)
         if highest != write.expected:
             raise SequenceConflict(write.persistence_id, write.expected, highest)
-        inserted = connection.executemany(_APPEND, write.rows).rowcount
-        if inserted != len(write.rows):  # unreachable within our transaction
-            raise JournalError(
-                f"{write.persistence_id!r}: {inserted} of {len(write.rows)} "
-                "events went in after the highest number was checked"
-            )
+        connection.executemany(_INSERT, write.rows)
 
     @staticmethod
     def _in_savepoint(
@@ -364,18 +407,11 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         expected_sequence_nr: int,
     ) -> None:
         check_append(persistence_id, events, expected_sequence_nr)
-        rows = [
-            (
-                persistence_id,
-                event.sequence_nr,
-                event.manifest,
-                event.payload,
-                event.writer,
-                event.timestamp,
-            )
-            for event in events
-        ]
-        await self._writing(_Append(persistence_id, rows, expected_sequence_nr))
+        if self._closed:
+            raise JournalClosed(f"{self!r} is closed")
+        # A StoredEvent is the row itself (its fields in the columns' order).
+        write = _Append(persistence_id, list(events), expected_sequence_nr)
+        await self._committer.submit(write)
 
     async def read_events(
         self,

@@ -20,6 +20,7 @@ MODULES: Final = (
     "timers",
     "remote",
     "scale",
+    "persistence",
 )
 
 
