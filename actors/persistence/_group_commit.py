@@ -3,14 +3,15 @@ committed, go into the next batch together (LevelDB's writer queue, MySQL's
 binlog group commit).
 
 No background task: the first writer to find the committer idle is the
-*leader*; it takes every write queued so far (up to ``max_batch``) and commits
-them with one call of ``commit`` in a worker thread (one transaction, one
-fsync). Writers that arrive meanwhile queue and wait. When the batch is done,
-the leader wakes its writers with their outcomes and hands the lead to the
-oldest write still queued, whose task commits the next batch, and so on. So an
-idle journal commits a lone write at once, and a busy one commits as many
-writes per transaction as arrived during the previous one, with no timer and
-no task to start or stop.
+*leader*; it lets the event loop run once (writers about to run join it), then
+takes every write queued so far (up to ``max_batch``) and commits them with one
+call of ``commit`` in a worker thread (one transaction, one fsync). Writers
+that arrive meanwhile queue and wait. When the batch is done, the leader wakes
+its writers with their outcomes and hands the lead to the oldest write still
+queued, whose task commits the next batch, and so on. So an idle journal
+commits a lone write after one scheduling round, and a busy one commits as
+many writes per transaction as arrived during the previous one, with no timer
+and no task to start or stop.
 
 Cancellation: a writer cancelled while its write is still queued takes it out
 of the queue (nothing is written, and the caller learns nothing was). Once
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 __all__ = ["GroupCommit", "Write"]
@@ -87,6 +89,10 @@ class GroupCommit(Generic[W]):
         self._limiter = limiter
         self._queue: deque[W] = deque()
         self._busy = False
+        #: The running backend's Event class, learnt when a busy spell begins
+        #: (anyio.Event() looks the backend up at every call; its class
+        #: makes one without).
+        self._event: Callable[[], anyio.Event] = anyio.Event
         self._idle: anyio.Event | None = None
         #: Batches committed, and writes in them (for tests and statistics).
         self.batches = 0
@@ -105,7 +111,7 @@ class GroupCommit(Generic[W]):
         """
         self._queue.append(write)
         if self._busy:
-            write.event = anyio.Event()
+            write.event = self._event()
             try:
                 await write.event.wait()
             except BaseException:
@@ -123,6 +129,7 @@ class GroupCommit(Generic[W]):
                 await self._lead()
         else:
             self._busy = True
+            self._event = type(anyio.Event())
             write.lead = True
             with anyio.CancelScope(shield=True):
                 await self._lead()
@@ -134,6 +141,10 @@ class GroupCommit(Generic[W]):
         """Commit the queued writes (this task's own among them), then hand
         the lead on."""
         queue = self._queue
+        # A gather window of one scheduling round: writers the event loop is
+        # about to run (woken by the batch before, or arriving with this one)
+        # join this batch instead of waiting a whole commit for the next.
+        await anyio.lowlevel.cancel_shielded_checkpoint()
         batch: list[W] = []
         take = min(len(queue), self._max_batch)
         for _ in range(take):

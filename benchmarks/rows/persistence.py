@@ -215,7 +215,10 @@ async def ours_recovery(count: int) -> Sample:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "journal.db"
         await _written(path, count)
-        async with SqliteJournal(path) as journal, ActorSystem(journal=journal) as system:
+        async with (
+            SqliteJournal(path) as journal,
+            ActorSystem(journal=journal) as system,
+        ):
             start = now()
             recovered = await system.spawn(Ledger, "ledger-0").ask(None)
             elapsed = now() - start

@@ -74,6 +74,16 @@ async def test_writes_arriving_during_a_commit_share_the_next_batch() -> None:
     assert sorted(results) == sorted(id(w) for w in writes)
 
 
+async def test_writes_started_together_are_gathered_into_one_batch() -> None:
+    recorder = Recorder()
+    committer: GroupCommit[Write] = GroupCommit(recorder)
+    writes = [Write() for _ in range(5)]
+    async with anyio.create_task_group() as tg:
+        for write in writes:
+            tg.start_soon(committer.submit, write)
+    assert [set(batch) for batch in recorder.batches] == [set(writes)]
+
+
 async def test_a_batch_holds_at_most_max_batch_writes() -> None:
     recorder = Recorder()
     recorder.hold.clear()
@@ -85,7 +95,8 @@ async def test_a_batch_holds_at_most_max_batch_writes() -> None:
         await _held(recorder)
         await wait_all_blocked()
         recorder.hold.set()
-    assert [len(batch) for batch in recorder.batches] == [1, 3, 3, 1]
+    # The first leader waits one scheduling round: the rest join its batch.
+    assert [len(batch) for batch in recorder.batches] == [3, 3, 2]
     assert {w for batch in recorder.batches for w in batch} == set(writes)
 
 
