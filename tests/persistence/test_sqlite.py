@@ -164,3 +164,23 @@ async def test_making_a_journal_touches_no_file_until_it_is_used(
     assert await journal.highest_sequence_nr("p") == 0
     assert path.exists()
     await journal.aclose()
+
+
+async def test_an_append_through_another_connection_is_seen_by_the_next_check(
+    tmp_path: Path,
+) -> None:
+    # The writer knows the highest numbers its own commits left; another
+    # connection's commit (PRAGMA data_version) makes it read them again.
+    path = tmp_path / "j.db"
+    async with SqliteJournal(path) as a, SqliteJournal(path) as b:
+        await a.append("p", events("p", 1, 1), 0)
+        await b.append("p", events("p", 2, 1, writer="b"), 1)
+        with pytest.raises(SequenceConflict) as caught:
+            await a.append("p", events("p", 2, 1, writer="a"), 1)
+        assert caught.value.actual == 2
+        await a.append("p", events("p", 3, 1, writer="a"), 2)
+        with sqlite3.connect(path) as other:  # any connection, not a journal
+            other.execute("DELETE FROM events WHERE sequence_nr = 3")
+        with pytest.raises(SequenceConflict):
+            await a.append("p", events("p", 4, 1), 3)
+        assert [e.writer for e in await a.read_events("p", 1)] == ["w", "b"]
