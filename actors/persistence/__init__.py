@@ -63,6 +63,7 @@ __all__ = [
     "SnapshotStore",
     "Snapshots",
     "SqliteJournal",
+    "StateEffect",
     "StoredEvent",
     "StoredSnapshot",
     "StoredState",

@@ -19,8 +19,10 @@ from typing import Any, Final, Generic, Self, TypeVar
 
 __all__ = ["Effect", "StateEffect"]
 
-E = TypeVar("E")
-S = TypeVar("S")
+# Covariant: an Effect[Deposited, Any] is an Effect[Deposited | Withdrew,
+# Balance] (the state appears only in the argument of a callback argument).
+E = TypeVar("E", covariant=True)
+S = TypeVar("S", covariant=True)
 E2 = TypeVar("E2")
 S2 = TypeVar("S2")
 

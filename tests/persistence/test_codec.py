@@ -168,3 +168,12 @@ def test_one_version_has_one_adapter() -> None:
     codec.add_adapter("Moved", 1, lambda p: p)
     with pytest.raises(ValueError, match="has an adapter already"):
         codec.add_adapter("Moved", 1, lambda p: p)
+
+
+def test_the_package_exports_what_it_imports() -> None:
+    import actors.persistence as package
+
+    # (pytest rewrites the modules of its plugins: it adds "@py_..." names.)
+    public = {name for name in vars(package) if not name.startswith(("_", "@"))}
+    public -= {"testing"}  # the subpackage, once imported
+    assert set(package.__all__) == public
