@@ -128,6 +128,9 @@ class Codec:
         self._plain = msgspec.msgpack.Decoder()
         self._by_type: dict[type, _Entry] = {}
         self._by_tag: dict[str, _Entry] = {}
+        #: Current manifests to their decoders, made on first use: decoding
+        #: a record of the current version is one dict lookup and a call.
+        self._current: dict[str, Any] = {}
         self._adapters: dict[tuple[str, int], Adapter] = {}
         for cls in types:
             self.register(cls)
@@ -264,6 +267,12 @@ class Codec:
             DecodeFailed: unknown tag, a newer version, a failing adapter, or
                 bytes that do not decode as the class.
         """
+        decode = self._current.get(manifest)
+        if decode is not None:
+            try:
+                return decode(payload)
+            except Exception:
+                pass  # the full path below says what is wrong
         tag, _, written = manifest.rpartition("@")
         entry = self._by_tag.get(tag)
         if entry is None or not written.isdigit():
@@ -277,6 +286,7 @@ class Codec:
             decoder = entry.decoder
             if decoder is None:
                 decoder = entry.decoder = msgspec.msgpack.Decoder(entry.cls)
+                self._current[manifest] = decoder.decode
             try:
                 return decoder.decode(payload)
             except msgspec.DecodeError as exc:

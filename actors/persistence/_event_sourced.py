@@ -345,23 +345,24 @@ class EventSourcedActor(DurableActor[C, S], Generic[C, E, S]):
         if not seq:
             state = self.empty_state()
         on_event = self.on_event
+        decode = codec.decode
         read_any = False
         while True:
-            events = await journal.read_events(persistence_id, seq + 1, None, batch)
-            for stored in events:
-                if stored.sequence_nr != seq + 1:
-                    if not read_any and stored.sequence_nr > seq + 1:
+            events = await journal.replay(persistence_id, seq + 1, batch)
+            for number, manifest, payload in events:
+                if number != seq + 1:
+                    if not read_any and number > seq + 1:
                         raise RecoveryFailed(
-                            f"events {seq + 1} to {stored.sequence_nr - 1} are "
-                            "deleted and no snapshot covers them"
+                            f"events {seq + 1} to {number - 1} are deleted and "
+                            "no snapshot covers them"
                         )
                     raise RecoveryFailed(
-                        f"the journal returned event {stored.sequence_nr} after "
-                        f"{seq}: its sequence numbers have a gap or repeat"
+                        f"the journal returned event {number} after {seq}: its "
+                        "sequence numbers have a gap or repeat"
                     )
                 read_any = True
-                state = on_event(state, codec.decode(stored.manifest, stored.payload))
-                seq = stored.sequence_nr
+                state = on_event(state, decode(manifest, payload))
+                seq = number
             if len(events) < batch:
                 break
         if not read_any:

@@ -8,7 +8,9 @@ TCK:
 * [``Journal``][actors.persistence.Journal]: ``append`` events with the
   sequence number the writer expects to be the highest (the conditional
   append of the single-writer rule), ``read_events`` from a sequence number,
-  ``highest_sequence_nr``, ``delete_events`` up to a sequence number.
+  ``highest_sequence_nr``, ``delete_events`` up to a sequence number; and
+  ``replay``, recovery's lighter read, defined from ``read_events`` unless a
+  journal does better.
 * [``SnapshotStore``][actors.persistence.SnapshotStore]: ``save_snapshot``,
   ``latest_snapshot`` (at or below a sequence number), ``delete_snapshots`` up
   to a sequence number.
@@ -239,6 +241,20 @@ class Journal(_Closable, ABC):
         Raises:
             JournalError: the read failed.
         """
+
+    async def replay(
+        self, persistence_id: str, from_sequence_nr: int, limit: int
+    ) -> Sequence[tuple[int, str, bytes]]:
+        """Recovery's read: ``(sequence number, manifest, payload)`` of at most
+        ``limit`` events from ``from_sequence_nr`` on, ascending. The default
+        takes them from ``read_events``; a journal may answer it with less
+        work (no writer or timestamp to fetch and wrap).
+
+        Raises:
+            JournalError: the read failed.
+        """
+        events = await self.read_events(persistence_id, from_sequence_nr, None, limit)
+        return [(event[1], event[2], event[3]) for event in events]
 
     @abstractmethod
     async def highest_sequence_nr(self, persistence_id: str) -> int:

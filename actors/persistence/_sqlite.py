@@ -109,6 +109,10 @@ _READ: Final = (
     " WHERE persistence_id = ? AND sequence_nr >= ? AND sequence_nr <= ?"
     " ORDER BY sequence_nr LIMIT ?"
 )
+_REPLAY: Final = (
+    "SELECT sequence_nr, manifest, payload FROM events"
+    " WHERE persistence_id = ? AND sequence_nr >= ? ORDER BY sequence_nr LIMIT ?"
+)
 _MAX_INT: Final = 2**63 - 1
 #: The most highest numbers the writer keeps (then it forgets them all).
 _KNOWN_MAX: Final = 100_000
@@ -437,6 +441,22 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             ]
 
         events: list[StoredEvent] = await self._reading(read)
+        return events
+
+    async def replay(
+        self, persistence_id: str, from_sequence_nr: int, limit: int
+    ) -> Sequence[tuple[int, str, bytes]]:
+        check_persistence_id(persistence_id)
+        check_sequence_nr(from_sequence_nr, "from_sequence_nr")
+        check_sequence_nr(limit, "limit")
+
+        def read(connection: sqlite3.Connection) -> list[tuple[int, str, bytes]]:
+            rows: list[tuple[int, str, bytes]] = connection.execute(
+                _REPLAY, (persistence_id, from_sequence_nr, limit)
+            ).fetchall()
+            return rows
+
+        events: list[tuple[int, str, bytes]] = await self._reading(read)
         return events
 
     async def highest_sequence_nr(self, persistence_id: str) -> int:

@@ -222,7 +222,7 @@ class _Doctored(MemoryJournal):
 
     def __init__(self, replay: list[int], highest: int) -> None:
         super().__init__()
-        self.replay = replay
+        self.numbers = replay
         self.highest = highest
 
     async def read_events(
@@ -236,7 +236,7 @@ class _Doctored(MemoryJournal):
             StoredEvent(
                 persistence_id, n, "Deposited@1", b"\x81\xa6amount\x01", "w", 0.0
             )
-            for n in self.replay
+            for n in self.numbers
             if n >= from_sequence_nr
         ]
         return found[:limit]

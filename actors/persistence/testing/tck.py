@@ -76,6 +76,18 @@ class JournalContract:
         await store.append("p", [odd], 0)
         assert await store.read_events("p", 1) == [odd]
 
+    async def test_replay_gives_the_numbers_manifests_and_payloads(
+        self, store: Any
+    ) -> None:
+        written = events("p", 1, 5)
+        await store.append("p", written, 0)
+        await store.delete_events("p", 1)
+        expected = [(e.sequence_nr, e.manifest, e.payload) for e in written[1:]]
+        assert list(await store.replay("p", 1, 100)) == expected
+        assert list(await store.replay("p", 3, 2)) == expected[1:3]
+        assert list(await store.replay("p", 6, 10)) == []
+        assert list(await store.replay("nobody", 1, 10)) == []
+
     async def test_an_unknown_persistence_id_has_nothing(self, store: Any) -> None:
         assert await store.read_events("nobody", 1) == []
         assert await store.highest_sequence_nr("nobody") == 0
