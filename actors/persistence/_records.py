@@ -4,8 +4,8 @@ A journal never sees an actor's objects, only these records: a manifest (the
 codec's tag and version, ``"deposited@2"``) and the payload bytes. So a journal
 is a store of bytes with a few ordering rules, and the codec alone decides what
 the bytes mean (see ``_codec``). They are NamedTuples: made on every persist,
-they cost a tuple (a journal may store one as it is: the SQLite journal's
-rows are ``StoredEvent`` tuples).
+they cost a tuple, and a journal may store one as it is (a ``StoredEvent``'s
+fields are the SQLite journal's columns, in order).
 """
 
 from __future__ import annotations

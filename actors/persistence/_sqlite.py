@@ -123,7 +123,9 @@ Synchronous = Literal["FULL", "NORMAL"]
 class _Append(Write):
     __slots__ = ("expected", "last", "persistence_id", "rows")
 
-    def __init__(self, persistence_id: str, rows: list[StoredEvent], expected: int):
+    def __init__(
+        self, persistence_id: str, rows: list[tuple[Any, ...]], expected: int
+    ) -> None:
         super().__init__()
         self.persistence_id = persistence_id
         self.rows = rows
@@ -413,8 +415,9 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         check_append(persistence_id, events, expected_sequence_nr)
         if self._closed:
             raise JournalClosed(f"{self!r} is closed")
-        # A StoredEvent is the row itself (its fields in the columns' order).
-        write = _Append(persistence_id, list(events), expected_sequence_nr)
+        # A StoredEvent holds the row's values in the columns' order; as a
+        # plain tuple sqlite3 binds it faster than as a NamedTuple.
+        write = _Append(persistence_id, list(map(tuple, events)), expected_sequence_nr)
         await self._committer.submit(write)
 
     async def read_events(
