@@ -58,9 +58,15 @@ class Faults:
 
     write_delay: float = 0.0
     read_delay: float = 0.0
-    _writes: deque[tuple[str, BaseException | None]] = field(default_factory=deque)
-    _reads: deque[BaseException | None] = field(default_factory=deque)
-    _snapshots: deque[BaseException | None] = field(default_factory=deque)
+    _writes: deque[tuple[str, BaseException | None]] = field(
+        default_factory=deque, init=False, repr=False
+    )
+    _reads: deque[BaseException | None] = field(
+        default_factory=deque, init=False, repr=False
+    )
+    _snapshots: deque[BaseException | None] = field(
+        default_factory=deque, init=False, repr=False
+    )
 
     def fail_next_write(
         self, error: BaseException | None = None, count: int = 1
