@@ -168,8 +168,7 @@ def _bad_event(
         raise TypeError(f"append takes StoredEvent records, not {event!r}")
     if event.persistence_id != persistence_id:
         raise ValueError(
-            f"an event of {event.persistence_id!r} in an append to "
-            f"{persistence_id!r}"
+            f"an event of {event.persistence_id!r} in an append to {persistence_id!r}"
         )
     raise ValueError(
         f"events of one append are numbered {expected_sequence_nr + 1}, "

@@ -5,7 +5,8 @@ the embedded default (the standard library's ``sqlite3``).
 * Group commit: the writes of all actors (appends, snapshots, states,
   deletions) that arrive while one transaction commits go into the next one
   (``_group_commit``): one ``BEGIN IMMEDIATE ... COMMIT``, so one fsync, per
-  batch, and the events of all its appends in one ``executemany``.
+  batch, and the events of all its appends in one ``executemany``
+  (``_sqlite_writes``: the schema and the transaction of a batch).
 * WAL mode: readers (recoveries) never wait for the writer, nor it for them.
 * The conditional append is checked inside the write transaction, which
   SQLite serialises across connections and processes: an append goes in only
@@ -38,14 +39,7 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.to_thread
 
-from ._errors import (
-    EventsRejected,
-    JournalClosed,
-    JournalError,
-    PersistenceError,
-    RevisionConflict,
-    SequenceConflict,
-)
+from ._errors import JournalClosed, JournalError
 from ._group_commit import GroupCommit, Write
 from ._journal import (
     DurableStateStore,
@@ -55,55 +49,10 @@ from ._journal import (
     check_sequence_nr,
 )
 from ._records import StoredEvent, StoredSnapshot, StoredState, check_persistence_id
+from ._sqlite_writes import Append, Change, Writer, check_revision, connect, highest_of
 
 __all__ = ["SqliteJournal"]
 
-#: The schema's version, in ``PRAGMA user_version``.
-SCHEMA_VERSION: Final = 1
-
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS events (
-    persistence_id TEXT NOT NULL,
-    sequence_nr INTEGER NOT NULL,
-    manifest TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    writer TEXT NOT NULL,
-    timestamp REAL NOT NULL,
-    PRIMARY KEY (persistence_id, sequence_nr)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS deleted (
-    persistence_id TEXT PRIMARY KEY,
-    sequence_nr INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS snapshots (
-    persistence_id TEXT NOT NULL,
-    sequence_nr INTEGER NOT NULL,
-    manifest TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    timestamp REAL NOT NULL,
-    PRIMARY KEY (persistence_id, sequence_nr)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS states (
-    persistence_id TEXT PRIMARY KEY,
-    revision INTEGER NOT NULL,
-    manifest TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    deleted INTEGER NOT NULL
-) WITHOUT ROWID;
-"""
-
-#: The highest sequence number ever stored: the last event's, or the one a
-#: deletion of every event recorded.
-_HIGHEST: Final = (
-    "coalesce((SELECT max(sequence_nr) FROM events WHERE persistence_id = ?1),"
-    " (SELECT sequence_nr FROM deleted WHERE persistence_id = ?1), 0)"
-)
-#: The events of appends whose expected number was checked in the same
-#: transaction (the conditional append: see ``_append_all``).
-_INSERT: Final = (
-    "INSERT INTO events (persistence_id, sequence_nr, manifest, payload, writer,"
-    " timestamp) VALUES (?, ?, ?, ?, ?, ?)"
-)
 _READ: Final = (
     "SELECT sequence_nr, manifest, payload, writer, timestamp FROM events"
     " WHERE persistence_id = ? AND sequence_nr >= ? AND sequence_nr <= ?"
@@ -114,38 +63,8 @@ _REPLAY: Final = (
     " WHERE persistence_id = ? AND sequence_nr >= ? ORDER BY sequence_nr LIMIT ?"
 )
 _MAX_INT: Final = 2**63 - 1
-#: The most highest numbers the writer keeps (then it forgets them all).
-_KNOWN_MAX: Final = 100_000
 
 Synchronous = Literal["FULL", "NORMAL"]
-
-
-class _Append(Write):
-    __slots__ = ("expected", "last", "persistence_id", "rows")
-
-    def __init__(
-        self, persistence_id: str, rows: list[tuple[Any, ...]], expected: int
-    ) -> None:
-        super().__init__()
-        self.persistence_id = persistence_id
-        self.rows = rows
-        self.expected = expected
-        self.last = expected + len(rows)
-
-
-class _Change(Write):
-    """Any other write: ``apply(connection)`` inside the batch's transaction."""
-
-    __slots__ = ("apply",)
-
-    def __init__(self, apply: Callable[[sqlite3.Connection], Any]) -> None:
-        super().__init__()
-        self.apply = apply
-
-
-def _highest(connection: sqlite3.Connection, persistence_id: str) -> int:
-    row = connection.execute(f"SELECT {_HIGHEST}", (persistence_id,)).fetchone()
-    return int(row[0])
 
 
 class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
@@ -203,15 +122,11 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         self.path = path
         self.synchronous: Synchronous = synchronous
         self.busy_timeout = float(busy_timeout)
-        self._committer: GroupCommit[Write] = GroupCommit(self._commit, max_batch)
-        self._writer: sqlite3.Connection | None = None
+        self._writer = Writer(path, synchronous, self.busy_timeout)
+        self._committer: GroupCommit[Write] = GroupCommit(
+            self._writer.commit, max_batch
+        )
         self._reader: sqlite3.Connection | None = None
-        self._write_lock = threading.Lock()
-        #: The highest sequence numbers this connection's commits left, valid
-        #: while ``PRAGMA data_version`` says no other connection committed
-        #: (the writer thread's, under the write lock).
-        self._highest: dict[str, int] = {}
-        self._version: int | None = None
         self._read_lock = threading.Lock()
         self._closed = False
 
@@ -230,47 +145,6 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
 
     # -- connections (worker threads) -------------------------------------------
 
-    def _connect(self, *, write: bool) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            self.path,
-            timeout=self.busy_timeout,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        try:
-            if write:
-                version = connection.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise JournalError(
-                        f"{self.path} was written by a later release (schema "
-                        f"{version}; this one knows {SCHEMA_VERSION})"
-                    )
-                mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    raise JournalError(f"{self.path}: SQLite refused WAL mode ({mode})")
-                connection.execute(f"PRAGMA synchronous={self.synchronous}")
-                if version < SCHEMA_VERSION:
-                    connection.execute("BEGIN IMMEDIATE")
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            connection.execute(statement)
-                    connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                    connection.execute("COMMIT")
-            else:
-                connection.execute("PRAGMA query_only=1")
-        except BaseException:
-            connection.close()
-            raise
-        return connection
-
-    def _writer_connection(self) -> sqlite3.Connection:
-        if self._closed:
-            raise JournalClosed(f"{self!r} is closed")
-        connection = self._writer
-        if connection is None:
-            connection = self._writer = self._connect(write=True)
-        return connection
-
     def _read(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``work`` on the reader connection (a worker thread)."""
         with self._read_lock:
@@ -279,9 +153,11 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             connection = self._reader
             if connection is None:
                 # The writer makes the file and its tables first.
-                with self._write_lock:
-                    self._writer_connection()
-                connection = self._reader = self._connect(write=False)
+                with self._writer.lock:
+                    self._writer.connection()
+                connection = self._reader = connect(
+                    self.path, self.synchronous, self.busy_timeout, write=False
+                )
             try:
                 return work(connection)
             except sqlite3.Error as exc:
@@ -297,113 +173,6 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             raise JournalClosed(f"{self!r} is closed")
         return await self._committer.submit(write)
 
-    # -- the batch (a worker thread) ---------------------------------------------
-
-    def _commit(self, batch: list[Write]) -> None:
-        with self._write_lock:
-            try:
-                connection = self._writer_connection()
-                self._transaction(connection, batch)
-            except sqlite3.Error as exc:
-                error = JournalError(f"{self.path}: {exc}")
-                error.__cause__ = exc
-                for write in batch:
-                    write.error = error
-
-    def _transaction(self, connection: sqlite3.Connection, batch: list[Write]) -> None:
-        appends: list[_Append] = [w for w in batch if isinstance(w, _Append)]
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            version = connection.execute("PRAGMA data_version").fetchone()[0]
-            if version != self._version:
-                # Another connection (another journal, another process)
-                # committed since our last transaction: what we knew of the
-                # highest numbers may be stale.
-                self._highest.clear()
-                self._version = version
-            updates: dict[str, int] = {}
-            if appends and not self._append_all(connection, appends, updates):
-                connection.execute("ROLLBACK")
-                self._highest.clear()
-                updates.clear()
-                connection.execute("BEGIN IMMEDIATE")
-                for append in appends:
-                    append.error = None
-                    self._in_savepoint(connection, append, self._append_one)
-                    if append.error is None:
-                        updates[append.persistence_id] = append.last
-            for write in batch:
-                if type(write) is _Change:
-                    self._in_savepoint(connection, write, _apply)
-            connection.execute("COMMIT")
-        except BaseException:
-            self._highest.clear()
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
-        known = self._highest
-        if len(known) > _KNOWN_MAX:  # bounded: forget, and read again
-            known.clear()
-        known.update(updates)
-
-    def _append_all(
-        self,
-        connection: sqlite3.Connection,
-        appends: list[_Append],
-        updates: dict[str, int],
-    ) -> bool:
-        """The fast path: check every append's expected number against the
-        highest ones (known from this connection's own commits while no other
-        connection committed, else read), then insert every accepted event of
-        the batch with one executemany. False if the insert raised (a
-        rejection, or another writer's events where none were expected):
-        start over one write at a time."""
-        known = self._highest
-        rows: list[tuple[Any, ...]] = []
-        for write in appends:
-            persistence_id = write.persistence_id
-            current = updates.get(persistence_id)
-            if current is None:
-                current = known.get(persistence_id)
-                if current is None:
-                    current = _highest(connection, persistence_id)
-            if current != write.expected:
-                write.error = SequenceConflict(persistence_id, write.expected, current)
-                continue
-            updates[persistence_id] = write.last
-            rows.extend(write.rows)
-        try:
-            connection.executemany(_INSERT, rows)
-        except (sqlite3.DataError, sqlite3.IntegrityError):
-            return False
-        return True
-
-    @staticmethod
-    def _append_one(connection: sqlite3.Connection, write: Write) -> None:
-        assert isinstance(write, _Append)
-        highest = _highest(connection, write.persistence_id)
-        if highest != write.expected:
-            raise SequenceConflict(write.persistence_id, write.expected, highest)
-        connection.executemany(_INSERT, write.rows)
-
-    @staticmethod
-    def _in_savepoint(
-        connection: sqlite3.Connection,
-        write: Write,
-        apply: Callable[[sqlite3.Connection, Write], Any],
-    ) -> None:
-        """Apply one write; a refusal (a conflict, a rejection) undoes it
-        alone and becomes its error."""
-        connection.execute("SAVEPOINT one")
-        try:
-            write.result = apply(connection, write)
-        except (PersistenceError, sqlite3.DataError) as exc:
-            connection.execute("ROLLBACK TO one")
-            if isinstance(exc, sqlite3.DataError):
-                exc = _rejected(exc)
-            write.error = exc
-        connection.execute("RELEASE one")
-
     # -- Journal ---------------------------------------------------------------
 
     async def append(
@@ -417,7 +186,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             raise JournalClosed(f"{self!r} is closed")
         # A StoredEvent holds the row's values in the columns' order; as a
         # plain tuple sqlite3 binds it faster than as a NamedTuple.
-        write = _Append(persistence_id, list(map(tuple, events)), expected_sequence_nr)
+        write = Append(persistence_id, list(map(tuple, events)), expected_sequence_nr)
         await self._committer.submit(write)
 
     async def read_events(
@@ -465,7 +234,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
     async def highest_sequence_nr(self, persistence_id: str) -> int:
         check_persistence_id(persistence_id)
         highest: int = await self._reading(
-            lambda connection: _highest(connection, persistence_id)
+            lambda connection: highest_of(connection, persistence_id)
         )
         return highest
 
@@ -474,7 +243,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         check_sequence_nr(to_sequence_nr, "to_sequence_nr")
 
         def delete(connection: sqlite3.Connection) -> None:
-            highest = _highest(connection, persistence_id)
+            highest = highest_of(connection, persistence_id)
             connection.execute(
                 "DELETE FROM events WHERE persistence_id = ? AND sequence_nr <= ?",
                 (persistence_id, to_sequence_nr),
@@ -487,7 +256,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
                     (persistence_id, highest),
                 )
 
-        await self._writing(_Change(delete))
+        await self._writing(Change(delete))
 
     # -- SnapshotStore ---------------------------------------------------------
 
@@ -503,7 +272,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             snapshot.timestamp,
         )
         await self._writing(
-            _Change(
+            Change(
                 lambda connection: connection.execute(
                     "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?)", row
                 )
@@ -532,7 +301,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         check_persistence_id(persistence_id)
         check_sequence_nr(to_sequence_nr, "to_sequence_nr")
         await self._writing(
-            _Change(
+            Change(
                 lambda connection: connection.execute(
                     "DELETE FROM snapshots"
                     " WHERE persistence_id = ? AND sequence_nr <= ?",
@@ -568,7 +337,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         check_sequence_nr(expected_revision, "expected_revision")
 
         def put(connection: sqlite3.Connection) -> int:
-            last = _revision(connection, persistence_id, expected_revision)
+            last = check_revision(connection, persistence_id, expected_revision)
             connection.execute(
                 "INSERT INTO states VALUES (?, ?, ?, ?, 0) ON CONFLICT"
                 " (persistence_id) DO UPDATE SET revision = excluded.revision,"
@@ -578,7 +347,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             )
             return last + 1
 
-        revision: int = await self._writing(_Change(put))
+        revision: int = await self._writing(Change(put))
         return revision
 
     async def delete_state(self, persistence_id: str, expected_revision: int) -> None:
@@ -586,7 +355,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
         check_sequence_nr(expected_revision, "expected_revision")
 
         def delete(connection: sqlite3.Connection) -> None:
-            _revision(connection, persistence_id, expected_revision)
+            check_revision(connection, persistence_id, expected_revision)
             # A tombstone: revisions go on increasing after a delete.
             connection.execute(
                 "UPDATE states SET revision = revision + 1, manifest = '',"
@@ -594,7 +363,7 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
                 (persistence_id,),
             )
 
-        await self._writing(_Change(delete))
+        await self._writing(Change(delete))
 
     # -- closing -----------------------------------------------------------------
 
@@ -609,35 +378,8 @@ class SqliteJournal(Journal, SnapshotStore, DurableStateStore):
             await anyio.to_thread.run_sync(self._close_connections)
 
     def _close_connections(self) -> None:
-        with self._read_lock, self._write_lock:  # the order _read takes them
-            for connection in (self._reader, self._writer):
-                if connection is not None:
-                    connection.close()
-            self._reader = self._writer = None
-
-
-def _apply(connection: sqlite3.Connection, write: Write) -> Any:
-    assert isinstance(write, _Change)
-    return write.apply(connection)
-
-
-def _revision(
-    connection: sqlite3.Connection, persistence_id: str, expected: int
-) -> int:
-    """The last revision ever given to the key (0: none); raises
-    RevisionConflict unless its current one (0 when deleted) is ``expected``."""
-    row = connection.execute(
-        "SELECT revision, deleted FROM states WHERE persistence_id = ?",
-        (persistence_id,),
-    ).fetchone()
-    last = 0 if row is None else int(row[0])
-    current = 0 if row is None or row[1] else last
-    if current != expected:
-        raise RevisionConflict(persistence_id, expected, current)
-    return last
-
-
-def _rejected(exc: sqlite3.DataError) -> EventsRejected:
-    error = EventsRejected(f"SQLite refused the write: {exc}")
-    error.__cause__ = exc
-    return error
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        self._writer.close()

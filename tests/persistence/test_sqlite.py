@@ -31,8 +31,7 @@ async def test_the_file_is_in_wal_mode_with_the_chosen_durability(
     path = tmp_path / "j.db"
     async with SqliteJournal(path, synchronous=synchronous) as journal:  # type: ignore[arg-type]
         await journal.append("p", events("p", 1, 1), 0)
-        writer = journal._writer
-        assert writer is not None
+        writer = journal._writer.connection()  # the writer's own setting
         assert writer.execute("PRAGMA synchronous").fetchone()[0] == level
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -100,8 +99,7 @@ async def test_one_conflicting_append_in_a_batch_fails_alone(tmp_path: Path) -> 
 async def test_a_too_large_event_is_rejected_alone(tmp_path: Path) -> None:
     async with SqliteJournal(tmp_path / "j.db") as journal:
         await journal.append("p", events("p", 1, 1), 0)
-        assert journal._writer is not None
-        journal._writer.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 10_000)
+        journal._writer.connection().setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 10_000)
         big = StoredEvent("big", 1, "e@1", b"x" * 20_000, "w", 0.0)
 
         async def small() -> None:
