@@ -224,7 +224,8 @@ LIMIT = 300
 
 
 def test_two_processes_released_at_once_on_one_persistence_id(tmp_path: Path) -> None:
-    for round_ in range(max(2, RUNS // 10)):
+    rounds = max(2, RUNS // 10)
+    for round_ in range(rounds):
         path = tmp_path / f"race-{round_}.db"
         children = [_writer(path, "--limit", str(LIMIT), "--wait-go") for _ in "ab"]
         for child in children:
@@ -237,6 +238,10 @@ def test_two_processes_released_at_once_on_one_persistence_id(tmp_path: Path) ->
         assert _acks(stopped) == []
         assert _acks(survived) == list(range(1, LIMIT + 1))
         assert _verify(path, 1) == {0: (LIMIT, 1)}
+    print(
+        f"\nreleased at once: {rounds} rounds, one survivor each, one writer "
+        "in each log"
+    )
 
 
 def test_a_second_process_recovering_while_the_first_writes(tmp_path: Path) -> None:
@@ -244,7 +249,9 @@ def test_a_second_process_recovering_while_the_first_writes(tmp_path: Path) -> N
     # writes. Whichever writes first after the other's recovery wins; the
     # other stops at its next write, and the log has one change of writer.
     rng = random.Random(SEED)
-    for round_ in range(max(2, RUNS // 10)):
+    rounds = max(2, RUNS // 10)
+    winners = {"first": 0, "second": 0}
+    for round_ in range(rounds):
         path = tmp_path / f"late-{round_}.db"
         lines: queue.Queue[tuple[str, str | None]] = queue.Queue()
         first = Child(str(path), "write", "--actors", "1", sink=lines, name="first")
@@ -286,3 +293,9 @@ def test_a_second_process_recovering_while_the_first_writes(tmp_path: Path) -> N
         assert acknowledged == list(range(1, max(acks[survivor]) + 1))
         if acks[stopped]:
             assert max(acks[stopped]) < min(acks[survivor])
+        winners[survivor] += 1
+    print(
+        f"\nrecovering while the other writes: {rounds} rounds, the old writer "
+        f"survived {winners['first']}, the new one {winners['second']}; at most "
+        "one change of writer in each log"
+    )
