@@ -26,7 +26,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
-from .channel._waiters import Backend, Stale, Waiter, ki_protected
+from .channel.lowlevel import Backend, Stale, Waiter, ki_protected
 
 if TYPE_CHECKING:
     from ._cell import Cell

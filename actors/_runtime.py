@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ._telemetry import Telemetry
     from ._threads import FromThread
     from ._timers import TimerScheduler, TimerService
-    from .channel._waiters import Backend
+    from .channel.lowlevel import Backend
 
 __all__ = ["Runtime"]
 

@@ -32,7 +32,7 @@ from ._telemetry import Telemetry
 from ._threads import FromThread, call_soon_in_loop, in_loop_thread
 from ._timers import TimerScheduler
 from ._validation import check_count, check_limit, check_seconds_type
-from .channel._waiters import Backend, current_backend
+from .channel.lowlevel import Backend, current_backend
 
 if TYPE_CHECKING:
     from ._cell import Cell

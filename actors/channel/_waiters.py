@@ -36,9 +36,14 @@ from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from .lowlevel import current_async_library
+from ._library import current_async_library
 
 __all__ = [
+    "ASYNCIO_BACKEND",
+    "BROKEN",
+    "DELIVERED",
+    "PENDING",
+    "WITHDRAWN",
     "Backend",
     "Key",
     "ReceiveWaiter",
@@ -454,7 +459,8 @@ def _trio_handle_class() -> type[Any]:
     return TrioHandle
 
 
-_asyncio_backend: Final = _AsyncioBackend()
+#: The asyncio (and uvloop) backend: one for every loop (it keeps no state).
+ASYNCIO_BACKEND: Final[Backend] = _AsyncioBackend()
 _trio_backend: _TrioBackend | None = None
 
 
@@ -472,7 +478,7 @@ def current_backend() -> Backend:
             "no running event loop: channels are used from async code"
         ) from None
     if name == "asyncio":
-        return _asyncio_backend
+        return ASYNCIO_BACKEND
     if name == "trio":
         if _trio_backend is None:
             _trio_backend = _TrioBackend()

@@ -12,16 +12,16 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from anyio import WouldBlock
 
-from ..channel._state import check_limit
-from ..channel._waiters import (
+from ..channel.lowlevel import (
     DELIVERED,
     Backend,
     ReceiveWaiter,
     SendWaiter,
     Stale,
+    check_limit,
     ki_protected,
 )
-from ..channel._waiters import current_backend as _current_backend
+from ..channel.lowlevel import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
 from ._signal import Signal

@@ -40,7 +40,7 @@ from .. import (
     SystemNotRunning,
     UnhandledMessage,
 )
-from ..channel._waiters import Backend, Waiter, current_backend
+from ..channel.lowlevel import Backend, Waiter, current_backend
 from ._codec import Codec
 from ._errors import (
     ActorNotFound,

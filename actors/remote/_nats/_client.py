@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from ...channel._waiters import current_backend
+from ...channel.lowlevel import current_backend
 from ._auth import Credentials, read_creds_file
 from ._connection import parse_server
 from ._errors import (

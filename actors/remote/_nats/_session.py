@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from ...channel import WouldBlock, create_memory_object_stream
-from ...channel._waiters import Backend, Waiter
+from ...channel.lowlevel import Backend, Waiter
 from ._auth import Credentials
 from ._connection import Connection, Server, error_for, open_connection, parse_server
 from ._errors import (
