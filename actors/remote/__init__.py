@@ -7,8 +7,8 @@ wire is documented in ``docs/remote-wire-format.md``.
 
 The building blocks, each tested on its own:
 
-* ``_nats``: an anyio-native NATS client; ``_server``: a launcher of the
-  official ``nats-server`` binary;
+* the NATS client and the ``nats-server`` launcher are a package of their
+  own, [``actors.nats``][actors.nats];
 * ``_node``: node identity (a name and a random incarnation per start) and
   the addresses of nodes and actors;
 * ``_codec``: messages to MessagePack by registered type tag (msgspec), refs

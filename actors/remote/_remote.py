@@ -41,6 +41,15 @@ from .. import (
     UnhandledMessage,
 )
 from ..channel.lowlevel import Backend, Waiter, current_backend
+from ..nats import (
+    Client,
+    Msg,
+    NatsError,
+    NoRespondersError,
+    RequestTimeoutError,
+    connect,
+    embedded_nats_server,
+)
 from ._codec import Codec
 from ._errors import (
     ActorNotFound,
@@ -52,20 +61,11 @@ from ._errors import (
 )
 from ._failure_detector import PhiAccrualFailureDetector
 from ._heartbeat import DEFAULT_HEARTBEAT_INTERVAL, HeartbeatMonitor
-from ._nats import (
-    Client,
-    Msg,
-    NatsError,
-    NoRespondersError,
-    RequestTimeoutError,
-    connect,
-)
 from ._node import NodeAddress, RefAddress, check_token
 from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
 from ._ref import RemoteRef
 from ._remote_pool import RemotePoolRef
 from ._remote_pool_spawn import spawn_remote_pool
-from ._server import embedded_nats_server
 from ._spawn import check_spawn_options, remote_spawn
 from ._wire import (
     DEFAULT_PREFIX,
@@ -253,7 +253,7 @@ class Remote:
         stop_timeout: seconds leaving the system waits for what is buffered
             to be written.
         client_options: keyword arguments for the NATS client (credentials,
-            ``tls``, reconnection, ...; see ``actors.remote._nats.connect``).
+            ``tls``, reconnection, ...; see ``actors.nats.connect``).
         server_options: keyword arguments for the embedded server (``port``,
             ``config``, ``args``, ...), used when ``url`` is None.
 

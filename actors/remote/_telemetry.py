@@ -326,7 +326,7 @@ class RemoteTelemetry:
         node = {_NODE: self.remote.node_name}
         if metric == "reconnects":
             client = self.remote._client
-            return [(0 if client is None else client._reconnects, node)]
+            return [(0 if client is None else client.statistics().reconnects, node)]
         if metric == "dead_letters":
             return [
                 (count, {**node, _PEER: peer, "actor.reason": reason})

@@ -1,5 +1,6 @@
 """The package's import graph has no cycle, and imports only go down the
-layers: remote -> runtime -> mailbox -> channel (see the architecture page).
+layers: remote -> runtime -> mailbox -> channel, and remote -> nats ->
+channel (see the architecture page).
 
 An AST walk over every module of ``actors``: top-level imports and
 function-local ones, but not those under ``if TYPE_CHECKING:`` (they never run).
@@ -147,6 +148,7 @@ def _package_of(module: str) -> str:
 LAYERS = {
     "channel": 0,
     "mailbox": 1,
+    "nats": 1,
     "runtime": 2,
     "testing": 3,
     "remote": 3,

@@ -11,14 +11,13 @@ import anyio
 import pytest
 from anyio.abc import TaskGroup
 
+from actors.nats import Client, Msg, NatsServer, connect
 from actors.remote._codec import Codec
 from actors.remote._errors import NodeDown
 from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._heartbeat import HeartbeatMonitor
-from actors.remote._nats import Client, Msg, connect
 from actors.remote._node import NodeAddress
 from actors.remote._outbound import Outbound
-from actors.remote._server import NatsServer
 from actors.remote._wire import (
     Heartbeat,
     HeartbeatAck,

@@ -17,11 +17,10 @@ import anyio
 import pytest
 
 from actors import Actor, ActorSystem, AskTimeout, MailboxFull
+from actors.nats import Msg, NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeAddress, RefAddress, Remote, RemoteRef
-from actors.remote._nats import Msg, connect
-from actors.remote._nats._protocol import new_nuid
 from actors.remote._outbound import MIN_WINDOW
-from actors.remote._server import NatsServer
 from actors.remote._wire import Tell, decode_frame
 
 pytestmark = pytest.mark.anyio

@@ -12,12 +12,11 @@ import msgspec
 import pytest
 
 from actors.mailbox import MailboxFull
+from actors.nats import NatsServer, connect
 from actors.remote._codec import Codec
 from actors.remote._errors import FrameTooLarge, NodeUnreachable
-from actors.remote._nats import connect
 from actors.remote._node import NodeAddress
 from actors.remote._outbound import Outbound
-from actors.remote._server import NatsServer
 from actors.remote._wire import Subjects, Tell, Wire, decode_frame
 
 pytestmark = pytest.mark.anyio

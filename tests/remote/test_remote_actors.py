@@ -24,6 +24,8 @@ from actors import (
     Telemetry,
     Terminated,
 )
+from actors.nats import NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import (
     ActorNotFound,
     NodeAddress,
@@ -35,9 +37,6 @@ from actors.remote import (
     RemoteRef,
 )
 from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats import connect
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

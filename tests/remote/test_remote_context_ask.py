@@ -12,9 +12,9 @@ import msgspec
 import pytest
 
 from actors import Actor, ActorRef, ActorSystem, AskTimeout, Result
+from actors.nats import NatsServer
+from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemoteRef
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

@@ -19,10 +19,10 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import Actor, ActorSystem, AskTimeout, StopReason, Terminated
+from actors.nats import NatsServer
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeDown, NodeUnreachable, Remote, RemoteRef
 from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

@@ -22,10 +22,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind
 
 from actors import Actor, ActorSystem, Telemetry
+from actors.nats import NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeAddress, RefAddress, Remote, RemoteRef
-from actors.remote._nats import connect
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

@@ -10,11 +10,10 @@ import anyio
 import msgspec
 import pytest
 
+from actors.nats import NatsServer, connect
 from actors.remote._codec import Codec
 from actors.remote._errors import DecodeError
-from actors.remote._nats import connect
 from actors.remote._node import NodeAddress
-from actors.remote._server import NatsServer
 from actors.remote._wire import Ask, Subjects, Tell, Wire, decode_frame
 
 nats = pytest.importorskip("nats")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from actors import ActorSystem
+from actors.nats import NatsServer
+from actors.nats._protocol import new_nuid
 from actors.node import host
 from actors.remote import Remote
 from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 from . import _workers
 

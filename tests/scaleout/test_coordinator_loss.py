@@ -11,7 +11,7 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
 
 from ._process import STARTUP, child_env
 from .conftest import node

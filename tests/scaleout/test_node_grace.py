@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from actors import ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
 
 from . import _hostile
 from ._hostile import Sleeper

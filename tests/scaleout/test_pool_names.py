@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from actors import ActorSystem
+from actors.nats import NatsServer
 from actors.remote import _remote_pool_spawn
-from actors.remote._server import NatsServer
 
 from ._workers import Echo
 from .conftest import remote

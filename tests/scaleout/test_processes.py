@@ -14,7 +14,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
 
 from ._process import child_env, pid_alive
 from ._workers import Echo, Recorder, Reporter

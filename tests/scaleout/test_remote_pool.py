@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
+from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
-from actors.remote._server import NatsServer
 from actors.testing import wait_all_blocked
 
 from ._workers import GATES, Echo, Recorder, Reporter, Result

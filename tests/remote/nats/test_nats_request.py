@@ -7,14 +7,14 @@ import time
 import anyio
 import pytest
 
-from actors.remote._nats import (
+from actors.nats import (
     ConnectionClosedError,
+    NatsServer,
     NoRespondersError,
     RequestTimeoutError,
     connect,
 )
-from actors.remote._nats._client import Client
-from actors.remote._server import NatsServer
+from actors.nats._client import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ...channel import (
+from ..channel import (
     BrokenResourceError,
     EndOfStream,
     WouldBlock,

@@ -9,13 +9,13 @@ from typing import Any
 import anyio
 import pytest
 
-from actors.remote._nats import (
+from actors.nats import (
     ConnectionClosedError,
     DisconnectedError,
+    NatsServer,
     OutboundBufferFullError,
     connect,
 )
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

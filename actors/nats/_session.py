@@ -28,8 +28,8 @@ from typing import Any
 import anyio
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
-from ...channel import WouldBlock, create_memory_object_stream
-from ...channel.lowlevel import Backend, Waiter
+from ..channel import WouldBlock, create_memory_object_stream
+from ..channel.lowlevel import Backend, Waiter
 from ._auth import Credentials
 from ._connection import Connection, Server, error_for, open_connection, parse_server
 from ._errors import (
@@ -47,7 +47,7 @@ from ._subscription import Subscription
 
 __all__ = ["Session"]
 
-logger = logging.getLogger("actors.remote.nats")
+logger = logging.getLogger("actors.nats")
 
 WRITE_BATCH = 4096  #: the most queued commands one write takes
 READ_SIZE = 64 * 1024

@@ -9,8 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from actors.remote._nats import connect
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer, connect
 
 nats = pytest.importorskip("nats")
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import anyio
 
-from ...channel.lowlevel import current_backend
+from ..channel.lowlevel import current_backend
 from ._auth import Credentials, read_creds_file
 from ._connection import parse_server
 from ._errors import (
@@ -126,7 +126,7 @@ class Client(Session):
         error_callback: a sync function called with asynchronous errors
             (disconnections, slow consumers, permissions violations, a
             callback's exception); by default they are logged as warnings
-            on the ``actors.remote.nats`` logger.
+            on the ``actors.nats`` logger.
 
     Raises:
         TypeError / ValueError: a bad argument, naming it.

@@ -101,7 +101,7 @@ def test_a_server_started_from_a_thread_that_ended_keeps_running() -> None:
     parent = _parent(
         """
         import os, threading, time
-        from actors.remote._server import NatsServer
+        from actors.nats import NatsServer
 
         tasks = lambda: len(os.listdir("/proc/self/task"))
         before = tasks()

@@ -12,16 +12,17 @@ from anyio.abc import SocketStream
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.remote._nats import (
+from actors.nats import (
     ConnectionClosedError,
     DisconnectedError,
+    NatsServer,
     NoServersError,
     PermissionsViolation,
     ProtocolError,
     StaleConnectionError,
     connect,
 )
-from actors.remote._nats._protocol import (
+from actors.nats._protocol import (
     OK,
     PING,
     PONG,
@@ -32,7 +33,6 @@ from actors.remote._nats._protocol import (
     encode_headers,
     parse_headers,
 )
-from actors.remote._server import NatsServer
 
 from .conftest import INFO, fake_server, read_until
 

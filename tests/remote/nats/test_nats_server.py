@@ -7,8 +7,7 @@ import socket
 
 import pytest
 
-from actors.remote._nats import connect
-from actors.remote._server import NatsServer, embedded_nats_server, find_nats_server
+from actors.nats import NatsServer, connect, embedded_nats_server, find_nats_server
 
 
 def test_a_server_listens_on_loopback_and_restarts_on_the_same_port() -> None:

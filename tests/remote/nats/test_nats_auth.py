@@ -15,9 +15,8 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
-from actors.remote._nats import AuthorizationError, NoServersError, connect
-from actors.remote._nats._auth import read_creds_file
-from actors.remote._server import NatsServer
+from actors.nats import AuthorizationError, NatsServer, NoServersError, connect
+from actors.nats._auth import read_creds_file
 
 from .conftest import fake_server, read_until
 

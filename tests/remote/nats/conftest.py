@@ -1,5 +1,5 @@
-"""Fixtures for the remote layer: fake servers and fresh subjects. The real
-``nats-server`` fixtures (``nats_server``, ``nats_server_factory``) come from
+"""Fixtures for the NATS client's tests: fake servers and fresh subjects. The
+real ``nats-server`` fixtures (``nats_server``, ``nats_server_factory``) come from
 the test kit's pytest plugin (``actors.testing.plugin``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import anyio
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
 
-from actors.remote._nats._protocol import new_nuid
+from actors.nats._protocol import new_nuid
 
 
 @pytest.fixture

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from actors.remote._nats import Msg, Subscription, connect
-from actors.remote._server import NatsServer
+from actors.nats import Msg, NatsServer, Subscription, connect
 
 pytestmark = pytest.mark.anyio
 

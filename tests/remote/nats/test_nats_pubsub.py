@@ -5,15 +5,15 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from actors.remote._nats import (
+from actors.nats import (
     ConnectionClosedError,
     MaxPayloadError,
     Msg,
+    NatsServer,
     OutboundBufferFullError,
     SlowConsumerError,
     connect,
 )
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

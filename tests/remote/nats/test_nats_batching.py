@@ -9,8 +9,7 @@ import anyio
 import pytest
 from anyio.abc import ByteStream
 
-from actors.remote._nats import connect
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer, connect
 
 pytestmark = pytest.mark.anyio
 
