@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
     from ._clock import Clock
     from ._deadlines import AskDeadlines
-    from ._extension import RemoteExtension
     from ._pool import PoolRef
     from ._registry import Registry
     from ._strategies import SupervisorStrategy
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from ._threads import FromThread
     from ._timers import TimerScheduler, TimerService
     from .channel.lowlevel import Backend
+    from .extension import RemoteExtension
 
 __all__ = ["Runtime"]
 

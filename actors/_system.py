@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple
 
 import anyio
 
@@ -20,7 +20,6 @@ from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
-from ._extension import RemoteExtension, RemoteHost
 from ._lifecycle import StopReason, current_cell
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
@@ -33,6 +32,7 @@ from ._threads import FromThread, call_soon_in_loop, in_loop_thread
 from ._timers import TimerScheduler
 from ._validation import check_count, check_limit, check_seconds_type
 from .channel.lowlevel import Backend, current_backend
+from .extension import R, RemoteExtension, RemoteHost
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -54,7 +54,7 @@ class _Guardian(Actor):
     """The parent of top-level actors (path ``/user``)."""
 
 
-class ActorSystem:
+class ActorSystem(Generic[R]):
     """The scope that owns every actor: ``async with ActorSystem() as system``.
 
     All actor tasks run in one anyio task group. Leaving the block stops every
@@ -97,11 +97,10 @@ class ActorSystem:
             supervised), or a [``FailureLogging``][actors.FailureLogging] (level,
             traceback).
         remote: an extension joining the system to others, e.g.
-            ``actors.remote.Remote()`` (any
-            [``RemoteExtension``][actors.RemoteExtension]): started when the
-            system is entered, before the first actor (an error starting it
-            propagates from ``async with``), and stopped after the actors when
-            it is left. None (the default): local only.
+            ``actors.remote.Remote()`` (any ``actors.extension.RemoteExtension``):
+            started when the system is entered, before the first actor (an
+            error starting it propagates from ``async with``), and stopped
+            after the actors when it is left. None (the default): local only.
         clock: the clock of the system's timers, ask timeouts, restart
             intensity and backoff (a [``Clock``][actors.testing.Clock], such as
             ``actors.testing.ManualClock()``, whose time moves only when a
@@ -128,7 +127,7 @@ class ActorSystem:
         dead_letters_kept: int = 100,
         shutdown_timeout: float | None = None,
         telemetry: Telemetry | None = None,
-        remote: RemoteExtension | None = None,
+        remote: R | None = None,
         log_failures: bool | FailureLogging = True,
         clock: Clock | None = None,
     ) -> None:
@@ -204,10 +203,10 @@ class ActorSystem:
         return self._runtime.dead_letters
 
     @property
-    def remote(self) -> Any:
-        """The ``remote`` extension given (e.g. an ``actors.remote.Remote``:
-        ``system.remote.url``, ``system.remote.lookup(...)``), or None."""
-        return self._remote
+    def remote(self) -> R:
+        """The ``remote`` extension given, typed as given (``ActorSystem(remote=
+        Remote())`` is an ``ActorSystem[Remote]``: ``system.remote.url``), or None."""
+        return self._remote  # type: ignore[return-value]
 
     @property
     def clock(self) -> Clock | None:

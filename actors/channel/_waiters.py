@@ -96,6 +96,7 @@ def _learn_trio_ki_protection() -> None:
             enable_ki_protection(function)
         _enable_ki_protection = enable_ki_protection
 
+
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
 
@@ -257,6 +258,16 @@ class Backend:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
 
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        """Await the wait handle ``handle`` (from ``new_handle``) for at most
+        ``timeout`` seconds, with a timer of its own.
+
+        Returns:
+            What it was resolved with (None: woken), or False when the
+            timeout expired first (a later ``resolve`` raises ``Stale``).
+        """
+        raise NotImplementedError
+
     def is_cancelled(self, waiter: Waiter) -> bool:
         """Whether a still-queued waiter's task was cancelled and must be skipped."""
         raise NotImplementedError
@@ -328,6 +339,14 @@ class _AsyncioBackend(Backend):
 
     def wake(self, waiter: Waiter) -> None:
         waiter.handle.set_result(None)
+
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        # A loop timer resolves the future with False (see park_for).
+        timer = get_running_loop().call_later(timeout, _expire, handle)
+        try:
+            return await handle
+        finally:
+            timer.cancel()
 
     def is_cancelled(self, waiter: Waiter) -> bool:
         # A queued waiter's future is only ever done if Task.cancel() cancelled it.
@@ -405,6 +424,14 @@ class _TrioBackend(Backend):
     @ki_protected
     def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
+
+    @ki_protected
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        with self._move_on_after(timeout):
+            # Cancelled by the timeout: the handle's abort marks it done, so
+            # a later resolve raises Stale.
+            return await handle
+        return False
 
     def is_cancelled(self, waiter: Waiter) -> bool:
         return False

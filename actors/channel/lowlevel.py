@@ -10,7 +10,10 @@ beyond its streams, and the one module of the channel package they import
   ``ASYNCIO_BACKEND``.
 * Parking a task: ``Waiter`` (``Backend.park``,
   ``park_for``, ``wake``), the wait handles of ``Backend.new_handle`` /
-  ``Backend.resolve`` and their ``Stale``.
+  ``Backend.resolve`` and their ``Stale``; ``Slot`` (and ``EMPTY``), the
+  one-answer waiter every request/reply in the package parks on (the local
+  ask, the remote ask, the NATS client's request): park, wake and late
+  answer written once.
 * The waiting senders and receivers of a buffer: ``SendWaiter`` (and its
   ``status``: ``PENDING``, ``DELIVERED``, ``WITHDRAWN``, ``BROKEN``),
   ``ReceiveWaiter``, and ``ChannelState``, the shared state of one channel (a
@@ -23,6 +26,8 @@ beyond its streams, and the one module of the channel package they import
 from __future__ import annotations
 
 from ._library import current_async_library as current_async_library
+from ._slot import EMPTY as EMPTY
+from ._slot import Slot as Slot
 from ._state import ChannelState as ChannelState
 from ._state import check_buffer_size as check_buffer_size
 from ._state import check_limit as check_limit
@@ -44,6 +49,7 @@ __all__ = [
     "ASYNCIO_BACKEND",
     "BROKEN",
     "DELIVERED",
+    "EMPTY",
     "PENDING",
     "WITHDRAWN",
     "Backend",
@@ -51,6 +57,7 @@ __all__ = [
     "Key",
     "ReceiveWaiter",
     "SendWaiter",
+    "Slot",
     "Stale",
     "Waiter",
     "check_buffer_size",

@@ -32,7 +32,7 @@ from ._errors import (
     RequestTimeoutError,
 )
 from ._protocol import Msg, check_subject, encode_headers, new_nuid
-from ._session import PING_LINE, Session, _Ping, _Reply
+from ._session import _FAILED, PING_LINE, Session, _Ping, _Reply
 from ._subscription import Subscription
 
 __all__ = ["Client", "ClientStatistics", "connect"]
@@ -96,8 +96,10 @@ class Client(Session):
         name: the connection name the server shows, or ``None``.
         echo: whether the server delivers this client's own messages to its
             own subscriptions.
-        user, password, token: credentials (a server URL's own
-            ``user:password@`` or ``token@`` wins for that server).
+        user: a user name (a server URL's own ``user:password@`` or
+            ``token@`` wins for that server).
+        password: the user's password.
+        token: an authentication token.
         nkey_seed: an NKey user seed (``SU...``); signs the server's nonce
             (needs the ``nkeys`` package).
         creds_file: a ``.creds`` file: its user JWT is sent and its seed signs
@@ -385,7 +387,7 @@ class Client(Session):
         Raises:
             OutboundBufferFullError: the buffer is full and the client is
                 disconnected (or becomes so while this call waits).
-            Everything ``publish_nowait`` raises for bad arguments.
+            Exception: everything ``publish_nowait`` raises for bad arguments.
         """
         data = self._encode(subject, payload, reply, headers)
         size = len(data)
@@ -504,8 +506,10 @@ class Client(Session):
         made at the first request; each request parks on its own waiter.
 
         Args:
-            subject, payload, headers: as ``publish``.
+            subject: as ``publish``.
+            payload: as ``publish``.
             timeout: seconds to wait for the reply.
+            headers: as ``publish``.
 
         Returns:
             The reply.
@@ -515,7 +519,7 @@ class Client(Session):
                 ``503`` status, at once).
             RequestTimeoutError: no reply within ``timeout`` (a ``TimeoutError``).
             ConnectionClosedError: the client is or becomes closed.
-            Everything ``publish`` raises.
+            Exception: everything ``publish`` raises.
         """
         _positive("timeout", timeout)
         if self._inbox_sub is None:
@@ -526,29 +530,22 @@ class Client(Session):
         if backend is None:
             backend = self._backend = current_backend()
         token = str(next(self._tokens))
-        waiter = _Reply(token)
+        waiter = _Reply(self, token)
         self._replies[token] = waiter
         try:
             await self.publish(
                 subject, payload, reply=self._inbox_prefix + token, headers=headers
             )
-        except BaseException:
-            self._replies.pop(token, None)
-            raise
-        if (
-            waiter.msg is None
-            and waiter.error is None
-            and not await backend.park_for(
-                waiter, timeout, self._abort_reply, self._restore_reply
-            )
-        ):
+            answered = await waiter.park_for(backend, timeout)
+        finally:
+            self._replies.pop(token, None)  # answered: popped already
+        if not answered:
             raise RequestTimeoutError(
                 f"no reply to a request on {subject!r} within {timeout} s"
             )
-        if waiter.error is not None:
-            raise waiter.error
-        msg = waiter.msg
-        assert msg is not None
+        if waiter.state == _FAILED:
+            raise waiter.outcome
+        msg: Msg = waiter.outcome
         if msg.status == 503:
             raise NoRespondersError(f"no responders on {subject!r}")
         return msg

@@ -287,7 +287,7 @@ async def embedded_nats_server(**options: Any) -> AsyncIterator[NatsServer]:
         **options: the keyword arguments of ``NatsServer``.
 
     Raises:
-        Everything ``NatsServer`` and its ``start`` raise.
+        Exception: everything ``NatsServer`` and its ``start`` raise.
     """
     server = NatsServer(**options)
     await anyio.to_thread.run_sync(server.start)

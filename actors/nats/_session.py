@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from ..channel import WouldBlock, create_memory_object_stream
-from ..channel.lowlevel import Backend, Waiter
+from ..channel.lowlevel import Backend, Slot
 from ._auth import Credentials
 from ._connection import Connection, Server, error_for, open_connection, parse_server
 from ._errors import (
@@ -174,18 +174,26 @@ def _trio_reader(stream: ByteStream) -> Callable[[int], Any] | None:
     return receive
 
 
-class _Reply(Waiter):
-    """A request parked until its reply: the channel core's waiting primitive
-    (an asyncio future with a loop timer, or Trio's own parking), cheaper than
-    an Event inside a cancel scope."""
+#: ``_Reply.state`` once answered: a reply message, or the client's failure.
+_REPLIED, _FAILED = 1, 2
 
-    __slots__ = ("error", "msg", "token")
 
-    def __init__(self, token: str) -> None:
-        self.handle = None
+class _Reply(Slot):
+    """A request parked until its reply: the channel core's one-answer
+    waiter (an asyncio future with a loop timer, or Trio's own parking),
+    cheaper than an Event inside a cancel scope."""
+
+    __slots__ = ("session", "token")
+
+    def __init__(self, session: Session, token: str) -> None:
+        super().__init__()
+        self.session = session
         self.token = token
-        self.msg: Msg | None = None
-        self.error: BaseException | None = None
+
+    def lost(self) -> None:
+        # Answered, then cancelled natively (asyncio) before it ran: the
+        # reply came too late for its asker.
+        self.session._late_replies += 1
 
 
 class Session:
@@ -275,30 +283,8 @@ class Session:
 
     def _on_reply(self, msg: Msg) -> None:
         waiter = self._replies.pop(msg.subject[len(self._inbox_prefix) :], None)
-        if waiter is None:
+        if waiter is None or not waiter.fill(_REPLIED, msg, self._backend):
             self._late_replies += 1
-            return
-        waiter.msg = msg
-        self._wake(waiter)
-
-    def _wake(self, waiter: _Reply) -> None:
-        # Only a parked request is woken (a reply can be in before it parks);
-        # on asyncio, not one whose future a native cancel already ended.
-        if waiter.handle is not None:
-            backend = self._backend
-            assert backend is not None
-            if backend.is_cancelled(waiter):
-                self._late_replies += 1
-            else:
-                backend.wake(waiter)
-
-    def _abort_reply(self, waiter: _Reply) -> None:
-        self._replies.pop(waiter.token, None)
-
-    def _restore_reply(self, waiter: _Reply) -> None:
-        # Woken, then cancelled natively (asyncio) before it ran: the reply
-        # came too late for its asker.
-        self._late_replies += 1
 
     # -- errors ------------------------------------------------------------
 
@@ -591,8 +577,7 @@ class Session:
         replies = list(self._replies.values())
         self._replies.clear()
         for waiter in replies:
-            waiter.error = closed
-            self._wake(waiter)
+            waiter.fill(_FAILED, closed, self._backend)
         conn = self._conn
         if conn is not None:
             while conn.pongs:

@@ -14,11 +14,8 @@ from typing import Any
 import anyio
 
 from .. import ActorRef, ActorSystem, AskTimeout
-from ..remote import Remote
-from ..remote._agent import start_agent
-from ..remote._pool_protocol import Drain
-from ..remote._spawn import Hosted
-from ..remote._wire import DEFAULT_PREFIX
+from ..remote import DEFAULT_PREFIX, Remote
+from ..remote.scaleout import Hosted, Leave, start_agent
 
 __all__ = ["host", "main", "serve"]
 
@@ -133,7 +130,7 @@ async def serve(
         # Hand back and finish the pools' work, then leave the system.
         with anyio.move_on_after(grace + 2.0), anyio.CancelScope(shield=True):
             try:
-                await agent.ask(Drain(grace), timeout=grace + 1.0)
+                await agent.ask(Leave(grace), timeout=grace + 1.0)
             except AskTimeout:
                 logger.warning(
                     "jobs still running after the grace of %s s: left "

@@ -12,8 +12,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from .._system import ActorSystem
-from ..remote import Remote
-from ..remote._failure_detector import PhiAccrualFailureDetector
+from ..remote import PhiAccrualFailureDetector, Remote
 from ._timefactor import dilated
 
 #: Seconds between heartbeats in a test cluster: a killed node is declared

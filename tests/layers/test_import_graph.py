@@ -150,6 +150,7 @@ LAYERS = {
     "mailbox": 1,
     "nats": 1,
     "runtime": 2,
+    "extension": 2,
     "testing": 3,
     "remote": 3,
     "node": 4,

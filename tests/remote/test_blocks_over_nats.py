@@ -13,19 +13,19 @@ from anyio.abc import TaskGroup
 
 from actors.nats import Client, Msg, NatsServer, connect
 from actors.remote._codec import Codec
+from actors.remote._envelopes import (
+    HeartbeatAckEnvelope,
+    HeartbeatEnvelope,
+    TellEnvelope,
+    decode_frame,
+)
 from actors.remote._errors import NodeDown
 from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._heartbeat import HeartbeatMonitor
 from actors.remote._node import NodeAddress
 from actors.remote._outbound import Outbound
-from actors.remote._wire import (
-    Heartbeat,
-    HeartbeatAck,
-    Subjects,
-    Tell,
-    Wire,
-    decode_frame,
-)
+from actors.remote._subjects import Subjects
+from actors.remote._wire import Wire
 
 pytestmark = pytest.mark.anyio
 
@@ -96,11 +96,11 @@ class MiniNode:
         sender = frame.sender
         assert sender is not None
         for envelope in frame.envelopes:
-            if isinstance(envelope, Tell):
+            if isinstance(envelope, TellEnvelope):
                 self.told.append(self.codec.decode(envelope.tag, envelope.body))
-            elif isinstance(envelope, Heartbeat):
+            elif isinstance(envelope, HeartbeatEnvelope):
                 self.outbound(sender).put_system(self.wire.heartbeat_ack(envelope.seq))
-            elif isinstance(envelope, HeartbeatAck):
+            elif isinstance(envelope, HeartbeatAckEnvelope):
                 self.monitor.acked(sender)
                 self.acks += 1
                 if self.acks >= 5:

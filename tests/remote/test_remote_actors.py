@@ -716,12 +716,12 @@ async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
         b.spawn(Echo, name="echo")
         ref = await a.remote.lookup("b", "/user/echo")
         assert await ref.ask(0) == 0
-        monitor = a.remote._monitor
+        monitor = a.remote._parts.monitor
         state = monitor._peers[ref.node]
         detector = state.detector
         for n in range(1, 20):
             assert await ref.ask(n) == n
             assert monitor._peers[ref.node] is state
             assert state.detector is detector
-        assert a.remote._asks_per_peer == {}
+        assert a.remote._parts.monitor.depended == {}
         assert state.released is not None  # lingering, then dropped

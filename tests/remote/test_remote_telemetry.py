@@ -290,6 +290,11 @@ async def test_a_node_without_telemetry_runs_the_plain_code(
         remote=Remote(nats_server.url, system="o" + new_nuid(10), node="a")
     ) as a:
         remote = a.remote
-        assert remote._telemetry is None
-        for name in ("tell", "send", "ask", "_handle", "_on_frame"):
-            assert name not in vars(remote), name
+        assert remote._observer is None
+        assert remote._parts is not None and remote._parts.inbound.observer is None
+        # Nothing shadows a method on any part (an instrumentor fills hook
+        # points, it replaces no method).
+        parts = remote._parts
+        for part in (remote, parts.inbound, parts.asks, parts.peers, parts.serving):
+            for name in ("tell", "send", "ask", "on_frame", "serve"):
+                assert name not in vars(part), name

@@ -14,6 +14,7 @@ from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
 from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
+from actors.remote.scaleout._pool_coordinator import PoolCoordination
 from actors.testing import wait_all_blocked
 
 from ._workers import GATES, Echo, Recorder, Reporter, Result
@@ -272,7 +273,7 @@ async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again
     nats_server: NatsServer, system_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The first Jobs message is "lost": counted as sent, never published.
-    real_tell = RemotePoolRef._tell
+    real_tell = PoolCoordination._tell
     lost: list[Any] = []
 
     def lossy_tell(member: Any, items: list[Any]) -> bool:
@@ -282,7 +283,7 @@ async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again
             return True
         return real_tell(member, items)
 
-    monkeypatch.setattr(RemotePoolRef, "_tell", staticmethod(lossy_tell))
+    monkeypatch.setattr(PoolCoordination, "_tell", staticmethod(lossy_tell))
     url = nats_server.url
     async with (
         ActorSystem(remote=remote(url, system_name, "main")) as main,

@@ -21,15 +21,13 @@ must be idempotent (or their effects deduplicated) where that matters.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import anyio
-import msgspec
 
-from .. import ActorStopped, AskTimeout, MailboxFull
-from ._errors import FrameTooLarge
-from ._node import check_token
-from ._pool_coordinator import Answer, Job, PoolCoordination
+from ... import ActorRef, ActorStopped, AskTimeout, MailboxFull, RefStatistics
+from .._node import check_token
+from ._pool_coordinator import Answer, PoolCoordination
 from ._pool_protocol import Broadcast
 
 __all__ = ["RemotePoolRef"]
@@ -37,47 +35,29 @@ __all__ = ["RemotePoolRef"]
 M = TypeVar("M", contravariant=True)
 
 
-class RemotePoolRef(PoolCoordination, Generic[M]):
+class RemotePoolRef(ActorRef[M]):
     """One ref in front of workers on several nodes: ``tell``, ``send``,
-    ``ask`` and ``broadcast`` as a local pool's, ``stop`` and ``join``.
+    ``ask`` and ``broadcast`` as a local pool's, ``stop`` and ``join``; an
+    [``ActorRef``][actors.ActorRef] (as ``PoolRef`` and ``RemoteRef``), so it
+    can be watched, passed and compared like one.
 
     Messages are encoded when they are given (an unregistered type raises
     ``TypeError`` at the call) and wait in the pool's queue (``capacity``)
     until a member has credit. Jobs are at-least-once across node loss (see
     the module doc); otherwise each runs once.
+
+    Attributes:
+        nodes: the names of the nodes the pool runs on (or tries to).
+        capacity: messages the pool's queue holds (None: unbounded).
     """
 
-    def _job(self, message: object, answer: Answer | None) -> Job:
-        if not self._alive:
-            raise ActorStopped(f"the pool {self.name} has stopped")
-        tag, body = self._codec.encode(message)
-        if len(body) > self._max_body:
-            raise FrameTooLarge(
-                f"a message of {len(body)} bytes does not fit a frame "
-                f"(at most {self._max_body})"
-            )
-        return Job(next(self._ids), message, tag, msgspec.Raw(body), answer)
+    __slots__ = ("_pool",)
 
-    def _full(self) -> bool:
-        capacity = self.capacity
-        return capacity is not None and len(self._queue) >= capacity
-
-    def _enqueue(self, job: Job) -> None:
-        self._queue.append(job)
-        # Dispatched by the dispatcher task once the caller yields: a burst of
-        # tells travels as one Jobs message per member, not one each.
-        if not self._kicked:
-            self._kicked = True
-            self._wake.set()
-
-    async def _wait_room(self) -> None:
-        while self._full():
-            room = self._room
-            if room is None:
-                room = self._room = anyio.Event()
-            await room.wait()
-            if not self._alive:
-                raise ActorStopped(f"the pool {self.name} has stopped")
+    def __init__(self, pool: PoolCoordination) -> None:
+        # No local cell: every ActorRef method that reads it is overridden
+        # (the pool's state is its own, the coordinator's actor behind it).
+        self._cell = None  # type: ignore[assignment]
+        self._pool = pool
 
     def tell(self, message: M) -> None:
         """Queue ``message`` for one worker; never waits.
@@ -88,10 +68,11 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
             MailboxFull: the pool's queue holds ``capacity`` messages.
             ActorStopped: the pool has stopped.
         """
-        job = self._job(message, None)
-        if self._full():
-            raise MailboxFull(f"the pool {self.name} is full")
-        self._enqueue(job)
+        pool = self._pool
+        job = pool.job(message, None)
+        if pool.full():
+            raise MailboxFull(f"the pool {pool.name} is full")
+        pool.enqueue(job)
 
     async def send(self, message: M) -> None:
         """As [``tell``][actors.remote.RemotePoolRef.tell], waiting for room in
@@ -101,9 +82,10 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
             TypeError, FrameTooLarge, ActorStopped: as
                 [``tell``][actors.remote.RemotePoolRef.tell].
         """
-        job = self._job(message, None)
-        await self._wait_room()
-        self._enqueue(job)
+        pool = self._pool
+        job = pool.job(message, None)
+        await pool.wait_room()
+        pool.enqueue(job)
 
     async def ask(self, message: Any, timeout: float = 5.0) -> Any:
         """Ask one worker; its reply (decoded), within ``timeout`` seconds
@@ -117,13 +99,14 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
                 no live worker.
             Exception: the handler's exception (as ``RemoteRef.ask``).
         """
+        pool = self._pool
         answer = Answer()
-        job = self._job(message, answer)
+        job = pool.job(message, answer)
         queued = False
         try:
             with anyio.move_on_after(timeout):
-                await self._wait_room()
-                self._enqueue(job)
+                await pool.wait_room()
+                pool.enqueue(job)
                 queued = True
                 await answer.event.wait()
         finally:
@@ -133,27 +116,27 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
                     # Still queued: it never runs. In flight: its outcome
                     # is ignored.
                     with contextlib.suppress(ValueError):
-                        self._queue.remove(job)
+                        pool.queue.remove(job)
         if answer.error is not None:
             raise answer.error
         if answer.event.is_set():
             return answer.value
-        if not self._members:
+        if not pool.members:
             refused = "".join(
                 f"; node {node} refused: {type(error).__name__}: {error}"
-                for node, error in self.errors.items()
+                for node, error in pool.errors.items()
             ) + "".join(
                 f"; its members on {node} ended soon after joining {count} "
                 f"times in a row (last failure: "
-                f"{self.ended.get(node, 'unknown'):.200}; "
+                f"{pool.ended.get(node, 'unknown'):.200}; "
                 "see that node's log)"
-                for node, count in self.quick_losses.items()
+                for node, count in pool.quick_losses.items()
             )
             raise AskTimeout(
-                f"the pool {self.name} has no live worker (nodes: "
-                f"{', '.join(self.nodes)}{refused}); no reply within {timeout} s"
+                f"the pool {pool.name} has no live worker (nodes: "
+                f"{', '.join(pool.nodes)}{refused}); no reply within {timeout} s"
             )
-        raise AskTimeout(f"the pool {self.name} did not reply within {timeout} s")
+        raise AskTimeout(f"the pool {pool.name} did not reply within {timeout} s")
 
     def broadcast(self, message: M) -> None:
         """Tell every worker of every live member ``message``.
@@ -164,9 +147,10 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
             MailboxFull: the outbound buffer to a node is full (the others
                 got it).
         """
-        job = self._job(message, None)
+        pool = self._pool
+        job = pool.job(message, None)
         full: MailboxFull | None = None
-        for member in self._members.values():
+        for member in pool.members.values():
             try:
                 member.ref.tell(Broadcast(job.tag, job.body))
             except MailboxFull as exc:
@@ -184,28 +168,32 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
             ValueError: the pool has that node already.
             ActorStopped: the pool has stopped.
         """
+        pool = self._pool
         check_token("node", node)
-        if node in self.nodes:
-            raise ValueError(f"the pool {self.name} has node {node!r} already")
-        if not self._alive:
-            raise ActorStopped(f"the pool {self.name} has stopped")
-        self.nodes.append(node)
-        host = self._remote._host
-        if self._context is not None and host is not None:
-            host.task_group.start_soon(self._keep, node)
+        if node in pool.nodes:
+            raise ValueError(f"the pool {pool.name} has node {node!r} already")
+        if not pool.alive:
+            raise ActorStopped(f"the pool {pool.name} has stopped")
+        pool.nodes.append(node)
+        host = pool.host
+        if pool.context is not None and host is not None:
+            host.task_group.start_soon(pool.keep, node)
         # else: the coordinator starts it with the others
 
     def stop(self) -> None:
         """Stop the pool: its members stop on their nodes, queued asks fail
         with ``ActorStopped``, queued messages are dead letters, and the node
         processes it started leave."""
-        if self._ref is not None:
-            self._ref.stop()
+        ref = self._pool.ref
+        if ref is not None:
+            ref.stop()
 
-    async def join(self) -> object:
-        """Wait until the pool has stopped (its processes included)."""
-        assert self._ref is not None
-        return await self._ref.join()
+    async def join(self) -> Any:
+        """Wait until the pool has stopped (its processes included); how its
+        coordinator ended."""
+        ref = self._pool.ref
+        assert ref is not None
+        return await ref.join()
 
     async def wait_ready(
         self, members: int | None = None, timeout: float = 30.0
@@ -219,60 +207,119 @@ class RemotePoolRef(PoolCoordination, Generic[M]):
             TimeoutError: fewer members after ``timeout`` seconds.
             ActorStopped: the pool has stopped.
         """
-        wanted = len(self.nodes) if members is None else members
+        pool = self._pool
+        wanted = len(pool.nodes) if members is None else members
         with anyio.fail_after(timeout):
             while True:
-                if not self._alive:
-                    raise ActorStopped(f"the pool {self.name} has stopped")
-                if len(self._members) >= wanted:
+                if not pool.alive:
+                    raise ActorStopped(f"the pool {pool.name} has stopped")
+                if len(pool.members) >= wanted:
                     return
-                errors = self.errors
-                if errors and len(self.nodes) - len(errors) < wanted:
+                errors = pool.errors
+                if errors and len(pool.nodes) - len(errors) < wanted:
                     raise next(iter(errors.values()))
-                await self._changed.wait()
+                await pool.changed.wait()
 
     async def wait_idle(self) -> None:
         """Wait until every message given to the pool so far was handled
         (reported by its node): nothing queued, nothing in flight. Returns at
         once when the pool has stopped.
         """
-        while self._alive and not self._is_idle():
-            idle = self._idle
+        pool = self._pool
+        while pool.alive and not pool.is_idle():
+            idle = pool.idle
             if idle is None:
-                idle = self._idle = anyio.Event()
+                idle = pool.idle = anyio.Event()
             await idle.wait()
+
+    def statistics(self) -> RefStatistics:
+        """A snapshot of the pool's queue (``queued_messages``: waiting for
+        credit; ``capacity``: the queue's)."""
+        pool = self._pool
+        return RefStatistics(len(pool.queue), 0, pool.capacity, 0)
 
     @property
     def is_alive(self) -> bool:
-        return self._alive
+        return self._pool.alive
+
+    @property
+    def name(self) -> str:
+        """The coordinator actor's name (the pool's)."""
+        return self._pool.name
+
+    @property
+    def path(self) -> str:
+        """The coordinator actor's path."""
+        return self._pool.path
+
+    @property
+    def nodes(self) -> list[str]:
+        """The names of the nodes the pool runs on (or tries to)."""
+        return self._pool.nodes
+
+    @property
+    def capacity(self) -> int | None:
+        """Messages the pool's queue holds (None: unbounded)."""
+        return self._pool.capacity
 
     @property
     def members(self) -> list[str]:
         """The nodes with a live member now."""
-        return [member.node for member in self._members.values()]
+        return [member.node for member in self._pool.members.values()]
 
     @property
     def size(self) -> int:
         """Live workers now (members times workers per node)."""
-        return len(self._members) * self._spec.workers
+        pool = self._pool
+        return len(pool.members) * pool.spec.workers
 
     @property
     def queued(self) -> int:
         """Messages waiting in the pool's queue for credit."""
-        return len(self._queue)
+        return len(self._pool.queue)
 
     @property
     def in_flight(self) -> dict[str, int]:
         """Jobs taken and not yet reported, per node."""
-        return {m.node: len(m.jobs) for m in self._members.values()}
+        return {m.node: len(m.jobs) for m in self._pool.members.values()}
 
     @property
     def pids(self) -> list[int]:
         """The ids of the node processes the pool started (``processes=N``)."""
-        return [] if self._processes is None else self._processes.pids
+        processes = self._pool.processes
+        return [] if processes is None else processes.pids
+
+    @property
+    def errors(self) -> dict[str, BaseException]:
+        """Nodes that refused to join (their error), e.g. a class they do
+        not host."""
+        return self._pool.errors
+
+    @property
+    def failures(self) -> int:
+        """Jobs told (not asked) whose handler failed on their node."""
+        return self._pool.failures
+
+    @property
+    def redispatched(self) -> int:
+        """Jobs dispatched again after their member (or its report) was
+        lost."""
+        return self._pool.redispatched
+
+    @property
+    def handled(self) -> dict[str, int]:
+        """Jobs reported done, per node name (since the pool started)."""
+        return self._pool.handled
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemotePoolRef) and other._pool is self._pool
+
+    def __hash__(self) -> int:
+        return id(self._pool)
 
     def __repr__(self) -> str:
+        pool = self._pool
         return (
-            f"<RemotePoolRef {self.path} members={len(self._members)} "
-            f"queued={len(self._queue)}>"
+            f"<RemotePoolRef {pool.path} members={len(pool.members)} "
+            f"queued={len(pool.queue)}>"
         )

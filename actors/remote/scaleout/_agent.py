@@ -1,7 +1,7 @@
 """The node's side of remote spawn and of pools across processes: the agent
 actor that spawns what other nodes ask for, and a pool's member.
 
-The agent (registered as ``actors.node``) answers ``Spawn`` by spawning
+The agent (registered as ``actors.node``) answers ``SpawnRequest`` by spawning
 the class as its own child, so the actor is supervised on its node (restarted
 by the agent's strategy), and answers ``JoinPool`` by spawning a
 ``PoolMember``. A refusal is answered as an exception value, never raised
@@ -25,23 +25,25 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from .. import (
+from ... import (
     Actor,
     ActorRef,
     Backoff,
     ErrorReply,
-    LocalAsk,
     MailboxFull,
     OneForOne,
     Terminated,
 )
-from ..channel import (
+from ...channel import (
     ClosedResourceError,
     EndOfStream,
     WouldBlock,
     create_memory_object_stream,
 )
-from ._errors import DecodeError
+from ...extension import LocalAsk
+from .._errors import DecodeError, SpawnError
+from ._hosting import Hosted, register_module_types
+from ._node import Node
 from ._pool_protocol import (
     DONE,
     FAILED,
@@ -51,30 +53,26 @@ from ._pool_protocol import (
     Broadcast,
     Check,
     Done,
-    Drain,
     Holding,
     Jobs,
     JoinPool,
+    Leave,
     MemberFailed,
     Returned,
     protocol_classes,
 )
 from ._spawn import (
     AGENT_NAME,
-    Hosted,
-    Spawn,
-    Spawned,
-    SpawnError,
+    SpawnReply,
+    SpawnRequest,
     Unspawn,
     decode_args,
     decode_value,
-    register_module_types,
     register_protocol,
 )
 
 if TYPE_CHECKING:
-    from .. import ActorSystem
-    from ._remote import Remote
+    from ... import ActorSystem
 
 __all__ = ["NodeAgent", "PoolMember", "start_agent"]
 
@@ -93,8 +91,8 @@ def _with_kwargs(cls: type[Actor], kwargs: dict[str, Any]) -> Callable[..., Acto
     return functools.partial(cls, **kwargs) if kwargs else cls
 
 
-def _remote_of(actor: Actor) -> Remote:
-    remote: Remote = actor.context.system.remote
+def _remote_of(actor: Actor) -> Node:
+    remote: Node = actor.context.system.remote
     return remote
 
 
@@ -124,12 +122,12 @@ class NodeAgent(Actor):
         #: Live pool members, to their coordinators (pruned as they stop).
         self.members: dict[ActorRef[Any], ActorRef[Any]] = {}
         #: The latest spawns by their request's token, for an Unspawn (which
-        #: comes right after its Spawn when it comes at all).
+        #: comes right after its SpawnRequest when it comes at all).
         self.spawned: OrderedDict[str, ActorRef[Any]] = OrderedDict()
 
     async def receive(self, message: Any) -> Any:
         kind = type(message)
-        if kind is Spawn or kind is JoinPool:
+        if kind is SpawnRequest or kind is JoinPool:
             try:
                 return self._spawn(message)
             except (SpawnError, TypeError, ValueError) as exc:
@@ -144,15 +142,15 @@ class NodeAgent(Actor):
             if ref is not None:
                 ref.stop()
             return None
-        if kind is Drain:
-            await self._drain(message)
+        if kind is Leave:
+            await self._leave(message)
             return None
         if kind is Terminated:
             self._member_ended(message)
             return None
         return SpawnError(f"the node agent does not understand {kind.__name__}")
 
-    def _spawn(self, message: Spawn | JoinPool) -> Spawned:
+    def _spawn(self, message: SpawnRequest | JoinPool) -> SpawnReply:
         cls = self.hosted.resolve(message.target)
         codec = _remote_of(self).codec
         try:
@@ -160,7 +158,7 @@ class NodeAgent(Actor):
         except DecodeError as exc:
             raise SpawnError(f"{message.target}: bad arguments: {exc}") from None
         context = self.context
-        if type(message) is Spawn:
+        if type(message) is SpawnRequest:
             ref = context.spawn(
                 _with_kwargs(cls, kwargs),
                 *args,
@@ -192,7 +190,7 @@ class NodeAgent(Actor):
             )
             self.members[ref] = message.coordinator
             self.context.watch(ref)
-        return Spawned(ref)
+        return SpawnReply(ref)
 
     def _member_ended(self, message: Terminated) -> None:
         coordinator = self.members.pop(message.ref, None)
@@ -206,7 +204,7 @@ class NodeAgent(Actor):
         with contextlib.suppress(MailboxFull):
             coordinator.tell(MemberFailed(message.ref, node, error))
 
-    async def _drain(self, message: Drain) -> None:
+    async def _leave(self, message: Leave) -> None:
         members = [member for member in self.members if member.is_alive]
         with anyio.move_on_after(message.grace + 1.0):
             for member in members:
@@ -256,8 +254,7 @@ class PoolMember(Actor):
     def on_start(self) -> None:
         remote = _remote_of(self)
         self._codec = remote.codec
-        host = remote._host
-        assert host is not None
+        host = remote.host
         self._host = host
         self._jobs, self._queue = create_memory_object_stream[
             tuple[int, bool, str, msgspec.Raw]
@@ -304,8 +301,8 @@ class PoolMember(Actor):
                 self.coordinator.tell(
                     Holding(self.context.self_ref, message.upto, list(self._held))
                 )
-        elif kind is Drain:
-            await self._drain(message.grace)
+        elif kind is Leave:
+            await self._leave(message.grace)
             self.context.stop()
         elif kind is Terminated and message.ref == self.coordinator:
             self.context.stop()
@@ -409,7 +406,7 @@ class PoolMember(Actor):
             for item in items:
                 held.discard(item[0])
 
-    async def _drain(self, grace: float) -> None:
+    async def _leave(self, grace: float) -> None:
         returned = []
         while True:
             try:

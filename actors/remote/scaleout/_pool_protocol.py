@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from .. import ActorRef
+from ... import ActorRef
 
 __all__ = [
     "DONE",
@@ -28,7 +28,7 @@ __all__ = [
     "Broadcast",
     "Check",
     "Done",
-    "Drain",
+    "Leave",
     "Holding",
     "JoinPool",
     "Jobs",
@@ -108,7 +108,7 @@ class Holding(msgspec.Struct, frozen=True, array_like=True):
     job_ids: list[int]
 
 
-class Drain(msgspec.Struct, frozen=True, array_like=True):
+class Leave(msgspec.Struct, frozen=True, array_like=True):
     """To a member (from its node's agent): hand back unstarted jobs, finish
     the running ones within ``grace`` seconds, report them, and stop."""
 
@@ -137,6 +137,6 @@ def protocol_classes() -> tuple[type, ...]:
         Broadcast,
         Check,
         Holding,
-        Drain,
+        Leave,
         MemberFailed,
     )

@@ -1,20 +1,21 @@
-"""The hook through which an extension (the remote layer) joins a system.
+"""The plug-in interface through which an extension (the remote layer) joins
+a system: for writers of such extensions, not for applications (it is not
+part of the documented API and may change between minor versions).
 
-The runtime never imports the remote layer: [``ActorSystem``][actors.ActorSystem]
-takes any object implementing [``RemoteExtension``][actors.RemoteExtension],
-starts it when the system is entered (after its task group, before the first
-actor) and stops it when the system is left (after the actors, before the task
-group ends), and hands it a [``RemoteHost``][actors.RemoteHost]: the few things
-of the runtime an extension needs (its task group, finding an actor by path,
-asking an actor without waiting for room, dead letters). Nothing here is on a
-local message's path.
+The runtime never imports the remote layer: ``ActorSystem(remote=...)`` takes
+any object implementing ``RemoteExtension``, starts it when the system is
+entered (after its task group, before the first actor) and stops it when the
+system is left (after the actors, before the task group ends), and hands it a
+``RemoteHost``: the few things of the runtime an extension needs (its task
+group, finding an actor by path, asking an actor without waiting for room,
+dead letters). Nothing here is on a local message's path.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from ._cell import Cell
 from ._dead_letters import DeadLetter
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
     from ._system import ActorSystem
 
-__all__ = ["LocalAsk", "RemoteExtension", "RemoteHost"]
+__all__ = ["LocalAsk", "R", "RemoteExtension", "RemoteHost"]
 
 
 @runtime_checkable
@@ -58,7 +59,7 @@ class RemoteExtension(Protocol):
     def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
         """A local actor (``watcher``, an opaque token) watches ``ref``, a ref
         without a local cell: deliver its Terminated later with
-        [``RemoteHost.terminated``][actors.RemoteHost.terminated].
+        ``RemoteHost.terminated``.
 
         Raises:
             TypeError: ``ref`` is not a ref this extension made.
@@ -71,16 +72,29 @@ class RemoteExtension(Protocol):
 
     def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
         """A local actor marked by
-        [``RemoteHost.watch_local``][actors.RemoteHost.watch_local] terminated
+        ``RemoteHost.watch_local`` terminated
         with ``reason`` (called synchronously as it terminates)."""
         ...
 
 
+if TYPE_CHECKING:
+    # The type of ActorSystem.remote, with a PEP 696 default:
+    # ActorSystem(remote=Remote(...)) is an ActorSystem[Remote] whose .remote
+    # is a Remote; a bare ActorSystem (an annotation, context.system) keeps
+    # Any. Checkers take the default from typing_extensions' stubs; at run
+    # time it is a plain TypeVar.
+    from typing_extensions import TypeVar as _DefaultTypeVar
+
+    R = _DefaultTypeVar("R", bound=RemoteExtension, default=Any)
+else:
+    R = TypeVar("R")
+
+
 class LocalAsk:
     """An ask enqueued by
-    [``RemoteHost.ask_nowait``][actors.RemoteHost.ask_nowait]: await its outcome
-    with [``result``][actors.LocalAsk.result], or get it from
-    [``outcome``][actors.LocalAsk.outcome] in its ``on_done``."""
+    ``RemoteHost.ask_nowait``: await its outcome
+    with ``result``, or get it from
+    ``outcome`` in its ``on_done``."""
 
     __slots__ = ("_envelope", "_on_done", "_runtime")
 
@@ -136,7 +150,7 @@ class LocalAsk:
 
 
 class RemoteHost:
-    """What a [``RemoteExtension``][actors.RemoteExtension] may use of the
+    """What a ``RemoteExtension`` may use of the
     system it joined."""
 
     __slots__ = ("_runtime",)
@@ -194,9 +208,9 @@ class RemoteHost:
 
         ``context`` is the OpenTelemetry context the handling joins in a
         traced system (None: none). ``on_done``, when given, is called with
-        the returned [``LocalAsk``][actors.LocalAsk] as soon as its outcome is
+        the returned ``LocalAsk`` as soon as its outcome is
         in (sync, in the replying task: it must be quick and must not raise);
-        then do not await [``LocalAsk.result``][actors.LocalAsk.result].
+        then do not await ``LocalAsk.result``.
 
         Raises:
             TypeError: ``ref`` is not a ref of this system, or ``message`` is
@@ -228,7 +242,7 @@ class RemoteHost:
 
     def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
         """Report the termination of the local actor ``ref`` to the extension
-        ([``local_terminated``][actors.RemoteExtension.local_terminated]),
+        (``local_terminated``),
         as another node watches it.
 
         Returns:
@@ -248,7 +262,7 @@ class RemoteHost:
 
     def terminated(self, watcher: object, ref: ActorRef[Any], reason: object) -> None:
         """Deliver ``Terminated(ref, reason)`` to ``watcher`` (a token given to
-        [``RemoteExtension.watch``][actors.RemoteExtension.watch]) if it still
+        ``RemoteExtension.watch``) if it still
         watches ``ref``; it is delivered once (a second call finds it
         unwatched)."""
         cell = watcher

@@ -8,25 +8,24 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import Actor
-from ._errors import FrameTooLarge
-from ._node import check_token
-from ._pool_coordinator import Coordinator, Spec
-from ._pool_protocol import MAX_PREFETCH, MAX_WORKERS, protocol_classes
-from ._processes import NodeProcesses
-from ._remote_pool import RemotePoolRef
-from ._spawn import (
-    encode_args,
+from ... import Actor
+from .._errors import FrameTooLarge
+from .._node import check_token
+from ._hosting import (
     module_name_of,
     module_spec_of,
     register_module_types,
-    register_protocol,
     target_of,
 )
+from ._node import Node
+from ._pool_coordinator import Coordinator, PoolCoordination, Spec
+from ._pool_protocol import MAX_PREFETCH, MAX_WORKERS, protocol_classes
+from ._pool_ref import RemotePoolRef
+from ._processes import NodeProcesses
+from ._spawn import encode_args, register_protocol
 
 if TYPE_CHECKING:
-    from .. import ActorSystem
-    from ._remote import Remote
+    from ... import ActorSystem
 
 __all__ = ["spawn_remote_pool"]
 
@@ -43,7 +42,7 @@ def check_name_free(system: ActorSystem, name: str) -> None:
 
 
 def spawn_remote_pool(
-    remote: Remote,
+    remote: Node,
     factory: type[Actor] | str,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -96,16 +95,14 @@ def spawn_remote_pool(
         if twice:
             raise ValueError(f"nodes must name each node once, not {twice[0]!r} twice")
     address = remote.node  # raises SystemNotRunning
-    host = remote._host
-    assert host is not None
+    host = remote.host
     target, module = target_of(factory)
     codec = remote.codec
     register_protocol(codec, *protocol_classes())
     if module is not None:
         register_module_types(codec, module, module_name_of(module))
     encoded_args, encoded_kwargs = encode_args(codec, args, kwargs)
-    client = remote._client
-    limit = (client.max_payload if client is not None else 1024 * 1024) - 4096
+    limit = remote.max_payload - 4096
     size = sum(len(body) for _, body in [*encoded_args, *encoded_kwargs.values()])
     if size > limit:
         raise FrameTooLarge(
@@ -134,7 +131,7 @@ def spawn_remote_pool(
         )
     assert nodes is not None
     try:
-        pool: RemotePoolRef[Any] = RemotePoolRef(
+        state = PoolCoordination(
             remote,
             Spec(
                 name,
@@ -150,9 +147,9 @@ def spawn_remote_pool(
             started,
             check_interval,
         )
-        pool._ref = host.system.spawn(Coordinator, pool, name=name)
+        state.ref = host.system.spawn(Coordinator, state, name=name)
     except BaseException:
         if started is not None:
             started.kill()
         raise
-    return pool
+    return RemotePoolRef(state)

@@ -1,12 +1,16 @@
 """The coordinator's side of a pool across processes: members, credits,
-dispatch, and what happens when a member is lost (see ``_remote_pool``).
+dispatch, and what happens when a member is lost (see ``_pool_ref``).
 
 ``PoolCoordination`` holds a pool's state and its coordinator actor's
-behaviour: members joining (one task per node keeps one there), jobs
-dispatched to the members with the most credit (by a task, once a burst of
-tells is queued), reports giving credits back, the jobs of a lost member (or
-lost on the wire: the periodic check) dispatched again, and the stop.
-[``RemotePoolRef``][actors.remote.RemotePoolRef] adds the users' side.
+behaviour: the queue jobs wait in (``job``, ``enqueue``, ``wait_room``: what
+the users' side calls), members joining (one task per node keeps one there),
+jobs dispatched to the members with the most credit (by a task, once a burst
+of tells is queued), reports giving credits back, the jobs of a lost member
+(or lost on the wire: the periodic check) dispatched again, and the stop.
+[``RemotePoolRef``][actors.remote.RemotePoolRef], the users' side, holds one.
+
+Its size: the pool's state and every rule that changes it, in one class, so
+the ref and the coordinator actor hold none.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ import contextlib
 import itertools
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 import msgspec
 
-from .. import (
+from ... import (
     Actor,
     ActorContext,
     ActorRef,
@@ -29,7 +33,9 @@ from .. import (
     MailboxFull,
     Terminated,
 )
-from ._errors import ActorNotFound, DecodeError, NodeUnreachable
+from ...extension import RemoteHost
+from .._errors import ActorNotFound, DecodeError, FrameTooLarge, NodeUnreachable
+from ._node import Node
 from ._pool_protocol import (
     FAILED,
     REPLIED,
@@ -42,10 +48,7 @@ from ._pool_protocol import (
     Returned,
 )
 from ._processes import NodeProcesses
-from ._spawn import AGENT_NAME, Spawned
-
-if TYPE_CHECKING:
-    from ._remote import Remote
+from ._spawn import AGENT_NAME, SpawnReply
 
 __all__ = [
     "Answer",
@@ -176,37 +179,38 @@ class PoolCoordination:
 
     def __init__(
         self,
-        remote: Remote,
+        remote: Node,
         spec: Spec,
         nodes: list[str],
         capacity: int | None,
         processes: NodeProcesses | None,
         check_interval: float = 5.0,
     ) -> None:
-        self._remote = remote
+        self.remote = remote
         self._check_interval = check_interval
-        self._codec = remote.codec
-        self._spec = spec
+        self.codec = remote.codec
+        self.spec = spec
         self._request: JoinPool | None = None
         self.nodes = list(nodes)
         self.capacity = capacity
-        self._processes = processes
-        self._queue: deque[Job] = deque()
-        self._members: dict[ActorRef[Any], Member] = {}
-        self._ids = itertools.count(1)
+        self.processes = processes
+        self.queue: deque[Job] = deque()
+        self.members: dict[ActorRef[Any], Member] = {}
+        self.ids = itertools.count(1)
         self._turn = 0
-        self._room: anyio.Event | None = None
-        self._changed = anyio.Event()
-        self._idle: anyio.Event | None = None
-        self._wake = anyio.Event()
-        self._kicked = False
+        self.room: anyio.Event | None = None
+        self.changed = anyio.Event()
+        self.idle: anyio.Event | None = None
+        self.wake = anyio.Event()
+        self.kicked = False
         self._scopes: list[anyio.CancelScope] = []
-        self._alive = True
-        self._context: ActorContext | None = None
-        self._ref: ActorRef[Any] | None = None
-        client = remote._client
-        payload = client.max_payload if client is not None else 1024 * 1024
-        self._max_body = payload - 4096
+        self.alive = True
+        self.context: ActorContext | None = None
+        #: The coordinator actor's ref (set once it is spawned).
+        self.ref: ActorRef[Any] | None = None
+        #: The system the pool runs in (set when the coordinator starts).
+        self.host: RemoteHost | None = None
+        self.max_body = remote.max_payload - 4096
         #: Nodes that refused to join (their error), e.g. a class they do not host.
         self.errors: dict[str, BaseException] = {}
         #: Members lost soon after they joined, per node, in a row (a member
@@ -221,19 +225,66 @@ class PoolCoordination:
         #: Jobs reported done, per node name (since the pool started).
         self.handled: dict[str, int] = {}
 
+    # -- the users' side: the queue -----------------------------------------------
+
+    def job(self, message: object, answer: Answer | None) -> Job:
+        """``message`` as a job (encoded now).
+
+        Raises:
+            ActorStopped: the pool has stopped.
+            TypeError: its type is not registered with the codec.
+            FrameTooLarge: it does not fit one NATS message.
+        """
+        if not self.alive:
+            raise ActorStopped(f"the pool {self.name} has stopped")
+        tag, body = self.codec.encode(message)
+        if len(body) > self.max_body:
+            raise FrameTooLarge(
+                f"a message of {len(body)} bytes does not fit a frame "
+                f"(at most {self.max_body})"
+            )
+        return Job(next(self.ids), message, tag, msgspec.Raw(body), answer)
+
+    def full(self) -> bool:
+        """Whether the queue holds ``capacity`` jobs."""
+        capacity = self.capacity
+        return capacity is not None and len(self.queue) >= capacity
+
+    def enqueue(self, job: Job) -> None:
+        """Queue ``job``: dispatched by the dispatcher task once the caller
+        yields, so a burst of tells travels as one Jobs message per member."""
+        self.queue.append(job)
+        if not self.kicked:
+            self.kicked = True
+            self.wake.set()
+
+    async def wait_room(self) -> None:
+        """Wait until the queue has room.
+
+        Raises:
+            ActorStopped: the pool stopped meanwhile.
+        """
+        while self.full():
+            room = self.room
+            if room is None:
+                room = self.room = anyio.Event()
+            await room.wait()
+            if not self.alive:
+                raise ActorStopped(f"the pool {self.name} has stopped")
+
     @property
     def name(self) -> str:
-        return "?" if self._ref is None else self._ref.name
+        return "?" if self.ref is None else self.ref.name
 
     @property
     def path(self) -> str:
-        return "?" if self._ref is None else self._ref.path
+        return "?" if self.ref is None else self.ref.path
 
     def _started(self, context: ActorContext) -> None:
-        if self._context is not None:
+        if self.context is not None:
             return  # a restarted coordinator: its tasks run already
-        self._context = context
-        spec = self._spec
+        self.context = context
+        spec = self.spec
         self._request = JoinPool(
             context.self_ref,
             spec.name,
@@ -244,43 +295,42 @@ class PoolCoordination:
             spec.prefetch,
             spec.worker_capacity,
         )
-        host = self._remote._host
-        assert host is not None
+        host = self.host = self.remote.host
         host.task_group.start_soon(self._dispatcher)
         host.task_group.start_soon(self._checker)
         for node in self.nodes:
-            host.task_group.start_soon(self._keep, node)
+            host.task_group.start_soon(self.keep, node)
 
     async def _dispatcher(self) -> None:
         scope = anyio.CancelScope()
         self._scopes.append(scope)
-        if not self._alive:
+        if not self.alive:
             return
         with scope:
             while True:
-                await self._wake.wait()
-                self._wake = anyio.Event()
-                self._kicked = False
+                await self.wake.wait()
+                self.wake = anyio.Event()
+                self.kicked = False
                 self._dispatch()
 
-    async def _keep(self, node: str) -> None:
+    async def keep(self, node: str) -> None:
         """Keep a member on ``node`` while the pool lives: join it, and again
         when it is lost (the node restarted)."""
-        remote = self._remote
+        remote = self.remote
         delay = crash_delay = _RETRY_FIRST
         no_agent_since: float | None = None
         scope = anyio.CancelScope()
         self._scopes.append(scope)
-        if not self._alive:
+        if not self.alive:
             return
         with scope:
-            while self._alive:
+            while self.alive:
                 try:
                     agent = await remote.lookup(node, AGENT_NAME, timeout=2.0)
                     answer = await agent.ask(self._request, timeout=10.0)
                 except (NodeUnreachable, AskTimeout, ActorStopped):
                     # Not there (yet), or its agent is stopping: try again.
-                    processes = self._processes
+                    processes = self.processes
                     code = None if processes is None else processes.exit_code(node)
                     if code is not None:  # it will never come: say so
                         self._refused(
@@ -309,15 +359,15 @@ class PoolCoordination:
                     # The node's refusal raised as an error reply (a worker's
                     # constructor failed): never the pool's own failure.
                     answer = exc
-                if type(answer) is not Spawned:
+                if type(answer) is not SpawnReply:
                     error = answer if isinstance(answer, BaseException) else None
                     self._refused(node, error or RuntimeError(repr(answer)))
                     return
                 delay = _RETRY_FIRST
                 no_agent_since = None
                 lost = anyio.Event()
-                assert self._ref is not None
-                self._ref.tell(Joined(node, answer.ref, lost))
+                assert self.ref is not None
+                self.ref.tell(Joined(node, answer.ref, lost))
                 joined = anyio.current_time()
                 await lost.wait()
                 if anyio.current_time() - joined < _CRASH_WITHIN:
@@ -333,21 +383,21 @@ class PoolCoordination:
         logger.error("pool %s: node %s cannot join: %s", self.name, node, error)
         self._notify()
 
-    def _is_idle(self) -> bool:
-        return not self._queue and not any(m.jobs for m in self._members.values())
+    def is_idle(self) -> bool:
+        return not self.queue and not any(m.jobs for m in self.members.values())
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        self.changed.set()
+        self.changed = anyio.Event()
 
     def _on_joined(self, context: ActorContext, joined: Joined) -> None:
         ref = joined.ref
-        if not self._alive:
+        if not self.alive:
             ref.stop()
             joined.lost.set()
             return
-        spec = self._spec
-        self._members[ref] = Member(
+        spec = self.spec
+        self.members[ref] = Member(
             joined.node, ref, spec.workers * spec.prefetch, joined.lost
         )
         context.watch(ref)
@@ -355,7 +405,7 @@ class PoolCoordination:
         self._notify()
 
     def _on_lost(self, ref: ActorRef[Any], reason: object = None) -> None:
-        member = self._members.pop(ref, None)
+        member = self.members.pop(ref, None)
         if member is None:
             return
         if isinstance(reason, Exception) and not isinstance(reason, ActorNotFound):
@@ -378,11 +428,11 @@ class PoolCoordination:
             if i in member.jobs
         ]
         self.redispatched += len(jobs)
-        self._queue.extendleft(jobs)  # newest first: the oldest ends first
+        self.queue.extendleft(jobs)  # newest first: the oldest ends first
         self._dispatch()
 
     def _on_holding(self, holding: Holding) -> None:
-        member = self._members.get(holding.member)
+        member = self.members.get(holding.member)
         if member is None:
             return
         held = set(holding.job_ids)
@@ -407,29 +457,29 @@ class PoolCoordination:
         """Every check interval, ask each member which jobs it holds."""
         scope = anyio.CancelScope()
         self._scopes.append(scope)
-        if not self._alive:
+        if not self.alive:
             return
         with scope:
             while True:
                 await anyio.sleep(self._check_interval)
-                for member in list(self._members.values()):
+                for member in list(self.members.values()):
                     if member.jobs:
                         with contextlib.suppress(MailboxFull):
                             member.ref.tell(Check(member.batches))
 
     def _on_returned(self, returned: Returned) -> None:
-        member = self._members.get(returned.member)
+        member = self.members.get(returned.member)
         if member is None:
             return
         member.leaving = True
         self._requeue(member, returned.job_ids)
 
     def _on_done(self, done: Done) -> None:
-        member = self._members.get(done.member)
+        member = self.members.get(done.member)
         if member is None:
             return  # a member already lost: its jobs went to others
         jobs = member.jobs
-        codec = self._codec
+        codec = self.codec
         handled = 0
         for job_id, kind, tag, body in done.items:
             job = jobs.pop(job_id, None)
@@ -458,15 +508,15 @@ class PoolCoordination:
         node = member.node
         self.handled[node] = self.handled.get(node, 0) + handled
         self._dispatch()
-        if self._idle is not None and self._is_idle():
-            self._idle.set()
-            self._idle = None
+        if self.idle is not None and self.is_idle():
+            self.idle.set()
+            self.idle = None
 
     def _dispatch(self) -> None:
-        queue = self._queue
+        queue = self.queue
         if not queue:
             return
-        ready = [m for m in self._members.values() if m.credit > 0 and not m.leaving]
+        ready = [m for m in self.members.values() if m.credit > 0 and not m.leaving]
         if not ready:
             return
         before = len(queue)
@@ -484,9 +534,9 @@ class PoolCoordination:
                 if not queue:
                     break
             ready = [m for m in ready if m.credit > 0]
-        room = self._room
+        room = self.room
         if room is not None and len(queue) < before:
-            self._room = None
+            self.room = None
             room.set()
 
     def _send(self, member: Member, jobs: list[Job]) -> bool:
@@ -500,7 +550,7 @@ class PoolCoordination:
             if chunk and (job is None or size + length > _BATCH_BYTES):
                 items = [(j.id, j.answer is not None, j.tag, j.body) for j in chunk]
                 if not self._tell(member, items):
-                    self._queue.extendleft(reversed(jobs[sent:]))
+                    self.queue.extendleft(reversed(jobs[sent:]))
                     return False
                 batch = member.batches
                 for sent_job in chunk:
@@ -524,31 +574,31 @@ class PoolCoordination:
         return True
 
     async def _on_stop(self) -> None:
-        self._alive = False
+        self.alive = False
         for scope in self._scopes:
             scope.cancel()
         stopped = ActorStopped(f"the pool {self.name} has stopped")
-        host = self._remote._host
-        leftover = list(self._queue)
-        self._queue.clear()
-        for member in self._members.values():
+        host = self.host
+        leftover = list(self.queue)
+        self.queue.clear()
+        for member in self.members.values():
             member.ref.stop()
             member.lost.set()
             leftover.extend(member.jobs.values())
             member.jobs.clear()
-        self._members.clear()
+        self.members.clear()
         for job in leftover:
             if job.answer is not None and not job.answer.done:
                 job.answer.done = True
                 job.answer.error = stopped
                 job.answer.event.set()
-            if host is not None and self._ref is not None:
-                host.dead_letter(self._ref, job.message, "pool stopped")
-        room = self._room
+            if host is not None and self.ref is not None:
+                host.dead_letter(self.ref, job.message, "pool stopped")
+        room = self.room
         if room is not None:
             room.set()
-        if self._idle is not None:
-            self._idle.set()
+        if self.idle is not None:
+            self.idle.set()
         self._notify()
-        if self._processes is not None:
-            await self._processes.close()
+        if self.processes is not None:
+            await self.processes.close()
