@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from ._cell import Cell
 from ._dead_letters import DeadLetter
-from ._envelope import EXPIRED, Ask
+from ._envelope import EXPIRED, PENDING, Ask
 from ._errors import AskTimeout, SystemNotRunning
 from ._lifecycle import as_exit_reason
 from ._pool import PoolRef
@@ -123,7 +123,7 @@ class LocalAsk:
             RuntimeError: the ask is not answered yet.
         """
         envelope = self._envelope
-        if not envelope.done:
+        if envelope.state == PENDING:  # not .done: a property call saved
             raise RuntimeError("the ask is not answered yet")
         return envelope.outcome_or_raise()
 

@@ -50,7 +50,7 @@ _jobs: queue.SimpleQueue[_Job] | None = None
 _owner = 0  # the pid whose forking thread _jobs feeds
 
 
-def _serve(jobs: queue.SimpleQueue[_Job]) -> None:
+def _fork_jobs(jobs: queue.SimpleQueue[_Job]) -> None:
     while True:
         call, future = jobs.get()
         try:
@@ -66,7 +66,7 @@ def _in_forking_thread(call: Callable[[], Any]) -> Any:
         if _jobs is None or _owner != os.getpid():
             _jobs, _owner = queue.SimpleQueue(), os.getpid()
             threading.Thread(
-                target=_serve, args=(_jobs,), name="actors-fork", daemon=True
+                target=_fork_jobs, args=(_jobs,), name="actors-fork", daemon=True
             ).start()
         jobs = _jobs
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()

@@ -29,7 +29,7 @@ import anyio
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from ..channel import WouldBlock, create_memory_object_stream
-from ..channel.lowlevel import Backend, Slot
+from ..channel.lowlevel import EMPTY, Backend, Slot
 from ._auth import Credentials
 from ._connection import Connection, Server, error_for, open_connection, parse_server
 from ._errors import (
@@ -186,7 +186,14 @@ class _Reply(Slot):
     __slots__ = ("session", "token")
 
     def __init__(self, session: Session, token: str) -> None:
-        super().__init__()
+        # The slot's fields set here (no super().__init__(): a call saved
+        # per request).
+        self.handle = None
+        self.state = EMPTY
+        self.outcome = None
+        self.waiting = False
+        self.abandoned = False
+        self.on_done = None
         self.session = session
         self.token = token
 
@@ -444,7 +451,7 @@ class Session:
                 conn.error = exc
             tg.cancel_scope.cancel()
 
-    async def _serve(self, conn: Connection) -> BaseException:
+    async def _use_connection(self, conn: Connection) -> BaseException:
         """Run the connection's tasks until one fails; return its error."""
         try:
             async with anyio.create_task_group() as tg:
@@ -545,7 +552,7 @@ class Session:
 
     async def _run_connections(self, conn: Connection) -> None:
         while True:
-            error = await self._serve(conn)
+            error = await self._use_connection(conn)
             self._lost(conn, error)
             if not self._allow_reconnect:
                 self._shutdown(error)

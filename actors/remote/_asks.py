@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 
 from .. import ActorRef, AskTimeout, MailboxFull, SystemNotRunning
-from ..channel.lowlevel import Backend, Slot
+from ..channel.lowlevel import EMPTY, Backend, Slot
 from ..nats import Client, NoRespondersError, RequestTimeoutError
 from ._envelopes import LookupReplyEnvelope, decode_frame
 from ._errors import ActorNotFound, DecodeError, NodeUnreachable
@@ -66,7 +66,14 @@ class Pending(Slot):
     __slots__ = ("answered", "asks", "peer")
 
     def __init__(self, asks: Asks, peer: NodeAddress) -> None:
-        super().__init__()
+        # The slot's fields set here (no super().__init__(): a call saved
+        # per ask).
+        self.handle = None
+        self.state = EMPTY
+        self.outcome = None
+        self.waiting = False
+        self.abandoned = False
+        self.on_done = None
         self.asks = asks
         self.peer = peer
         #: Filled by an answer from the peer (not by a loss).

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..nats import Msg
+from ..nats import Client, Msg
 from ._asks import Asks
 from ._codec import Codec
 from ._envelopes import (
@@ -75,8 +75,8 @@ class Inbound:
         codec: the node's codec (bodies are decoded here).
         wire: the node's encoder (heartbeat acks, lookup replies).
         peers, local, serving, asks, watch: what acts on the envelopes.
-        max_payload: the largest frame accepted (the server's
-            ``max_payload``, read at each frame).
+    Frames are accepted once ``attach`` gave the client (the largest frame
+    accepted is its server's ``max_payload``, read at each frame).
     """
 
     def __init__(
@@ -89,7 +89,6 @@ class Inbound:
         serving: Serving,
         asks: Asks,
         watch: Watch,
-        max_payload: Callable[[], int],
     ) -> None:
         self._codec = codec
         self._wire = wire
@@ -98,11 +97,12 @@ class Inbound:
         self._serving = serving
         self._asks = asks
         self._watch = watch
-        self._max_payload = max_payload
+        self._client: Client | None = None
         #: How the reply subject of a numbered frame to this node ends,
         #: before the number.
         self._numbered = f".nr.{address.node}.{address.incarnation}"
-        #: Frames are handled (cleared when the node begins to stop).
+        #: Frames are handled (set by attach, cleared when the node begins
+        #: to stop).
         self.accepting = False
         #: The hook points of a traced node (None: telemetry is off).
         self.observer: Observer | None = None
@@ -126,6 +126,11 @@ class Inbound:
             DeathEnvelope: self._death,
         }
 
+    def attach(self, client: Client) -> None:
+        """The node is connected through ``client``: accept frames."""
+        self._client = client
+        self.accepting = True
+
     def bad(self, peer: object, cause: str, error: BaseException) -> None:
         """Count bad input from ``peer`` (logged at the first of each key)."""
         key = (str(peer), cause)
@@ -143,10 +148,11 @@ class Inbound:
 
     def on_frame(self, msg: Msg) -> None:
         """The NATS client's callback for the node's subjects."""
-        if not self.accepting:
+        client = self._client
+        if not self.accepting or client is None:
             return
         try:
-            frame = decode_frame(msg.data, self._max_payload())
+            frame = decode_frame(msg.data, client.max_payload)
         except DecodeError as exc:
             self.bad(msg.reply or msg.subject, "malformed frame", exc)
             return

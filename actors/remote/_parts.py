@@ -119,7 +119,6 @@ class Parts:
             serving,
             asks,
             watch,
-            self.max_payload,
         )
 
     def remote_ref(self, address: RefAddress) -> RemoteRef[Any]:
@@ -167,7 +166,7 @@ class Parts:
         self.peers.attach(client, tg)
         self.asks.attach(client)
         self.serving.attach(client, tg)
-        self.inbound.accepting = True
+        self.inbound.attach(client)
         tg.start_soon(self.monitor.run)
 
     async def leave(self) -> None:

@@ -493,9 +493,18 @@ class Remote:
         ``Terminated(ref, NodeDown)`` when its node is declared down (or nobody
         listens on it any more).
 
+        A pool across processes (a ``RemotePoolRef``) is watched too: its
+        watchers get ``Terminated(pool, reason)`` when it stops.
+
         Raises:
-            TypeError: ``ref`` is not a remote ref of this node.
+            TypeError: ``ref`` is not a remote ref (or a pool) of this node.
         """
+        if isinstance(ref, RemotePoolRef):
+            coordinator = ref.coordinator
+            if coordinator is None:
+                raise TypeError(f"{ref!r} has no coordinator yet")
+            self._running().watch.watch_pool(watcher, ref, coordinator)
+            return
         if not isinstance(ref, RemoteRef) or ref._remote is not self:
             raise TypeError(f"{ref!r} is not a remote ref of this system")
         self._running().watch.watch(watcher, ref)
@@ -504,8 +513,12 @@ class Remote:
         """The runtime's hook for ``context.unwatch(remote_ref)`` (and for a
         watcher that stopped)."""
         parts = self._parts
-        if isinstance(ref, RemoteRef) and parts is not None:
+        if parts is None:
+            return
+        if isinstance(ref, RemoteRef):
             parts.watch.unwatch(watcher, ref)
+        elif isinstance(ref, RemotePoolRef) and ref.coordinator is not None:
+            parts.watch.unwatch_pool(watcher, ref.coordinator)
 
     def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
         """The runtime's hook: a local actor other nodes watch terminated;

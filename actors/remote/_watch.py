@@ -8,6 +8,10 @@ they used) and sends each a death envelope when the actor terminates, after
 what the actor sent them before (FIFO per pair): one ``Terminated`` per watcher,
 with the actor's reason transported by the codec. A watch of an actor that is
 not there is answered at once with a death (``ActorNotFound``).
+
+A pool across processes (``RemotePoolRef``) is watched through its
+coordinator, a local actor: its watchers get ``Terminated(pool, reason)``
+when the coordinator terminates (the pool stopped).
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ class Watch:
         self.watchers: dict[RefAddress, set[object]] = {}
         #: Local actors other nodes watch: by the path they used, the peers.
         self.watched: dict[ActorRef[Any], dict[str, set[NodeAddress]]] = {}
+        #: Pools watched here: by their coordinator, the pool's ref and its
+        #: watchers.
+        self.pools: dict[ActorRef[Any], tuple[ActorRef[Any], set[object]]] = {}
 
     # -- this node watches ---------------------------------------------------------
 
@@ -125,7 +132,27 @@ class Watch:
                 self.unwatch(joiner, ref)
         return joiner.reason
 
-    def _notify(self, watcher: object, ref: RemoteRef[Any], reason: object) -> None:
+    def watch_pool(
+        self, watcher: object, pool: ActorRef[Any], coordinator: ActorRef[Any]
+    ) -> None:
+        """``watcher`` watches the pool across processes ``pool``, whose
+        coordinator is the local actor ``coordinator``."""
+        entry = self.pools.get(coordinator)
+        if entry is None:
+            alive, reason = self._host.watch_local(coordinator)
+            if not alive:
+                self._host.terminated(watcher, pool, reason)
+                return
+            entry = self.pools[coordinator] = (pool, set())
+        entry[1].add(watcher)
+
+    def unwatch_pool(self, watcher: object, coordinator: ActorRef[Any]) -> None:
+        """``watcher`` no longer watches the pool of ``coordinator``."""
+        entry = self.pools.get(coordinator)
+        if entry is not None:
+            entry[1].discard(watcher)
+
+    def _notify(self, watcher: object, ref: ActorRef[Any], reason: object) -> None:
         if type(watcher) is _Joiner:
             watcher.terminated(reason)
         else:
@@ -183,8 +210,14 @@ class Watch:
                 peers.discard(peer)
 
     def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
-        """A local actor other nodes watch terminated: each gets one death
-        notice, after what the actor sent it before."""
+        """A local actor other nodes (or local watchers of its pool) watch
+        terminated: each node gets one death notice, after what the actor
+        sent it before; each watcher of its pool a ``Terminated``."""
+        pool = self.pools.pop(ref, None)
+        if pool is not None:
+            pool_ref, watchers = pool
+            for watcher in watchers:
+                self._host.terminated(watcher, pool_ref, reason)
         paths = self.watched.pop(ref, None)
         if paths is None or not self._peers.open:
             return

@@ -243,6 +243,12 @@ class RemotePoolRef(ActorRef[M]):
         return self._pool.alive
 
     @property
+    def coordinator(self) -> ActorRef[Any] | None:
+        """The pool's coordinator actor, in this process (None until it is
+        spawned): the pool stops when it does."""
+        return self._pool.ref
+
+    @property
     def name(self) -> str:
         """The coordinator actor's name (the pool's)."""
         return self._pool.name

@@ -17,7 +17,7 @@ from .. import ActorRef, ActorSystem, AskTimeout
 from ..remote import DEFAULT_PREFIX, Remote
 from ..remote.scaleout import Hosted, Leave, start_agent
 
-__all__ = ["host", "main", "serve"]
+__all__ = ["host", "main", "run"]
 
 logger = logging.getLogger("actors.node")
 
@@ -62,7 +62,7 @@ async def _stdin_closed() -> None:
             return
 
 
-async def serve(
+async def run(
     url: str | Sequence[str],
     *,
     system: str = "actors",
@@ -74,8 +74,9 @@ async def serve(
     ready: Callable[[Remote], None] | None = None,
     stop: anyio.Event | None = None,
 ) -> None:
-    """Serve as a node until SIGTERM or SIGINT (or ``stop`` is set, or with
-    ``exit_on_stdin_eof`` standard input ends), then leave cleanly.
+    """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
+    ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
+    ``python -m actors.node`` does).
 
     Args:
         url: the NATS server URL(s) of the system to join.
@@ -185,7 +186,7 @@ def main(argv: list[str]) -> None:
 
         backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
     anyio.run(
-        lambda: serve(
+        lambda: run(
             args.connect,
             system=args.system,
             name=args.name,
