@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, TypeVarTuple
 
 import anyio
 
@@ -395,7 +395,7 @@ class ActorSystem(Generic[R]):
 
     # -- scope ------------------------------------------------------------
 
-    async def __aenter__(self) -> ActorSystem:
+    async def __aenter__(self) -> Self:
         runtime = self._runtime
         if runtime.running or runtime.tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")

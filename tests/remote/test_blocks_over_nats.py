@@ -20,23 +20,14 @@ from actors.remote._envelopes import (
     decode_frame,
 )
 from actors.remote._errors import NodeDown
-from actors.remote._failure_detector import PhiAccrualFailureDetector
 from actors.remote._heartbeat import HeartbeatMonitor
 from actors.remote._node import NodeAddress
 from actors.remote._outbound import Outbound
 from actors.remote._subjects import Subjects
 from actors.remote._wire import Wire
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
 
 pytestmark = pytest.mark.anyio
-
-
-def fast_detector() -> PhiAccrualFailureDetector:
-    # Heartbeats every 20 ms; a pause of up to 1 s (a loaded machine) is fine.
-    return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=0.02,
-        acceptable_heartbeat_pause=1.0,
-        min_std_deviation=0.02,
-    )
 
 
 class MiniNode:
@@ -60,7 +51,7 @@ class MiniNode:
         self.monitor = HeartbeatMonitor(
             lambda peer, seq: self.outbound(peer).put_system(self.wire.heartbeat(seq)),
             self.on_down,
-            interval=0.02,
+            interval=FAST_HEARTBEAT_INTERVAL,
             detector=fast_detector,
         )
         self.serving = anyio.CancelScope()

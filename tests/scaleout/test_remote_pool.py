@@ -15,7 +15,7 @@ from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
 from actors.remote.scaleout._pool_coordinator import PoolCoordination
-from actors.testing import wait_all_blocked
+from actors.testing import await_assert, wait_all_blocked
 
 from ._workers import GATES, Echo, Recorder, Reporter, Result
 from .conftest import WORKERS, node, remote
@@ -149,10 +149,12 @@ async def test_the_jobs_a_lost_member_held_are_dispatched_to_the_others(
                 await pool.wait_ready(timeout=10)
                 for job in range(20):
                     pool.tell(job)
+
                 # "held" took its window (2 workers x 4) and holds it.
-                with anyio.fail_after(10):
-                    while pool.in_flight.get("held", 0) < 8 or pool.queued:
-                        await anyio.sleep(0.01)
+                def held() -> None:
+                    assert pool.in_flight.get("held", 0) >= 8 and not pool.queued
+
+                await await_assert(held, timeout=10)
             # It left: what it took goes to "other".
             with anyio.fail_after(20):
                 await reached.wait()
