@@ -188,7 +188,8 @@ class Inbound:
                         self._received(sender, seq, len(msg.data), len(frame.envelopes))
 
     def _received(self, sender: NodeAddress, seq: int, size: int, count: int) -> None:
-        peer = self._peers.peer(sender)
+        peers = self._peers
+        peer = peers.peers.get(sender) or peers.peer(sender)
         if peer is None:
             return  # gone
         received = peer.received

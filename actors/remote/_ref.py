@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
 from .. import ActorRef, ExitReason, StopReason
@@ -21,8 +22,10 @@ class Owner(Protocol):
     async def send(self, ref: RemoteRef[Any], message: object) -> None:
         """``await ref.send(message)``."""
 
-    async def ask(self, ref: RemoteRef[Any], message: object, timeout: float) -> Any:
-        """``await ref.ask(message, timeout)``."""
+    def ask(
+        self, ref: RemoteRef[Any], message: object, timeout: float
+    ) -> Awaitable[Any]:
+        """``await ref.ask(message, timeout)``: the ask to await."""
 
     def stop_actor(self, ref: RemoteRef[Any]) -> None:
         """``ref.stop()``."""

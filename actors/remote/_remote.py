@@ -23,7 +23,7 @@ the tasks end, the client closes, the embedded server stops.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, suppress
 from typing import Any, TypeVar
 
@@ -456,11 +456,10 @@ class Remote:
         observer = self._observer
         headers = None if observer is None else observer.headers()
         envelope = wire.tell(ref.address.path, message)
-        parts = self._running()
         peer = ref.node
-        outbound = parts.peers.outbound(peer)
+        outbound = self._outbounds.get(peer) or self._running().peers.outbound(peer)
         if outbound is None:
-            parts.local.dead_letter(ref, message, "node unreachable", peer)
+            self._running().local.dead_letter(ref, message, "node unreachable", peer)
             return
         await outbound.put(envelope, headers)
 
@@ -474,16 +473,19 @@ class Remote:
             with suppress(NodeUnreachable):
                 outbound.put_system(parts.wire.stop(ref.address.path))
 
-    async def ask(self, ref: RemoteRef[Any], message: object, timeout: float) -> Any:
+    def ask(
+        self, ref: RemoteRef[Any], message: object, timeout: float
+    ) -> Awaitable[Any]:
         """``await ref.ask(message, timeout)``; see
-        [``RemoteRef.ask``][actors.remote.RemoteRef.ask]."""
+        [``RemoteRef.ask``][actors.remote.RemoteRef.ask]. (The ask's own
+        coroutine is returned, not awaited here: a frame saved per ask.)"""
         parts = self._parts
         if self._state != _STARTED or parts is None:
             raise SystemNotRunning("the remote layer is not running")
         observer = self._observer
         if observer is None:
-            return await parts.asks.ask(ref, message, timeout)
-        return await observer.ask(parts.asks.ask, ref, message, timeout)
+            return parts.asks.ask(ref, message, timeout)
+        return observer.ask(parts.asks.ask, ref, message, timeout)
 
     # -- death watch (the runtime's hooks, RemoteExtension) ------------------------
 

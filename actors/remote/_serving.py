@@ -165,7 +165,12 @@ class Serving:
         except Exception:  # in the actor's task: never let it fail there
             logger.exception("answering an ask from %s failed", sender)
         finally:
-            self._served(receipt, error)
+            # _served written out: a call saved per inbound ask.
+            self.count -= 1
+            if not self.count and self._idle is not None:
+                self._idle.set()
+            if receipt is not None:
+                receipt.end(error)
 
     def _served(self, receipt: Receipt | None, error: BaseException | None) -> None:
         self.count -= 1
