@@ -34,6 +34,9 @@ Delivery is at-most-once: envelopes that cannot be published (the client
 failed, the peer's buffer was aborted) or came back are handed to
 ``on_dropped`` with the reason, so the caller counts them as dead letters and
 fails their asks.
+
+Its size: one concept, the buffer to one peer, whose senders' side, window
+and writer share its state (a split would expose it).
 """
 
 from __future__ import annotations

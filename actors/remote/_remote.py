@@ -18,6 +18,9 @@ task per inbound ask being served. Leaving the system stops it
 ([``Remote.stop``][actors.remote.Remote.stop]), after the actors: the answers
 of the asks being served go out, the outbound buffers are flushed and closed,
 the tasks end, the client closes, the embedded server stops.
+
+Its size: a node's public API, documented in full (half the lines); the code
+is the options, start and stop, delegations, and the senders' fast path.
 """
 
 from __future__ import annotations
@@ -248,41 +251,34 @@ class Remote:
     @property
     def watching(self) -> int:
         """Remote actors watched from this node now (by actors or joins)."""
-        parts = self._parts
-        return 0 if parts is None else len(parts.watch.watchers)
+        return 0 if self._parts is None else len(self._parts.watch.watchers)
 
     @property
     def serving(self) -> int:
         """Asks from other nodes being served by local actors now."""
-        parts = self._parts
-        return 0 if parts is None else parts.serving.count
+        return 0 if self._parts is None else self._parts.serving.count
 
     @property
     def asks_in_flight(self) -> int:
         """Asks of remote refs waiting for their answer now."""
-        parts = self._parts
-        return 0 if parts is None else len(parts.asks.pending)
+        return 0 if self._parts is None else len(self._parts.asks.pending)
 
     @property
     def bad_input(self) -> dict[tuple[str, str], int]:
         """Bad input from the network, counted per (peer, cause)."""
-        parts = self._parts
-        return {} if parts is None else parts.inbound.bad_input
+        return {} if self._parts is None else self._parts.inbound.bad_input
 
     @property
     def late_replies(self) -> int:
-        """Replies that came after their ask had ended (timed out,
-        cancelled)."""
-        parts = self._parts
-        return 0 if parts is None else parts.asks.late_replies
+        """Replies that came after their ask had ended (timed out, cancelled)."""
+        return 0 if self._parts is None else self._parts.asks.late_replies
 
     @property
     def lost_frames(self) -> dict[NodeAddress, int]:
         """Frames that never arrived from each peer (NATS core is at most
         once: a broker restart or a broken connection loses what was in
         flight), by the gaps in their numbers."""
-        parts = self._parts
-        return {} if parts is None else parts.peers.lost_frames
+        return {} if self._parts is None else self._parts.peers.lost_frames
 
     @property
     def dead_letters_by_peer(self) -> dict[tuple[str, str], int]:
