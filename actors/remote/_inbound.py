@@ -159,6 +159,16 @@ class Inbound:
         sender = frame.sender
         # A program that is not a node gets its answers on the reply subject.
         reply_to = msg.reply if sender is None else None
+        # A numbered frame (see Outbound): its reply subject ends with
+        # ".nr.<this node>.<incarnation>.<number>"; unnumbered ones (out of
+        # band: heartbeats, acks) have none. Read before the envelopes are
+        # handled, accounted for after (written out: a call saved per frame).
+        seq = None
+        reply = msg.reply
+        if sender is not None and reply is not None:
+            dot = reply.rfind(".")
+            if reply.endswith(self._numbered, 0, dot):
+                seq = frame_number(reply[dot + 1 :])
         observer = self.observer
         if observer is not None:
             self._parent = observer.frame(msg.headers)
@@ -176,16 +186,9 @@ class Inbound:
                     self.bad(sender, f"{type(envelope).__name__} not handled", exc)
         finally:
             self._parent = None
-        if sender is not None:
-            reply = msg.reply
-            if reply is not None:
-                # A numbered frame (see Outbound): its reply subject ends
-                # with ".nr.<this node>.<incarnation>.<number>".
-                dot = reply.rfind(".")
-                if reply.endswith(self._numbered, 0, dot):
-                    seq = frame_number(reply[dot + 1 :])
-                    if seq is not None:
-                        self._received(sender, seq, len(msg.data), len(frame.envelopes))
+        if seq is not None:
+            assert sender is not None
+            self._received(sender, seq, len(msg.data), len(frame.envelopes))
 
     def _received(self, sender: NodeAddress, seq: int, size: int, count: int) -> None:
         peers = self._peers
