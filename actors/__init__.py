@@ -21,9 +21,6 @@ from ._errors import StashOverflow as StashOverflow
 from ._errors import StrayCancellation as StrayCancellation
 from ._errors import SystemNotRunning as SystemNotRunning
 from ._errors import UnhandledMessage as UnhandledMessage
-from ._extension import LocalAsk as LocalAsk
-from ._extension import RemoteExtension as RemoteExtension
-from ._extension import RemoteHost as RemoteHost
 from ._lifecycle import ExitReason as ExitReason
 from ._lifecycle import StopReason as StopReason
 from ._log import FailureLogging as FailureLogging
@@ -67,14 +64,11 @@ __all__ = [
     "Directive",
     "ExitReason",
     "FromThread",
-    "LocalAsk",
     "MailboxClosed",
     "MailboxFull",
     "OneForAll",
     "OneForOne",
     "PoolRef",
-    "RemoteExtension",
-    "RemoteHost",
     "ReplyTypeMismatch",
     "RestForOne",
     "RestartType",

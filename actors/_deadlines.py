@@ -49,7 +49,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Any, Final
 
 from ._envelope import EXPIRED, PENDING, REPLIED, Ask, abandon
-from .channel._waiters import Backend, Stale, _asyncio_backend, ki_protected
+from .channel.lowlevel import ASYNCIO_BACKEND, Backend, Stale, ki_protected
 
 if TYPE_CHECKING:
     from ._clock import Clock
@@ -329,7 +329,7 @@ class Deadlines(AskDeadlines):
             # method: the C function itself is a call saved per ask. (uvloop's
             # time() is its own clock, in C already: kept as it is.)
             now = monotonic
-        super().__init__(backend or _asyncio_backend, now)
+        super().__init__(backend or ASYNCIO_BACKEND, now)
         self.loop = loop
 
     def arm(self, queue: _Queue, deadline: float) -> TimerHandle:
@@ -369,7 +369,7 @@ def _expire(handle: Any) -> None:
     # A lone ask's timer: the asker resumes with False, unless the reply or a
     # cancellation got there first.
     with suppress(Stale):
-        _asyncio_backend.resolve(handle, False)
+        ASYNCIO_BACKEND.resolve(handle, False)
 
 
 class TrioDeadlines(AskDeadlines):

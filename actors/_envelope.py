@@ -22,11 +22,10 @@ counted as a reply is (state ``ERROR_REPLIED``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
-from .channel._waiters import Backend, Stale, Waiter, ki_protected
+from .channel.lowlevel import EMPTY, Backend, Slot, ki_protected
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -48,7 +47,7 @@ EXPIRED: Any = object()
 
 #: An ask's states (``Ask.state``): no outcome yet, replied, failed, answered
 #: with an ``ErrorReply`` (raised like a failure, counted like a reply).
-PENDING: Final = 0
+PENDING: Final = EMPTY
 REPLIED: Final = 1
 FAILED: Final = 2
 ERROR_REPLIED: Final = 3
@@ -57,13 +56,12 @@ ERROR_REPLIED: Final = 3
 #: then, by ``outcome_or_raise``). ``system.from_thread.ask`` reads it to tell
 #: an answer its thread gave up on (a dead letter it must count) from a
 #: handler's failure (a dead letter already).
-error_replied: ContextVar[Ask | None] = ContextVar(
-    "actors_error_replied", default=None
-)
+error_replied: ContextVar[Ask | None] = ContextVar("actors_error_replied", default=None)
 
 
-class Ask(Waiter):
-    """One ask in flight: filled once by the actor, awaited once by the asker.
+class Ask(Slot):
+    """One ask in flight: filled once by the actor, awaited once by the asker
+    (a ``Slot``: its wake and its late answers are the slot's).
 
     The envelope is itself what the asker parks on (one object per ask).
     ``recipient`` is the cell it was asked of (a pool's, for a pool): a reply
@@ -74,22 +72,17 @@ class Ask(Waiter):
     # (see _deadlines.py); set only there. context, enqueued: the asker's
     # trace context and when it asked, in a traced system (set only there,
     # read only by its instrumented receive).
-    # on_done: None, or set on an ask nobody parks on (a remote node's, see
-    # RemoteHost.ask_nowait): called with the envelope once it is filled.
-    # The local path pays one slot store and one load for it, no call.
+    # on_done (the slot's): None, or set on an ask nobody parks on (a remote
+    # node's, see RemoteHost.ask_nowait): called with the envelope once it
+    # is filled. The local path pays one slot store and one load for it.
     __slots__ = (
-        "abandoned",
         "context",
         "deadline",
         "enqueued",
         "message",
         "next",
-        "on_done",
-        "outcome",
         "prev",
         "recipient",
-        "state",
-        "waiting",
     )
 
     prev: Ask | None
@@ -97,21 +90,18 @@ class Ask(Waiter):
     deadline: float
     context: Any
     enqueued: float
-    on_done: Callable[[Ask], None] | None
 
     def __init__(self, message: object, recipient: Cell) -> None:
+        # The slot's fields set here (no super().__init__(): a call saved
+        # per ask).
         self.handle = None
         self.message = message
         self.recipient = recipient
         self.state = PENDING
-        self.outcome: Any = None  # the reply, or the exception to raise
+        self.outcome = None  # the reply, or the exception to raise
         self.waiting = False  # the asker is parked on this envelope
         self.abandoned = False  # the asker timed out or was cancelled
         self.on_done = None
-
-    @property
-    def done(self) -> bool:
-        return self.state != PENDING
 
     @ki_protected
     def reply(self, value: object, backend: Backend | None) -> bool:
@@ -122,6 +112,7 @@ class Ask(Waiter):
             it); False when nobody waits for it any more: the caller counts
             it as a dead letter.
         """
+        # Slot.fill written out: the hot path of every ask.
         if self.state != PENDING:
             return False
         self.state = REPLIED
@@ -132,53 +123,17 @@ class Ask(Waiter):
             return not self.abandoned
         return self._wake(backend)
 
-    @ki_protected
     def fail(self, exc: BaseException, backend: Backend | None) -> bool:
         """Deliver an exception to the asker; False if nobody waits any more."""
-        if self.state != PENDING:
-            return False
-        self.state = FAILED
-        self.outcome = exc
-        return self._wake(backend)
+        return self.fill(FAILED, exc, backend)
 
-    @ki_protected
     def error_reply(self, exc: Exception, backend: Backend | None) -> bool:
         """Deliver an ``ErrorReply``'s exception: raised by the asker as a
         failure, but an answer nothing else counts (no handler failed), so an
         asker that leaves after the hand-over counts it (see ``abandon``).
         False if nobody waits any more (the caller counts it)."""
-        if self.state != PENDING:
-            return False
-        self.state = ERROR_REPLIED
-        self.outcome = exc
-        return self._wake(backend)
+        return self.fill(ERROR_REPLIED, exc, backend)
 
-    @ki_protected
-    def _wake(self, backend: Backend | None) -> bool:
-        # Every False goes with abandoned = True: the replier counts what
-        # nobody takes, so the asker's abandon() must not count it again.
-        if self.waiting:
-            self.waiting = False
-            if backend is not None:
-                try:
-                    backend.resolve(self.handle, None)
-                    return True
-                except Stale:
-                    # Task.cancel() won, or the ask's deadline (the asker
-                    # then sees it expired).
-                    pass
-            self.abandoned = True
-            return False
-        # Not parked: either not yet (it takes the outcome when it waits),
-        # gone already, or answered through on_done (rare paths only).
-        if self.abandoned:
-            return False
-        on_done = self.on_done
-        if on_done is not None:
-            on_done(self)
-        return True
-
-    @ki_protected
     async def wait(self, backend: Backend) -> Any:
         """Wait for the outcome, without a time limit (for one, see
         ``AskDeadlines.wait``).
@@ -189,17 +144,17 @@ class Ask(Waiter):
         Raises:
             Exception: the handler's exception.
         """
-        if self.state == PENDING:
-            self.waiting = True
-            handle = self.handle = backend.new_handle()
-            try:
-                await handle
-            except BaseException:
-                # Cancelled while parked, or (natively) after the reply was
-                # handed over: abandon() counts a handed-over reply.
-                abandon(self)
-                raise
+        await self.park(backend)
         return self.outcome_or_raise()
+
+    def lost(self) -> None:
+        """The asker left after the outcome was handed over: a reply (or an
+        ``ErrorReply``) is a dead letter ``"ask abandoned"`` to the ask's
+        recipient. A failure is not counted again: the failed message is a
+        dead letter already."""
+        if self.state in (REPLIED, ERROR_REPLIED):
+            recipient = self.recipient
+            recipient.runtime.dead_letter(recipient, self.message, "ask abandoned")
 
     def outcome_or_raise(self) -> Any:
         """The reply, or raise the handler's exception."""
@@ -217,16 +172,9 @@ def abandon(ask: Ask) -> None:
 
     A reply still to come is then a dead letter the actor counts (its
     ``Ask.reply`` returns False). A reply already handed over is counted
-    here, once, as a dead letter ``"ask abandoned"`` to the ask's recipient:
-    the asker's cancellation wins, the reply cannot be returned. An
-    ``ErrorReply`` handed over is counted the same way (a failure is not: it
-    is a dead letter already).
+    here, once, as a dead letter ``"ask abandoned"`` to the ask's recipient
+    (``Ask.lost``): the asker's cancellation wins, the reply cannot be
+    returned.
     """
-    ask.waiting = False
-    if ask.abandoned:
-        return
-    ask.abandoned = True
-    state = ask.state
-    if state in (REPLIED, ERROR_REPLIED):
-        recipient = ask.recipient
-        recipient.runtime.dead_letter(recipient, ask.message, "ask abandoned")
+    if ask.leave():
+        ask.lost()

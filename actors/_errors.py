@@ -33,7 +33,12 @@ class SystemNotRunning(ActorStopped):
 
 
 class ActorNotFound(LookupError):
-    """No live actor at that path: raised by ``system.lookup(path)``."""
+    """No live actor at that path (or under that registered name): raised by
+    ``system.lookup(path)``, by ``system.remote.lookup(node, path)`` when the
+    node answers that no such actor lives there, and to an ``ask`` of a
+    remote ref whose actor is not (or no longer) there. One class for local
+    and remote lookups, so ``except actors.ActorNotFound`` catches both
+    (``actors.remote.ActorNotFound`` is the same class)."""
 
 
 class AskTimeout(TimeoutError):

@@ -12,7 +12,7 @@ from ._errors import ActorStopped, AskSelfError, AskTimeout, SystemNotRunning
 from ._lifecycle import ExitReason, StopReason, current_cell
 from ._request import Request
 from ._validation import check_timeout
-from .channel._waiters import ki_protected
+from .channel.lowlevel import ki_protected
 from .mailbox import MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:

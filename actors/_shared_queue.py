@@ -29,16 +29,22 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .channel._state import ChannelState
-from .channel._waiters import (
+from .channel.lowlevel import (
     DELIVERED,
     Backend,
+    ChannelState,
     ReceiveWaiter,
     SendWaiter,
     ki_protected,
 )
-from .mailbox import EndOfMailbox, MailboxClosed, MailboxFull, MailboxStatistics, Signal
-from .mailbox._quota import check_capacity
+from .mailbox import (
+    EndOfMailbox,
+    MailboxClosed,
+    MailboxFull,
+    MailboxStatistics,
+    Signal,
+    check_capacity,
+)
 
 __all__ = ["SharedQueue", "WorkerMailbox"]
 

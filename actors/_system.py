@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, TypeVarTuple
 
 import anyio
 
@@ -20,19 +20,19 @@ from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
-from ._extension import RemoteExtension, RemoteHost
 from ._lifecycle import StopReason, current_cell
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
-from ._registry import Registry, lookup
 from ._runtime import Runtime
 from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
+from ._system_names import ActorNames
 from ._telemetry import Telemetry
 from ._threads import FromThread, call_soon_in_loop, in_loop_thread
 from ._timers import TimerScheduler
 from ._validation import check_count, check_limit, check_seconds_type
-from .channel._waiters import Backend, current_backend
+from .channel.lowlevel import Backend, current_backend
+from .extension import R, RemoteExtension, RemoteHost
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -54,7 +54,7 @@ class _Guardian(Actor):
     """The parent of top-level actors (path ``/user``)."""
 
 
-class ActorSystem:
+class ActorSystem(ActorNames, Generic[R]):
     """The scope that owns every actor: ``async with ActorSystem() as system``.
 
     All actor tasks run in one anyio task group. Leaving the block stops every
@@ -97,11 +97,10 @@ class ActorSystem:
             supervised), or a [``FailureLogging``][actors.FailureLogging] (level,
             traceback).
         remote: an extension joining the system to others, e.g.
-            ``actors.remote.Remote()`` (any
-            [``RemoteExtension``][actors.RemoteExtension]): started when the
-            system is entered, before the first actor (an error starting it
-            propagates from ``async with``), and stopped after the actors when
-            it is left. None (the default): local only.
+            ``actors.remote.Remote()`` (any ``actors.extension.RemoteExtension``):
+            started when the system is entered, before the first actor (an
+            error starting it propagates from ``async with``), and stopped
+            after the actors when it is left. None (the default): local only.
         clock: the clock of the system's timers, ask timeouts, restart
             intensity and backoff (a [``Clock``][actors.testing.Clock], such as
             ``actors.testing.ManualClock()``, whose time moves only when a
@@ -138,7 +137,7 @@ class ActorSystem:
         dead_letters_kept: int = 100,
         shutdown_timeout: float | None = None,
         telemetry: Telemetry | None = None,
-        remote: RemoteExtension | None = None,
+        remote: R | None = None,
         log_failures: bool | FailureLogging = True,
         clock: Clock | None = None,
         journal: object = None,
@@ -219,10 +218,10 @@ class ActorSystem:
         return self._runtime.dead_letters
 
     @property
-    def remote(self) -> Any:
-        """The ``remote`` extension given (e.g. an ``actors.remote.Remote``:
-        ``system.remote.url``, ``system.remote.lookup(...)``), or None."""
-        return self._remote
+    def remote(self) -> R:
+        """The ``remote`` extension given, typed as given (``ActorSystem(remote=
+        Remote())`` is an ``ActorSystem[Remote]``: ``system.remote.url``), or None."""
+        return self._remote  # type: ignore[return-value]
 
     @property
     def journal(self) -> Any:
@@ -341,88 +340,9 @@ class ActorSystem:
             if host:
                 self._host_waiting = False
 
-    # -- finding actors ---------------------------------------------------
-
-    def lookup(self, path: str) -> ActorRef[Any]:
-        """The ref of the actor at ``path``, e.g. ``"/user/parent/child"`` (a
-        pool's path gives the pool's ref, ``".../worker-0"`` one of its
-        workers). An actor that is stopping is still found until it has
-        terminated.
-
-        Raises:
-            TypeError: ``path`` is not a str.
-            ValueError: ``path`` does not begin with ``/``, or has an empty,
-                ``.`` or ``..`` segment (``"/user/a/"``, ``"/user//a"``).
-            ActorNotFound: no actor lives at ``path`` (never did, or has
-                terminated).
-            SystemNotRunning: the system is not running.
-        """
-        runtime = self._runtime
-        if not runtime.running:
-            raise SystemNotRunning("the actor system is not running")
-        return lookup(runtime, path)
-
-    def register(self, name: str, ref: ActorRef[Any]) -> None:
-        """Give a local actor (or pool) a name that
-        [``whereis``][actors.ActorSystem.whereis] finds (Erlang/OTP's
-        ``register``). The registration ends when the actor terminates (before
-        its ``join()`` returns), or with
-        [``unregister``][actors.ActorSystem.unregister]. A name names one actor
-        and an actor has one name at most; registering the same actor under its
-        own name again does nothing.
-
-        Raises:
-            TypeError: ``name`` is not a str, or ``ref`` is not a ref to an
-                actor of this system.
-            ValueError: ``name`` is empty, or taken by another actor (the
-                error names it), or ``ref`` has another name already.
-            ActorStopped: the actor has stopped (or is stopping).
-            SystemNotRunning: the system is not running.
-        """
-        runtime = self._runtime
-        if not runtime.running:
-            raise SystemNotRunning("the actor system is not running")
-        registry = runtime.registry
-        if registry is None:
-            registry = runtime.registry = Registry()
-        registry.register(runtime, name, ref)
-
-    def whereis(self, name: str) -> ActorRef[Any] | None:
-        """The ref registered under ``name`` (a pool's ref for a pool), or
-        None (Erlang/OTP's ``whereis``).
-
-        Raises:
-            TypeError: ``name`` is not a str.
-        """
-        registry = self._runtime.registry
-        if registry is None:
-            if type(name) is not str:
-                raise TypeError(f"name must be a str, not {name!r}")
-            return None
-        return registry.whereis(name)
-
-    def unregister(self, name: str) -> None:
-        """Forget ``name`` (the actor goes on); an unknown name does nothing.
-
-        Raises:
-            TypeError: ``name`` is not a str.
-        """
-        registry = self._runtime.registry
-        if registry is None:
-            if type(name) is not str:
-                raise TypeError(f"name must be a str, not {name!r}")
-            return
-        registry.unregister(name)
-
-    @property
-    def registered(self) -> dict[str, ActorRef[Any]]:
-        """A copy of the registered names and their refs."""
-        registry = self._runtime.registry
-        return {} if registry is None else registry.names()
-
     # -- scope ------------------------------------------------------------
 
-    async def __aenter__(self) -> ActorSystem:
+    async def __aenter__(self) -> Self:
         runtime = self._runtime
         if runtime.running or runtime.tg is not None:
             raise RuntimeError("an ActorSystem can be entered only once")

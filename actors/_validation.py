@@ -13,8 +13,8 @@ import math
 import unicodedata
 from typing import Any
 
-from .channel._state import check_limit
-from .mailbox._quota import check_capacity
+from .channel.lowlevel import check_limit
+from .mailbox import check_capacity
 
 __all__ = [
     "check_capacity",

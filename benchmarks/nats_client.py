@@ -31,8 +31,7 @@ from typing import Any
 
 import anyio
 
-from actors.remote._nats import Msg, connect
-from actors.remote._server import NatsServer
+from actors.nats import Msg, NatsServer, connect
 
 PAYLOAD = b"x" * 16
 

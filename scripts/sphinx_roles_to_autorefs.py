@@ -91,7 +91,7 @@ def module_name(path: Path) -> str:
 
 
 def public_packages(module: str) -> list[str]:
-    """``actors.remote._nats._client`` -> [``actors.remote``, ``actors``]."""
+    """``actors.nats._client`` -> [``actors.nats``, ``actors``]."""
     parts = module.split(".")
     packages = []
     for end in range(len(parts), 0, -1):

@@ -264,9 +264,7 @@ class ChannelState(Generic[T]):
         if left:
             back = self.back_keys[len(self.back_keys) - left :]
             popleft = buffer.popleft
-            pool = list(
-                merge(pool, [(key, popleft()) for key in back], key=_by_key)
-            )
+            pool = list(merge(pool, [(key, popleft()) for key in back], key=_by_key))
         # Feed the waiting receivers, oldest first. Only the head of the queue
         # can hold items already (a woken receiver being topped up): they join
         # the merge, so whatever it returns is the oldest of them all.
@@ -407,6 +405,5 @@ def _keyed(waiter: ReceiveWaiter[T]) -> list[tuple[Key, T]]:
         return [((stamp, i), item) for i, item in enumerate(waiter.items)]
     n = len(keys)
     return [
-        (keys[i] if i < n else (stamp, i), item)
-        for i, item in enumerate(waiter.items)
+        (keys[i] if i < n else (stamp, i), item) for i, item in enumerate(waiter.items)
     ]

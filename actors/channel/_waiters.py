@@ -36,9 +36,14 @@ from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from .lowlevel import current_async_library
+from ._library import current_async_library
 
 __all__ = [
+    "ASYNCIO_BACKEND",
+    "BROKEN",
+    "DELIVERED",
+    "PENDING",
+    "WITHDRAWN",
     "Backend",
     "Key",
     "ReceiveWaiter",
@@ -90,6 +95,7 @@ def _learn_trio_ki_protection() -> None:
         for function in _ki_protected:
             enable_ki_protection(function)
         _enable_ki_protection = enable_ki_protection
+
 
 #: Where an item handed to a receiver stands in send order: (run, index).
 Key = tuple[int, int]
@@ -252,6 +258,16 @@ class Backend:
         """Make a parked task runnable (exactly once per park)."""
         raise NotImplementedError
 
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        """Await the wait handle ``handle`` (from ``new_handle``) for at most
+        ``timeout`` seconds, with a timer of its own.
+
+        Returns:
+            What it was resolved with (None: woken), or False when the
+            timeout expired first (a later ``resolve`` raises ``Stale``).
+        """
+        raise NotImplementedError
+
     def is_cancelled(self, waiter: Waiter) -> bool:
         """Whether a still-queued waiter's task was cancelled and must be skipped."""
         raise NotImplementedError
@@ -323,6 +339,14 @@ class _AsyncioBackend(Backend):
 
     def wake(self, waiter: Waiter) -> None:
         waiter.handle.set_result(None)
+
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        # A loop timer resolves the future with False (see park_for).
+        timer = get_running_loop().call_later(timeout, _expire, handle)
+        try:
+            return await handle
+        finally:
+            timer.cancel()
 
     def is_cancelled(self, waiter: Waiter) -> bool:
         # A queued waiter's future is only ever done if Task.cancel() cancelled it.
@@ -401,6 +425,14 @@ class _TrioBackend(Backend):
     def wake(self, waiter: Waiter) -> None:
         self._reschedule(waiter.handle)
 
+    @ki_protected
+    async def wait_handle(self, handle: Any, timeout: float) -> Any:
+        with self._move_on_after(timeout):
+            # Cancelled by the timeout: the handle's abort marks it done, so
+            # a later resolve raises Stale.
+            return await handle
+        return False
+
     def is_cancelled(self, waiter: Waiter) -> bool:
         return False
 
@@ -454,7 +486,8 @@ def _trio_handle_class() -> type[Any]:
     return TrioHandle
 
 
-_asyncio_backend: Final = _AsyncioBackend()
+#: The asyncio (and uvloop) backend: one for every loop (it keeps no state).
+ASYNCIO_BACKEND: Final[Backend] = _AsyncioBackend()
 _trio_backend: _TrioBackend | None = None
 
 
@@ -472,7 +505,7 @@ def current_backend() -> Backend:
             "no running event loop: channels are used from async code"
         ) from None
     if name == "asyncio":
-        return _asyncio_backend
+        return ASYNCIO_BACKEND
     if name == "trio":
         if _trio_backend is None:
             _trio_backend = _TrioBackend()

@@ -1,42 +1,68 @@
-"""Low-level helpers of the channel core, for the layers built on it.
+"""The channel core's low-level API, for the layers built on it.
 
-As ``trio.lowlevel`` and ``anyio.lowlevel``: what the mailbox, the runtime and
-the test kit need from the channel core beyond its streams. Nothing here is
-needed to use channels.
+As ``trio.lowlevel`` and ``anyio.lowlevel``: what the mailbox, the runtime,
+the remote layer, the NATS client and the test kit need from the channel core
+beyond its streams, and the one module of the channel package they import
+(``tests/layers`` checks it). Nothing here is needed to use channels.
+
+* Which event loop runs: ``current_async_library``, ``current_backend``
+  (the ``Backend`` of the running loop, chosen once per loop kind),
+  ``ASYNCIO_BACKEND``.
+* Parking a task: ``Waiter`` (``Backend.park``,
+  ``park_for``, ``wake``), the wait handles of ``Backend.new_handle`` /
+  ``Backend.resolve`` and their ``Stale``; ``Slot`` (and ``EMPTY``), the
+  one-answer waiter every request/reply in the package parks on (the local
+  ask, the remote ask, the NATS client's request): park, wake and late
+  answer written once.
+* The waiting senders and receivers of a buffer: ``SendWaiter`` (and its
+  ``status``: ``PENDING``, ``DELIVERED``, ``WITHDRAWN``, ``BROKEN``),
+  ``ReceiveWaiter``, and ``ChannelState``, the shared state of one channel (a
+  work queue built on the channel's rules).
+* Ctrl-C on Trio: ``ki_protected``.
+* Argument checks shared with the layers above: ``check_limit``,
+  ``check_buffer_size``.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from ._library import current_async_library as current_async_library
+from ._slot import EMPTY as EMPTY
+from ._slot import Slot as Slot
+from ._state import ChannelState as ChannelState
+from ._state import check_buffer_size as check_buffer_size
+from ._state import check_limit as check_limit
+from ._waiters import ASYNCIO_BACKEND as ASYNCIO_BACKEND
+from ._waiters import BROKEN as BROKEN
+from ._waiters import DELIVERED as DELIVERED
+from ._waiters import PENDING as PENDING
+from ._waiters import WITHDRAWN as WITHDRAWN
+from ._waiters import Backend as Backend
+from ._waiters import Key as Key
+from ._waiters import ReceiveWaiter as ReceiveWaiter
+from ._waiters import SendWaiter as SendWaiter
+from ._waiters import Stale as Stale
+from ._waiters import Waiter as Waiter
+from ._waiters import current_backend as current_backend
+from ._waiters import ki_protected as ki_protected
 
-__all__ = ["current_async_library"]
-
-_sniffio: ModuleType | None
-try:  # optional: anyio no longer requires it; Trio does
-    import sniffio as _sniffio
-except ImportError:  # no Trio installed either: only asyncio can be running
-    _sniffio = None
-
-
-def current_async_library() -> str:
-    """Return the name of the async library running this thread's event loop:
-    ``"asyncio"`` (uvloop included) or ``"trio"``.
-
-    Works without sniffio installed (anyio no longer requires it; Trio does,
-    so without it only asyncio can be running).
-
-    Raises:
-        RuntimeError: no event loop is running in this thread.
-    """
-    if _sniffio is None:
-        import asyncio
-
-        asyncio.get_running_loop()  # RuntimeError: no running event loop
-        return "asyncio"
-    try:
-        name: str = _sniffio.current_async_library()
-    except _sniffio.AsyncLibraryNotFoundError:
-        raise RuntimeError(
-            "no running event loop: this is called from async code"
-        ) from None
-    return name
+__all__ = [
+    "ASYNCIO_BACKEND",
+    "BROKEN",
+    "DELIVERED",
+    "EMPTY",
+    "PENDING",
+    "WITHDRAWN",
+    "Backend",
+    "ChannelState",
+    "Key",
+    "ReceiveWaiter",
+    "SendWaiter",
+    "Slot",
+    "Stale",
+    "Waiter",
+    "check_buffer_size",
+    "check_limit",
+    "current_async_library",
+    "current_backend",
+    "ki_protected",
+]

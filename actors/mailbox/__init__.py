@@ -11,6 +11,7 @@ from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
 from ._mailbox import Mailbox as Mailbox
 from ._mailbox import MailboxStatistics as MailboxStatistics
+from ._quota import check_capacity as check_capacity
 from ._signal import Signal as Signal
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "MailboxStatistics",
     "Signal",
     "WouldBlock",
+    "check_capacity",
 ]

@@ -6,22 +6,21 @@ rather than shared (no extra coroutine frame per message).
 
 from __future__ import annotations
 
-import warnings
 from collections import deque
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from anyio import WouldBlock
 
-from ..channel._state import check_limit
-from ..channel._waiters import (
+from ..channel.lowlevel import (
     DELIVERED,
     Backend,
     ReceiveWaiter,
     SendWaiter,
     Stale,
+    check_limit,
     ki_protected,
 )
-from ..channel._waiters import current_backend as _current_backend
+from ..channel.lowlevel import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
 from ._signal import Signal
@@ -520,7 +519,7 @@ class Mailbox(Generic[M]):
         senders waiting for quota are woken with it, their messages not
         enqueued. Queued items stay: the consumer can still receive them, then
         gets [``EndOfMailbox``][actors.mailbox.EndOfMailbox]; or
-        [``drain``][actors.mailbox.Mailbox.drain] takes them all.
+        [``take_all``][actors.mailbox.Mailbox.take_all] takes them all.
         """
         if self._closed:
             return
@@ -543,28 +542,6 @@ class Mailbox(Generic[M]):
         if self._quota.senders:
             self._admit()
         return items
-
-    def drain(self) -> list[M | Signal]:
-        """Deprecated name of [``take_all``][actors.mailbox.Mailbox.take_all]
-        (``drain`` is also the runtime's "items per wake"): warns, then takes
-        everything."""
-        warnings.warn(
-            "Mailbox.drain() is deprecated: use Mailbox.take_all()",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.take_all()
-
-    async def receive_batch(self, limit: int) -> list[M | Signal]:
-        """Deprecated name of
-        [``receive_many_unchecked``][actors.mailbox.Mailbox.receive_many_unchecked]:
-        warns, then receives."""
-        warnings.warn(
-            "Mailbox.receive_batch() is deprecated: use receive_many_unchecked()",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return await self.receive_many_unchecked(limit)
 
     # -- inspection --------------------------------------------------------
 

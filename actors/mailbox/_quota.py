@@ -12,7 +12,7 @@ import math
 from collections import deque
 from typing import Any, Generic, TypeVar
 
-from ..channel._waiters import DELIVERED, WITHDRAWN, Backend, SendWaiter, ki_protected
+from ..channel.lowlevel import DELIVERED, WITHDRAWN, Backend, SendWaiter, ki_protected
 
 __all__ = ["Quota", "check_capacity"]
 

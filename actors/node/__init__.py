@@ -6,11 +6,12 @@ classes of the modules named with ``--module`` for remote spawning
 (``system.remote.spawn_pool``), and leaves cleanly on SIGTERM or SIGINT: its
 pool members hand back the jobs they had not started, finish the running ones
 (within ``--grace`` seconds), report them, and the node leaves its system.
-``host(system, modules)`` makes a system of your own program such a node.
+``host(system, modules)`` makes a system of your own program such a node;
+``await run(url, ...)`` runs one in your own event loop.
 See docs/how-to/scale-out.md.
 """
 
-from ._serve import host as host
-from ._serve import serve as serve
+from ._run import host as host
+from ._run import run as run
 
-__all__ = ["host", "serve"]
+__all__ = ["host", "run"]

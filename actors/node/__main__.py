@@ -2,6 +2,6 @@
 
 import sys
 
-from ._serve import main
+from ._run import main
 
 main(sys.argv[1:])

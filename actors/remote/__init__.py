@@ -5,29 +5,26 @@ reachable from other nodes (``await system.remote.lookup(node, path)`` gives a
 [``RemoteRef``][actors.remote.RemoteRef] with the local API). The format on the
 wire is documented in ``docs/remote-wire-format.md``.
 
-The building blocks, each tested on its own:
+The modules, each one concept (docs/architecture.md has the map and the path
+of one remote ask through them):
 
-* ``_nats``: an anyio-native NATS client; ``_server``: a launcher of the
-  official ``nats-server`` binary;
-* ``_node``: node identity (a name and a random incarnation per start) and
-  the addresses of nodes and actors;
-* ``_codec``: messages to MessagePack by registered type tag (msgspec), refs
-  as addresses through a resolver, exceptions; never pickle;
-* ``_wire``: subjects per node incarnation, frames of envelopes (the format
-  is documented in ``docs/remote-wire-format.md``);
-* ``_outbound``: the bounded outbound buffer per peer and its batching writer;
-* ``_failure_detector`` and ``_heartbeat``: phi accrual failure detection and
-  the heartbeat monitor that declares a peer down (``NodeDown``);
-* ``_remote`` (``Remote``: the node in a system) and ``_ref``
-  (``RemoteRef``);
-* scale-out: ``_spawn`` (remote spawn, the classes a node hosts), ``_agent``
-  (the node's agent and a pool's members), ``_pool_protocol``,
-  ``_pool_coordinator`` (credits, dispatch, lost members),
-  ``_remote_pool`` (``RemotePoolRef``: pools across processes, the users'
-  side), ``_remote_pool_spawn`` and ``_processes`` (node processes on this
-  machine);
-* ``_errors``: ``ActorNotFound``, ``DecodeError``, ``FrameTooLarge``,
-  ``NodeUnreachable``, ``NodeDown``, ``RemoteActorError``.
+* ``_node`` (node identity: a name and a random incarnation per start; the
+  addresses of nodes and actors), ``_codec`` (messages to MessagePack by
+  registered type tag, refs as addresses, exceptions; never pickle),
+  ``_subjects``, ``_envelopes`` (what arrives, decoded) and ``_wire`` (what
+  goes out, encoded): the format documented in ``docs/remote-wire-format.md``;
+* ``_remote`` (``Remote``: the façade) over ``_parts``, which wires
+  ``_local`` (this node's actors and names), ``_peers`` (the peer table),
+  ``_outbound`` (a peer's buffer, writer and window), ``_inbound`` (where
+  bytes from the network become actions), ``_asks`` (outgoing asks,
+  lookups), ``_serving`` (inbound asks), ``_watch`` (remote death watch) and
+  ``_heartbeat`` / ``_failure_detector`` (``NodeDown``);
+* ``_ref`` (``RemoteRef``), ``_observer`` (the hook points) and
+  ``_telemetry`` (the observer of a traced system), ``_errors``;
+* ``scaleout``: remote spawn, node agents, pools across processes, node
+  processes;
+* the NATS client and the ``nats-server`` launcher are a package of their
+  own, [``actors.nats``][actors.nats].
 
 The remote layer imports the channel core, the mailbox layer and the
 runtime's public face; the runtime never imports it.
@@ -39,24 +36,32 @@ from ._errors import FrameTooLarge as FrameTooLarge
 from ._errors import NodeDown as NodeDown
 from ._errors import NodeUnreachable as NodeUnreachable
 from ._errors import RemoteActorError as RemoteActorError
+from ._errors import SpawnError as SpawnError
+from ._failure_detector import PhiAccrualFailureDetector as PhiAccrualFailureDetector
 from ._node import NodeAddress as NodeAddress
 from ._node import RefAddress as RefAddress
+from ._peers import PeerStatistics as PeerStatistics
+from ._peers import RemoteStatistics as RemoteStatistics
 from ._ref import RemoteRef as RemoteRef
 from ._remote import Remote as Remote
-from ._remote_pool import RemotePoolRef as RemotePoolRef
-from ._spawn import SpawnError as SpawnError
+from ._subjects import DEFAULT_PREFIX as DEFAULT_PREFIX
+from .scaleout import RemotePoolRef as RemotePoolRef
 
 __all__ = [
+    "DEFAULT_PREFIX",
     "ActorNotFound",
     "DecodeError",
     "FrameTooLarge",
     "NodeAddress",
     "NodeDown",
     "NodeUnreachable",
+    "PeerStatistics",
+    "PhiAccrualFailureDetector",
     "RefAddress",
     "Remote",
     "RemoteActorError",
     "RemotePoolRef",
     "RemoteRef",
+    "RemoteStatistics",
     "SpawnError",
 ]

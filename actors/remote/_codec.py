@@ -34,13 +34,23 @@ from typing import Any, Final, TypeVar, get_origin
 
 import msgspec
 
-from ._errors import DecodeError, RemoteActorError
+from .. import (
+    ActorNotFound,
+    ActorStopped,
+    AskTimeout,
+    MailboxFull,
+    StopReason,
+    SystemNotRunning,
+    UnhandledMessage,
+)
+from ._errors import DecodeError, NodeUnreachable, RemoteActorError
 from ._node import RefAddress
 
 __all__ = [
     "DEFAULT_MAX_TRACEBACK",
     "REF_EXT",
     "Codec",
+    "node_codec",
 ]
 
 T = TypeVar("T", bound=type)
@@ -421,3 +431,25 @@ class Codec:
             with contextlib.suppress(Exception):
                 exc.add_note("remote traceback:\n" + remote_traceback)
         return exc
+
+
+def node_codec(
+    address_of: Callable[[object], RefAddress | None],
+    resolve: Callable[[RefAddress], object],
+) -> Codec:
+    """A node's codec: refs through ``address_of`` and ``resolve``, and the
+    runtime's errors (and ``StopReason``) registered under stable tags
+    ``actors.<Name>``, so they arrive as themselves."""
+    codec = Codec(address_of=address_of, resolve=resolve)
+    for error in (
+        ActorNotFound,
+        NodeUnreachable,
+        ActorStopped,
+        SystemNotRunning,
+        AskTimeout,
+        UnhandledMessage,
+        MailboxFull,
+    ):
+        codec.register(error, f"actors.{error.__name__}")
+    codec.register(StopReason, "actors.StopReason")
+    return codec

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import ActorNotFound
 from ._node import NodeAddress
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "NodeDown",
     "NodeUnreachable",
     "RemoteActorError",
+    "SpawnError",
 ]
 
 
@@ -23,12 +25,6 @@ class DecodeError(ValueError):
     it and drops what it could not decode. The underlying error, when there is
     one, is its ``__cause__``.
     """
-
-
-class ActorNotFound(LookupError):
-    """No actor lives at that path (or under that registered name) on the
-    remote node: raised by ``system.remote.lookup``, and to an ``ask`` of a
-    remote ref whose actor is not (or no longer) there."""
 
 
 class FrameTooLarge(ValueError):
@@ -89,3 +85,9 @@ class NodeDown(Exception):
 
     def __str__(self) -> str:
         return f"node {self.node} is down (phi {self.phi:.1f})"
+
+
+class SpawnError(Exception):
+    """A node refused a remote spawn: the class is not one it hosts (its
+    module was not given to the node, it is not a public top-level
+    ``Actor`` subclass of it), or the request was malformed."""

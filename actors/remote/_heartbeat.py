@@ -1,7 +1,10 @@
 """Heartbeats between nodes that talk to each other, and NodeDown.
 
-A node monitors the peers it depends on (it watches an actor there, or has
-asks in flight to it): once per interval it sends each monitored peer a
+A node monitors the peers it depends on (it watches an actor there, has asks
+in flight to it, or NATS said nobody listens on it and it has not answered
+since): ``depend`` and ``undepend`` count those reasons per peer, and the
+first starts monitoring it, the last releases it. Once per interval it sends
+each monitored peer a
 heartbeat, the peer answers with an ack, and each ack feeds that peer's phi
 accrual failure detector. A peer whose phi reaches the threshold is declared
 down once: it leaves the monitor and ``on_down`` gets a
@@ -104,6 +107,8 @@ class HeartbeatMonitor:
         self._detector = detector
         self._clock = clock or anyio.current_time
         self._peers: dict[NodeAddress, _Peer] = {}
+        #: Why each peer is depended on: asks in flight, watches, suspicion.
+        self._dependents: dict[NodeAddress, int] = {}
         self._seq = 0
 
     @property
@@ -114,6 +119,30 @@ class HeartbeatMonitor:
     def is_monitoring(self, peer: NodeAddress) -> bool:
         """Whether ``peer`` is monitored (and not declared down)."""
         return peer in self._peers
+
+    @property
+    def depended(self) -> dict[NodeAddress, int]:
+        """The peers depended on now, with how many reasons each (a copy;
+        see ``depend``)."""
+        return dict(self._dependents)
+
+    def depend(self, peer: NodeAddress) -> None:
+        """One more reason to watch ``peer`` (an ask in flight, a watch, a
+        suspicion): the first starts monitoring it."""
+        count = self._dependents.get(peer, 0)
+        self._dependents[peer] = count + 1
+        if not count:
+            self.monitor(peer)
+
+    def undepend(self, peer: NodeAddress) -> None:
+        """One reason less (as many calls as ``depend``): after the last,
+        ``peer`` is released (monitored a while longer, so the next ask keeps
+        its detector)."""
+        count = self._dependents.pop(peer, 1) - 1
+        if count:
+            self._dependents[peer] = count
+        else:
+            self.release(peer)
 
     def monitor(self, peer: NodeAddress, now: float | None = None) -> None:
         """Start monitoring ``peer``: it gets a heartbeat at the next round,

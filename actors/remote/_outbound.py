@@ -34,6 +34,9 @@ Delivery is at-most-once: envelopes that cannot be published (the client
 failed, the peer's buffer was aborted) or came back are handed to
 ``on_dropped`` with the reason, so the caller counts them as dead letters and
 fails their asks.
+
+Its size: one concept, the buffer to one peer, whose senders' side, window
+and writer share its state (a split would expose it).
 """
 
 from __future__ import annotations
@@ -321,18 +324,29 @@ class Outbound:
         error.__suppress_context__ = True
         return error
 
-    def try_put(self, envelope: bytes) -> None:
+    def try_put(self, envelope: bytes, headers: dict[str, str] | None = None) -> None:
         """Buffer ``envelope`` without waiting. Never a checkpoint.
+
+        ``headers``: NATS headers its frame carries (the W3C trace context
+        of a traced system); consecutive envelopes with the same headers
+        dict share frames.
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
             MailboxFull: the buffer is full (or senders are waiting for room).
             NodeUnreachable: the buffer was closed or aborted.
         """
-        if len(envelope) > self._limit:  # cached: the hot path reads no property
-            self._check_size(envelope)
+        item: bytes | _Traced
+        if headers is None:
+            if len(envelope) > self._limit:  # cached: no property read
+                self._check_size(envelope)
+            item = envelope
+        else:
+            if len(envelope) > self._limit - HEADER_ALLOWANCE:
+                self._check_size(envelope, HEADER_ALLOWANCE)
+            item = _Traced(envelope, headers)
         try:
-            self._try_send(envelope)
+            self._try_send(item)
         except MailboxFull:
             raise MailboxFull(
                 f"the outbound buffer to {self.peer} is full "
@@ -341,8 +355,9 @@ class Outbound:
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
-    async def put(self, envelope: bytes) -> None:
-        """Buffer ``envelope``, waiting for room (FIFO among waiting senders).
+    async def put(self, envelope: bytes, headers: dict[str, str] | None = None) -> None:
+        """Buffer ``envelope``, waiting for room (FIFO among waiting senders);
+        ``headers`` as for ``try_put``.
 
         Not a checkpoint when the buffer has room (as ``Mailbox.send`` and the
         NATS client's ``publish``): a burst of puts goes out in few frames,
@@ -356,39 +371,17 @@ class Outbound:
             NodeUnreachable: the buffer was (or, while waiting, became) closed
                 or aborted.
         """
-        if len(envelope) > self._limit:  # cached: the hot path reads no property
-            self._check_size(envelope)
+        item: bytes | _Traced
+        if headers is None:
+            if len(envelope) > self._limit:  # cached: no property read
+                self._check_size(envelope)
+            item = envelope
+        else:
+            if len(envelope) > self._limit - HEADER_ALLOWANCE:
+                self._check_size(envelope, HEADER_ALLOWANCE)
+            item = _Traced(envelope, headers)
         try:
-            await self._buffer.send(envelope)
-        except MailboxClosed:
-            raise self._unreachable()  # noqa: B904 - its cause is set
-
-    def try_put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
-        """``try_put``, the frame carrying ``headers`` (trace context).
-
-        Raises: as ``try_put``.
-        """
-        if len(envelope) > self._limit - HEADER_ALLOWANCE:
-            self._check_size(envelope, HEADER_ALLOWANCE)
-        try:
-            self._try_send(_Traced(envelope, headers))
-        except MailboxFull:
-            raise MailboxFull(
-                f"the outbound buffer to {self.peer} is full "
-                f"({self._buffer.capacity} envelopes)"
-            ) from None
-        except MailboxClosed:
-            raise self._unreachable()  # noqa: B904 - its cause is set
-
-    async def put_traced(self, envelope: bytes, headers: dict[str, str]) -> None:
-        """``put``, the frame carrying ``headers`` (trace context).
-
-        Raises: as ``put``.
-        """
-        if len(envelope) > self._limit - HEADER_ALLOWANCE:
-            self._check_size(envelope, HEADER_ALLOWANCE)
-        try:
-            await self._buffer.send(_Traced(envelope, headers))
+            await self._buffer.send(item)
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable
+from typing import Any, Protocol, TypeVar
 
 from .. import ActorRef, ExitReason, StopReason
 from ._node import NodeAddress, RefAddress
 
-if TYPE_CHECKING:
-    from ._remote import Remote
-
-__all__ = ["RemoteRef"]
+__all__ = ["Owner", "RemoteRef"]
 
 M = TypeVar("M", contravariant=True)
+
+
+class Owner(Protocol):
+    """What a remote ref calls: the node that made it (``Remote``)."""
+
+    def tell(self, ref: RemoteRef[Any], message: object) -> None:
+        """``ref.tell(message)``."""
+
+    async def send(self, ref: RemoteRef[Any], message: object) -> None:
+        """``await ref.send(message)``."""
+
+    def ask(
+        self, ref: RemoteRef[Any], message: object, timeout: float
+    ) -> Awaitable[Any]:
+        """``await ref.ask(message, timeout)``: the ask to await."""
+
+    def stop_actor(self, ref: RemoteRef[Any]) -> None:
+        """``ref.stop()``."""
+
+    async def join(self, ref: RemoteRef[Any]) -> object:
+        """``await ref.join()``."""
+
+    def is_reachable(self, peer: NodeAddress) -> bool:
+        """``ref.is_alive``."""
 
 
 class RemoteRef(ActorRef[M]):
@@ -25,22 +47,18 @@ class RemoteRef(ActorRef[M]):
 
     Attributes:
         address: where the actor lives (node, incarnation, path).
+        node: the node incarnation the actor lives on (``address``'s).
     """
 
-    __slots__ = ("_peer", "_remote", "address")
+    __slots__ = ("_remote", "address", "node")
 
-    def __init__(self, remote: Remote, address: RefAddress) -> None:
+    def __init__(self, remote: Owner, address: RefAddress) -> None:
         # No local cell: every ActorRef method that reads it is overridden,
         # and a local ref compares unequal to this one.
         self._cell = None  # type: ignore[assignment]
         self._remote = remote
         self.address = address
-        self._peer = address.node_address
-
-    @property
-    def node(self) -> NodeAddress:
-        """The node incarnation the actor lives on."""
-        return self._peer
+        self.node: NodeAddress = address.node_address
 
     def tell(self, message: M) -> None:
         """Encode ``message`` and buffer it for the actor's node; never waits.
@@ -117,7 +135,7 @@ class RemoteRef(ActorRef[M]):
     def is_alive(self) -> bool:
         """Best effort: False once its node is known to be gone (or this
         system's remote layer stopped), True otherwise."""
-        return self._remote.is_reachable(self._peer)
+        return self._remote.is_reachable(self.node)
 
     @property
     def name(self) -> str:

@@ -3,11 +3,12 @@ that join the sender's trace, and metrics per peer.
 
 Imported only when the node's system has a [``Telemetry``][actors.Telemetry]
 ([``Remote.start``][actors.remote.Remote.start]), so it imports
-OpenTelemetry at the top. Turned on, it replaces the node's ``tell``,
-``send``, ``ask`` and its per-envelope inbound handler with traced versions
-(as OpenTelemetry's instrumentations wrap the instrumented callable): a node
-without telemetry runs the plain ones and makes no telemetry check on any
-message.
+OpenTelemetry at the top. Turned on, it is the node's observer: it fills the
+hook points of ``_observer`` (around an outgoing tell, send and ask, and an
+inbound frame, tell and ask), as OpenTelemetry's instrumentations wrap the
+instrumented call; it replaces no method and reads only the node's public
+counters (``Remote.statistics``). A node without telemetry runs the plain
+code, with one ``is None`` test at each hook point.
 
 Traces:
 
@@ -16,14 +17,21 @@ Traces:
   writer puts consecutive envelopes sent from one context into one frame, so
   a burst of tells from one handler still shares frames; a change of context
   starts a new frame.
-* A remote ask gets a CLIENT span ``ask <path>`` (``messaging.system`` =
+* A remote ask gets a CLIENT span ``ask <template>`` (``messaging.system`` =
   ``nats``) whose context its frame carries; a tell or send carries the
   context it was told from.
 * On the receiving node each tell and ask gets a CONSUMER span
-  ``receive <path>`` (``messaging.system`` = ``nats``), child of the
+  ``receive <template>`` (``messaging.system`` = ``nats``), child of the
   sender's context, and is handled inside it: the local actor's own handling
   span is its child, so one trace runs across both nodes. An ask's receive
   span lasts until its answer is sent, and records a failure.
+* Span names are low-cardinality, as OpenTelemetry's messaging conventions
+  ask: ``<template>`` is the actor's path with its per-instance parts
+  templated (``/user/worker-{n}``, see ``path_template``), never a node or a
+  subject; the concrete path is in ``messaging.destination.name`` (and
+  ``actor.path``), the template in ``messaging.destination.template``. A
+  failed span has the error status, the exception as an event, and
+  ``error.type`` (the exception's class).
 
 Metrics are observable instruments over the counts the layer keeps anyway
 (a message costs no SDK call), made once per Telemetry however many nodes it
@@ -54,10 +62,11 @@ plain ints, so a figure may be off by what is in flight, never an error.
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 from opentelemetry import metrics, trace
@@ -68,16 +77,22 @@ from opentelemetry.trace.propagation.tracecontext import (
     TraceContextTextMapPropagator,
 )
 
-from .. import Telemetry
-from ._errors import NodeUnreachable
-from ._wire import Ask, Envelope, Tell
+from .. import AskTimeout, Telemetry
+from ._node import NodeAddress
+from ._observer import AskCall
+from ._peers import RemoteStatistics
+from ._ref import RemoteRef
 
-if TYPE_CHECKING:
-    from ._node import NodeAddress
-    from ._ref import RemoteRef
-    from ._remote import Remote
 
-__all__ = ["SYSTEM", "RemoteTelemetry"]
+class Counted(Protocol):
+    """What the metrics read of a node (``Remote``): its public counters."""
+
+    node_name: str
+
+    def statistics(self) -> RemoteStatistics:
+        """The node's counters now."""
+
+__all__ = ["SYSTEM", "RemoteTelemetry", "path_template"]
 
 #: ``messaging.system`` of the remote layer's spans.
 SYSTEM = "nats"
@@ -87,8 +102,11 @@ _OUTCOME = "actor.outcome"
 
 
 def record_error(span: Span, exc: BaseException) -> None:
-    """Record ``exc`` on ``span`` and set its error status, never raising
-    (an exception is user data: its ``str()`` may raise)."""
+    """Record ``exc`` on ``span``, set its error status and ``error.type``
+    (the exception's class, as the runtime's ``actors.failures`` metric
+    names it), never raising (an exception is user data: its ``str()`` may
+    raise)."""
+    span.set_attribute("error.type", type(exc).__qualname__)
     try:
         span.record_exception(exc)
         text = f"{type(exc).__name__}: {exc}"
@@ -97,15 +115,74 @@ def record_error(span: Span, exc: BaseException) -> None:
     span.set_status(Status(StatusCode.ERROR, text))
 
 
+def path_template(path: str) -> str:
+    """``path`` with its per-instance parts templated, for low-cardinality
+    span names: a part of a segment (split at ``-`` and ``_``) that is all
+    digits becomes ``{n}``, one that is a hex token of six or more
+    characters with a digit becomes ``{id}``; ``/user/worker-12`` ->
+    ``/user/worker-{n}``, ``pool-hasher-a3f9c1`` -> ``pool-hasher-{id}``."""
+    template = _templates.get(path)
+    if template is None:
+        template = _SEPARATED.sub(_template_part, path)
+        if len(_templates) < _MAX_TEMPLATES:
+            _templates[path] = template
+    return template
+
+
+def _template_part(match: re.Match[str]) -> str:
+    part = match.group(0)
+    if part.isdigit():
+        return "{n}"
+    if len(part) >= 6 and _HEX(part) and any(c.isdigit() for c in part):
+        return "{id}"
+    return part
+
+
+#: The parts of a path between separators (``/``, ``-``, ``_``, ``.``).
+_SEPARATED = re.compile(r"[^/\-_.]+")
+_HEX = re.compile(r"[0-9a-f]+").fullmatch
+#: Templates made so far, by path (bounded: a cache, not a table of record).
+_templates: dict[str, str] = {}
+_MAX_TEMPLATES = 4096
+
+
+class _Receipt:
+    """One inbound tell or ask under its CONSUMER span (see ``receive``)."""
+
+    __slots__ = ("_token", "context", "span")
+
+    def __init__(self, span: Span, context: Context) -> None:
+        self.span = span
+        self.context = context
+        self._token: object = attach(context)
+
+    def detach(self) -> None:
+        token = self._token
+        if token is not None:
+            self._token = None
+            detach(token)  # type: ignore[arg-type]
+
+    def end(self, error: BaseException | None) -> None:
+        span = self.span
+        if error is None:
+            span.set_attribute(_OUTCOME, "ok")
+        else:
+            span.set_attribute(_OUTCOME, "error")
+            record_error(span, error)
+        span.end()
+
+
 class RemoteTelemetry:
-    """The traced side of one node (see the module docstring).
+    """The observer of one traced node (see the module docstring): it fills
+    the remote layer's hook points (``_observer``) and makes the node's
+    metrics.
 
     Args:
         telemetry: the system's telemetry (its providers are used).
-        remote: the node, started.
+        remote: the node, started (its public counters are read).
     """
 
-    def __init__(self, telemetry: Telemetry, remote: Remote) -> None:
+    def __init__(self, telemetry: Telemetry, remote: Counted) -> None:
         self.remote = remote
         self._tracer = trace.get_tracer(
             "actors.remote", tracer_provider=telemetry.tracer_provider
@@ -116,22 +193,10 @@ class RemoteTelemetry:
         #: burst of tells from one span shares one dict (and so its frames).
         self._last_context: object = None
         self._last_headers: dict[str, str] | None = None
-        #: The context of the frame being handled (set per inbound frame).
-        self._parent: Context = Context()
         #: Totals by (metric, direction, peer, incarnation) as last read:
         #: peers that are gone keep counting (counters never go back).
         self._totals: dict[tuple[str, str, str, str], int] = {}
         _metrics_of(telemetry).add(self)
-
-    def install(self) -> None:
-        """Replace the node's tell, send, ask and inbound handler with the
-        traced ones."""
-        remote = self.remote
-        remote.tell = self.tell  # type: ignore[method-assign]
-        remote.send = self.send  # type: ignore[method-assign]
-        remote.ask = self.ask  # type: ignore[method-assign,assignment]
-        remote._handle = self.handle  # type: ignore[method-assign]
-        remote._on_frame = self.on_frame  # type: ignore[method-assign]
 
     # -- the sending side ----------------------------------------------------
 
@@ -149,68 +214,38 @@ class RemoteTelemetry:
         self._last_headers = carrier
         return carrier
 
-    def tell(self, ref: RemoteRef[Any], message: object) -> None:
-        """``Remote.tell``, the frame carrying the current trace context."""
-        remote = self.remote
-        headers = self.headers()
-        if headers is None:
-            type(remote).tell(remote, ref, message)
-            return
-        remote._running()
-        envelope = remote._wire.tell(ref.address.path, message)
-        outbound = remote._outbound(ref._peer)
-        try:
-            if outbound is None:
-                raise NodeUnreachable(str(ref._peer))
-            outbound.try_put_traced(envelope, headers)
-        except NodeUnreachable:
-            remote._dead_letter(ref, message, "node unreachable", ref._peer)
-
-    async def send(self, ref: RemoteRef[Any], message: object) -> None:
-        """``Remote.send``, the frame carrying the current trace context."""
-        remote = self.remote
-        headers = self.headers()
-        if headers is None:
-            await type(remote).send(remote, ref, message)
-            return
-        remote._running()
-        envelope = remote._wire.tell(ref.address.path, message)
-        outbound = remote._outbound(ref._peer)
-        if outbound is None:
-            remote._dead_letter(ref, message, "node unreachable", ref._peer)
-            return
-        await outbound.put_traced(envelope, headers)
-
-    async def ask(self, ref: RemoteRef[Any], message: object, timeout: float) -> Any:
-        """``Remote.ask`` under a CLIENT span whose context its frame
+    async def ask(
+        self, call: AskCall, ref: RemoteRef[Any], message: object, timeout: float
+    ) -> Any:
+        """An outgoing ask under a CLIENT span whose context its frame
         carries; the span records the outcome and any exception."""
-        remote = self.remote
         path = ref.address.path
-        peer = ref._peer
+        template = path_template(path)
         span = self._tracer.start_span(
-            f"ask {path}",
+            f"ask {template}",
             kind=SpanKind.CLIENT,
             attributes={
                 "messaging.system": SYSTEM,
                 "messaging.operation.type": "send",
                 "messaging.operation.name": "ask",
                 "messaging.destination.name": path,
+                "messaging.destination.template": template,
                 "actor.path": path,
-                _PEER: peer.node,
+                _PEER: ref.node.node,
                 "actor.message.type": type(message).__qualname__,
             },
         )
         outcome = "error"
         try:
             headers = self.headers(set_span_in_context(span))
-            value = await type(remote).ask(remote, ref, message, timeout, headers)
+            value = await call(ref, message, timeout, headers)
             outcome = "ok"
             return value
         except anyio.get_cancelled_exc_class():
             outcome = "cancelled"
             raise
         except BaseException as exc:
-            if type(exc).__name__ == "AskTimeout":
+            if isinstance(exc, AskTimeout):
                 outcome = "timeout"
             record_error(span, exc)  # never raises
             raise
@@ -220,73 +255,34 @@ class RemoteTelemetry:
 
     # -- the receiving side --------------------------------------------------
 
-    def on_frame(self, msg: Any) -> None:
-        """The inbound frame handler: each envelope is handled in the
-        context the frame's headers carry."""
-        remote = self.remote
-        headers = msg.headers
-        self._parent = self._propagator.extract(headers) if headers else Context()
-        try:
-            type(remote)._on_frame(remote, msg)
-        finally:
-            self._parent = Context()
+    def frame(self, headers: dict[str, str] | None) -> object:
+        """The context an inbound frame's headers carry."""
+        return self._propagator.extract(headers) if headers else Context()
 
-    def handle(
-        self, envelope: Envelope, sender: NodeAddress | None, reply_to: str | None
-    ) -> None:
-        """``Remote._handle``: a tell or an ask under a CONSUMER span, child
-        of the frame's context; everything else as it is."""
-        remote = self.remote
-        kind = type(envelope)
-        if kind is not Tell and kind is not Ask:
-            type(remote)._handle(remote, envelope, sender, reply_to)
-            return
-        assert isinstance(envelope, Tell | Ask)
-        parent = self._parent
-        span: Span | None = self._tracer.start_span(
-            f"receive {envelope.path}",
+    def receive(
+        self, parent: object, kind: str, path: str, sender: NodeAddress | None
+    ) -> _Receipt:
+        """An inbound tell or ask under a CONSUMER span, child of the frame's
+        context; the local actor's handling joins it. An ask's span lasts
+        until its answer is sent."""
+        assert parent is None or isinstance(parent, Context)
+        template = path_template(path)
+        span = self._tracer.start_span(
+            f"receive {template}",
             parent,
             SpanKind.CONSUMER,
             {
                 "messaging.system": SYSTEM,
                 "messaging.operation.type": "receive",
                 "messaging.operation.name": "receive",
-                "messaging.destination.name": envelope.path,
-                "actor.path": envelope.path,
-                "actor.message.kind": "tell" if kind is Tell else "ask",
+                "messaging.destination.name": path,
+                "messaging.destination.template": template,
+                "actor.path": path,
+                "actor.message.kind": kind,
                 _PEER: "" if sender is None else sender.node,
             },
         )
-        assert span is not None
-        context = set_span_in_context(span, parent)
-        token = attach(context)
-        try:
-            if kind is Tell:
-                type(remote)._handle(remote, envelope, sender, reply_to)
-            else:
-                assert isinstance(envelope, Ask)
-                # The span ends when the answer is sent (see answered).
-                remote._serve(envelope, sender, reply_to, context, span)
-                span = None
-        except BaseException as exc:
-            if span is not None:
-                record_error(span, exc)
-            raise
-        finally:
-            detach(token)
-            if span is not None:
-                span.end()
-
-    @staticmethod
-    def answered(span: Span, error: BaseException | None) -> None:
-        """End an inbound ask's receive span: answered with a reply, or
-        with ``error``."""
-        if error is None:
-            span.set_attribute(_OUTCOME, "ok")
-        else:
-            span.set_attribute(_OUTCOME, "error")
-            record_error(span, error)
-        span.end()
+        return _Receipt(span, set_span_in_context(span, parent))
 
     # -- metrics ---------------------------------------------------------------
 
@@ -294,22 +290,32 @@ class RemoteTelemetry:
         if value > self._totals.get(key, 0):
             self._totals[key] = value
 
-    def _read(self) -> None:
+    def _read(self, stats: RemoteStatistics) -> None:
         """Fold the live counts into the totals."""
-        remote = self.remote
-        for peer, outbound in list(remote._outbounds.items()):
+        for peer, counts in stats.peers.items():
             node, incarnation = peer.node, peer.incarnation
-            self._total(("frames", "sent", node, incarnation), outbound._frames)
-            self._total(("bytes", "sent", node, incarnation), outbound._bytes)
-            self._total(("envelopes", "sent", node, incarnation), outbound._envelopes)
-            self._total(("batches", "sent", node, incarnation), outbound._batches)
-            self._total(("returned", "sent", node, incarnation), outbound._returned)
-        for peer, inbound in list(remote._inbound.items()):
-            node, incarnation = peer.node, peer.incarnation
-            self._total(("frames", "received", node, incarnation), inbound.frames)
-            self._total(("bytes", "received", node, incarnation), inbound.bytes)
-            self._total(("envelopes", "received", node, incarnation), inbound.envelopes)
-        for peer, lost in list(remote.lost_frames.items()):
+            if counts.sending:
+                self._total(("frames", "sent", node, incarnation), counts.frames_sent)
+                self._total(("bytes", "sent", node, incarnation), counts.bytes_sent)
+                self._total(
+                    ("envelopes", "sent", node, incarnation), counts.envelopes_sent
+                )
+                self._total(("batches", "sent", node, incarnation), counts.batches)
+                self._total(
+                    ("returned", "sent", node, incarnation), counts.frames_returned
+                )
+            if counts.receiving:
+                self._total(
+                    ("frames", "received", node, incarnation), counts.frames_received
+                )
+                self._total(
+                    ("bytes", "received", node, incarnation), counts.bytes_received
+                )
+                self._total(
+                    ("envelopes", "received", node, incarnation),
+                    counts.envelopes_received,
+                )
+        for peer, lost in stats.frames_lost.items():
             self._total(("gap", "received", peer.node, peer.incarnation), lost)
 
     def _sums(self, metric: str) -> dict[tuple[str, str], int]:
@@ -324,17 +330,15 @@ class RemoteTelemetry:
         """This node's values of one metric, with their attributes (a
         metric reader's thread calls it)."""
         node = {_NODE: self.remote.node_name}
+        stats = self.remote.statistics()
         if metric == "reconnects":
-            client = self.remote._client
-            return [(0 if client is None else client._reconnects, node)]
+            return [(stats.reconnects, node)]
         if metric == "dead_letters":
             return [
                 (count, {**node, _PEER: peer, "actor.reason": reason})
-                for (peer, reason), count in list(
-                    self.remote.dead_letters_by_peer.items()
-                )
+                for (peer, reason), count in stats.dead_letters.items()
             ]
-        self._read()
+        self._read(stats)
         if metric == "frames.lost":
             return [
                 (value, {**node, _PEER: peer, "actors.remote.cause": cause})

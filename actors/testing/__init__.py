@@ -4,10 +4,12 @@ The pytest plugin (``actors.testing.plugin``, loaded by pytest through the
 ``pytest11`` entry point) adds fixtures on top of these: ``actor_system``,
 ``probe``, ``probe_factory``, ``dead_letters``, ``settle``, ``manual_time``,
 ``nats_server``, ``cluster``. Importing ``actors.testing`` does not import
-pytest.
+pytest. ``NatsServer`` (the ``nats_server`` fixture's class, from
+``actors.nats``) starts more servers, with options.
 """
 
 from .._clock import Clock as Clock
+from ..nats import NatsServer as NatsServer
 from ._behavior import AskStarted as AskStarted
 from ._behavior import BehaviorTestKit as BehaviorTestKit
 from ._behavior import Effect as Effect
@@ -39,6 +41,7 @@ __all__ = [
     "DeadLetterLog",
     "Effect",
     "ManualClock",
+    "NatsServer",
     "ReceiveTimeoutSet",
     "Spawned",
     "SpawnedPool",

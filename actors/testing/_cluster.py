@@ -4,7 +4,7 @@ one ``nats-server`` (the ``cluster`` fixture). Needs the ``remote`` extra."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -12,24 +12,26 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from .._system import ActorSystem
-from ..remote import Remote
-from ..remote._failure_detector import PhiAccrualFailureDetector
+from ..remote import PhiAccrualFailureDetector, Remote
 from ._timefactor import dilated
+
+__all__ = ["FAST_HEARTBEAT_INTERVAL", "Cluster", "fast_detector"]
 
 #: Seconds between heartbeats in a test cluster: a killed node is declared
 #: down within about a second, not the production defaults' several.
-HEARTBEAT_INTERVAL = 0.05
+FAST_HEARTBEAT_INTERVAL = 0.05
 
 
-def _test_detector() -> PhiAccrualFailureDetector:
-    # A pause of up to half a second (times the time factor) is no failure.
+def fast_detector() -> PhiAccrualFailureDetector:
+    """The failure detector of test nodes (``Remote(failure_detector=...)``,
+    with ``heartbeat_interval=FAST_HEARTBEAT_INTERVAL``): a node silent for
+    about half a second (times the time factor) is declared down, a shorter
+    pause of a loaded machine is not."""
     return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=HEARTBEAT_INTERVAL,
+        first_heartbeat_estimate=FAST_HEARTBEAT_INTERVAL,
         acceptable_heartbeat_pause=dilated(0.5),
-        min_std_deviation=HEARTBEAT_INTERVAL,
+        min_std_deviation=FAST_HEARTBEAT_INTERVAL,
     )
-
-__all__ = ["Cluster"]
 
 
 class _Node:
@@ -46,7 +48,7 @@ class Cluster:
     """``n`` actor systems, each a node (``Remote``) of one cluster on the NATS
     server at ``url``, entered together: ``async with Cluster(url, 3) as
     cluster``, then ``cluster[i]`` is node ``i``'s system (named
-    ``node-<i>``).
+    ``node-<i>``, or ``names[i]``).
 
     Each node runs in a task of its own. Leaving the block stops every node
     still up gracefully; a failure nobody handled in a node surfaces from the
@@ -65,9 +67,10 @@ class Cluster:
             a failure detector that accepts a pause of 0.5 s times the time
             factor).
         system_options: keyword arguments for each ``ActorSystem``.
+        names: the nodes' names (default: ``node-0``, ``node-1``, ...).
 
     Raises:
-        ValueError: ``n`` < 1.
+        ValueError: ``n`` < 1, or ``names`` does not hold ``n`` names.
     """
 
     __test__ = False
@@ -80,11 +83,17 @@ class Cluster:
         types: Iterable[type | tuple[type, str]] = (),
         remote_options: Mapping[str, Any] | None = None,
         system_options: Mapping[str, Any] | None = None,
+        names: Sequence[str] | None = None,
     ) -> None:
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"n must be an int, not {n!r}")
         if n < 1:
             raise ValueError(f"n must be at least 1, not {n}")
+        if names is None:
+            names = [f"node-{i}" for i in range(n)]
+        elif isinstance(names, str) or len(names) != n:
+            raise ValueError(f"names must be {n} node names, not {names!r}")
+        self.names = list(names)
         self.url = url
         #: The cluster's name (``Remote``'s ``system``): unique per Cluster, so
         #: tests sharing a server never see each other's nodes.
@@ -92,8 +101,8 @@ class Cluster:
         self._n = n
         self._types = list(types)
         self._remote_options: dict[str, Any] = {
-            "heartbeat_interval": HEARTBEAT_INTERVAL,
-            "failure_detector": _test_detector,
+            "heartbeat_interval": FAST_HEARTBEAT_INTERVAL,
+            "failure_detector": fast_detector,
             **(remote_options or {}),
         }
         self._system_options = dict(system_options or {})
@@ -104,7 +113,7 @@ class Cluster:
         remote = Remote(
             self.url,
             system=self.name,
-            node=f"node-{i}",
+            node=self.names[i],
             types=self._types,
             **self._remote_options,
         )

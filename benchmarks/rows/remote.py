@@ -32,9 +32,9 @@ from typing import Any
 import anyio
 
 from actors import Actor, ActorSystem
+from actors.nats import NatsServer, find_nats_server
+from actors.nats._protocol import new_nuid
 from actors.remote import Remote
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer, find_nats_server
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, SampleFn, register

@@ -37,10 +37,10 @@ from typing import Any
 import anyio
 
 from actors import ActorSystem
+from actors.nats import NatsServer, find_nats_server
+from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemotePoolRef
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._processes import NodeProcesses
-from actors.remote._server import NatsServer, find_nats_server
+from actors.remote.scaleout import NodeProcesses
 
 from .._registry import Impl, Row, Sample, register
 from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven

@@ -2,7 +2,7 @@ import anyio
 import msgspec
 
 from actors import Actor, ActorSystem
-from actors.remote import Remote
+from actors.remote import Remote, RemoteRef
 
 
 class Greet(msgspec.Struct):
@@ -24,6 +24,7 @@ async def main() -> None:
         async with ActorSystem(remote=worker_remote) as worker:
             greeter = await worker.remote.lookup("web", "/user/greeter")
             print(await greeter.ask(Greet("Ada")))
+            assert isinstance(greeter, RemoteRef)  # another node's actor
             print(f"{greeter.path} lives on node {greeter.node.node}")
 
 

@@ -5,7 +5,7 @@ import msgspec
 
 from actors import Actor, ActorSystem
 from actors.node import host
-from actors.remote import Remote
+from actors.remote import Remote, RemoteRef
 
 
 class Greet(msgspec.Struct):
@@ -29,6 +29,7 @@ async def main() -> None:
             host(worker, [sys.modules[__name__]])  # it hosts this module's actors
 
             greeter = await web.remote.spawn("worker", Greeter, "Hello", name="greeter")
+            assert isinstance(greeter, RemoteRef)  # on another node
             print(greeter.path, "on", greeter.node.node)
             print(await greeter.ask(Greet("Ada")))
 

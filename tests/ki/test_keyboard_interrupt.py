@@ -22,7 +22,7 @@ import pytest
 import trio
 import trio.lowlevel
 
-from actors.channel._waiters import current_backend, ki_protected
+from actors.channel.lowlevel import current_backend, ki_protected
 
 from .ki_program import KEYBOARD_INTERRUPT
 

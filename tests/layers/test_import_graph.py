@@ -1,6 +1,7 @@
 """The package's import graph has no cycle, and imports only go down the
-layers: persistence -> remote -> runtime -> mailbox -> channel (see the
-architecture page), persistence never importing remote.
+layers: persistence -> remote -> runtime -> mailbox -> channel, and
+remote -> nats -> channel (see the architecture page), persistence never
+importing remote.
 
 An AST walk over every module of ``actors``: top-level imports and
 function-local ones, but not those under ``if TYPE_CHECKING:`` (they never run).
@@ -148,7 +149,9 @@ def _package_of(module: str) -> str:
 LAYERS = {
     "channel": 0,
     "mailbox": 1,
+    "nats": 1,
     "runtime": 2,
+    "extension": 2,
     "testing": 3,
     "remote": 3,
     "node": 4,

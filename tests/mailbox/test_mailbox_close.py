@@ -188,11 +188,8 @@ async def test_close_is_idempotent() -> None:
         await mailbox.receive()
 
 
-async def test_the_old_names_drain_and_receive_batch_warn_and_still_work() -> None:
-    mailbox: Mailbox[int] = Mailbox()
-    mailbox.try_send(1)
-    with pytest.warns(DeprecationWarning, match="take_all"):
-        assert mailbox.drain() == [1]
-    mailbox.try_send(2)
-    with pytest.warns(DeprecationWarning, match="receive_many_unchecked"):
-        assert await mailbox.receive_batch(8) == [2]
+def test_the_deprecated_names_drain_and_receive_batch_are_gone() -> None:
+    # Removed before the first release: one name per operation (take_all,
+    # receive_many_unchecked), and "drain" means the items taken per wake.
+    assert not hasattr(Mailbox, "drain")
+    assert not hasattr(Mailbox, "receive_batch")

@@ -26,7 +26,7 @@ from actors import (
     Telemetry,
 )
 from actors._shared_queue import SharedQueue, WorkerMailbox
-from actors.channel._waiters import current_backend
+from actors.channel.lowlevel import current_backend
 
 from ._support import (
     ROUTINGS,

@@ -11,33 +11,23 @@ import anyio
 import pytest
 from anyio.abc import TaskGroup
 
+from actors.nats import Client, Msg, NatsServer, connect
 from actors.remote._codec import Codec
-from actors.remote._errors import NodeDown
-from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._heartbeat import HeartbeatMonitor
-from actors.remote._nats import Client, Msg, connect
-from actors.remote._node import NodeAddress
-from actors.remote._outbound import Outbound
-from actors.remote._server import NatsServer
-from actors.remote._wire import (
-    Heartbeat,
-    HeartbeatAck,
-    Subjects,
-    Tell,
-    Wire,
+from actors.remote._envelopes import (
+    HeartbeatAckEnvelope,
+    HeartbeatEnvelope,
+    TellEnvelope,
     decode_frame,
 )
+from actors.remote._errors import NodeDown
+from actors.remote._heartbeat import HeartbeatMonitor
+from actors.remote._node import NodeAddress
+from actors.remote._outbound import Outbound
+from actors.remote._subjects import Subjects
+from actors.remote._wire import Wire
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
 
 pytestmark = pytest.mark.anyio
-
-
-def fast_detector() -> PhiAccrualFailureDetector:
-    # Heartbeats every 20 ms; a pause of up to 1 s (a loaded machine) is fine.
-    return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=0.02,
-        acceptable_heartbeat_pause=1.0,
-        min_std_deviation=0.02,
-    )
 
 
 class MiniNode:
@@ -61,7 +51,7 @@ class MiniNode:
         self.monitor = HeartbeatMonitor(
             lambda peer, seq: self.outbound(peer).put_system(self.wire.heartbeat(seq)),
             self.on_down,
-            interval=0.02,
+            interval=FAST_HEARTBEAT_INTERVAL,
             detector=fast_detector,
         )
         self.serving = anyio.CancelScope()
@@ -97,11 +87,11 @@ class MiniNode:
         sender = frame.sender
         assert sender is not None
         for envelope in frame.envelopes:
-            if isinstance(envelope, Tell):
+            if isinstance(envelope, TellEnvelope):
                 self.told.append(self.codec.decode(envelope.tag, envelope.body))
-            elif isinstance(envelope, Heartbeat):
+            elif isinstance(envelope, HeartbeatEnvelope):
                 self.outbound(sender).put_system(self.wire.heartbeat_ack(envelope.seq))
-            elif isinstance(envelope, HeartbeatAck):
+            elif isinstance(envelope, HeartbeatAckEnvelope):
                 self.monitor.acked(sender)
                 self.acks += 1
                 if self.acks >= 5:

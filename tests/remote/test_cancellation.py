@@ -17,12 +17,11 @@ import anyio
 import pytest
 
 from actors import Actor, ActorSystem, AskTimeout, MailboxFull
+from actors.nats import Msg, NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeAddress, RefAddress, Remote, RemoteRef
-from actors.remote._nats import Msg, connect
-from actors.remote._nats._protocol import new_nuid
+from actors.remote._envelopes import TellEnvelope, decode_frame
 from actors.remote._outbound import MIN_WINDOW
-from actors.remote._server import NatsServer
-from actors.remote._wire import Tell, decode_frame
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +92,7 @@ async def test_a_remote_ask_cancelled_at_any_await_leaves_nothing_behind(
 
         def check() -> None:
             assert remote.asks_in_flight == 0
-            assert remote._asks_per_peer == {}
+            assert remote._parts.monitor.depended == {}
 
         cancelled, completed = await sweep(ask, check)
         assert cancelled and completed
@@ -122,14 +121,14 @@ async def test_a_remote_join_cancelled_at_any_await_leaves_no_watcher(
 
         def check() -> None:
             assert a.remote.watching == 0
-            assert a.remote._asks_per_peer == {}
+            assert a.remote._parts.monitor.depended == {}
 
         cancelled, _ = await sweep(join, check, until_complete=False, limit=30)
         assert cancelled == 30
         # The unwatches went out in order with the watches: b watches
         # nothing for a once an ask behind them is answered.
         assert await ref.ask(1, timeout=30) == 1
-        assert not any(b.remote._watched.get(echo, {}).values())
+        assert not any(b.remote._parts.watch.watched.get(echo, {}).values())
 
 
 async def _full_buffer(
@@ -190,7 +189,7 @@ async def test_asks_and_sends_cancelled_while_waiting_for_room_send_nothing(
             assert stats.waiting_senders == 0
             assert stats.queued == capacity
             assert remote.asks_in_flight == 0
-            assert remote._asks_per_peer == {}
+            assert remote._parts.monitor.depended == {}
 
         async def ask(k: int) -> None:
             await ref.ask(k, timeout=60)
@@ -215,5 +214,5 @@ async def test_asks_and_sends_cancelled_while_waiting_for_room_send_nothing(
         await remote._client.flush()  # type: ignore[union-attr]
         await raw.flush()
         assert outbound.statistics().envelopes == published + capacity
-        assert set(tells) == {Tell}
+        assert set(tells) == {TellEnvelope}
         assert len(tells) == published + capacity

@@ -11,12 +11,11 @@ import msgspec
 import pytest
 
 from actors import ActorSystem, DeadLetter, MailboxFull
+from actors.nats import Msg, NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeAddress, NodeUnreachable, RefAddress, Remote, RemoteRef
-from actors.remote._nats import Msg, connect
-from actors.remote._nats._protocol import new_nuid
+from actors.remote._envelopes import AckEnvelope, TellEnvelope, decode_frame
 from actors.remote._outbound import MIN_WINDOW
-from actors.remote._server import NatsServer
-from actors.remote._wire import Ack, Tell, decode_frame
 
 pytestmark = pytest.mark.anyio
 
@@ -192,7 +191,7 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
 
     def on_frame(msg: Msg) -> None:
         for envelope in decode_frame(msg.data, 1 << 20).envelopes:
-            if type(envelope) is Ack:
+            if type(envelope) is AckEnvelope:
                 acks.append(envelope.seq)
                 acked.set()
 
@@ -220,7 +219,7 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
             await acked.wait()
         assert acks == [5]
         assert a.remote.lost_frames == {fake: 2}
-        assert Tell  # the tells were dead letters on a (no such actor)
+        assert TellEnvelope  # the tells were dead letters on a (no such actor)
 
 
 async def test_a_window_left_full_by_missing_acks_asks_for_one_and_goes_on(
@@ -229,10 +228,10 @@ async def test_a_window_left_full_by_missing_acks_asks_for_one_and_goes_on(
     # The receiver acks only with its heartbeat answers (as if every other
     # ack were lost): a writer whose window stays full asks for an ack (a
     # heartbeat) and goes on, so a long stream still arrives whole.
-    from actors.remote import _outbound, _remote
+    from actors.remote import _inbound, _outbound
     from tests.remote.test_remote_actors import Collector
 
-    monkeypatch.setattr(_remote, "ACK_BYTES", 1 << 62)
+    monkeypatch.setattr(_inbound, "ACK_BYTES", 1 << 62)
     monkeypatch.setattr(_outbound, "ACK_TIMEOUT", 0.05)
     system = "f" + new_nuid(10)
     done = anyio.Event()

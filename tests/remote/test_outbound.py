@@ -12,13 +12,14 @@ import msgspec
 import pytest
 
 from actors.mailbox import MailboxFull
+from actors.nats import NatsServer, connect
 from actors.remote._codec import Codec
+from actors.remote._envelopes import TellEnvelope, decode_frame
 from actors.remote._errors import FrameTooLarge, NodeUnreachable
-from actors.remote._nats import connect
 from actors.remote._node import NodeAddress
 from actors.remote._outbound import Outbound
-from actors.remote._server import NatsServer
-from actors.remote._wire import Subjects, Tell, Wire, decode_frame
+from actors.remote._subjects import Subjects
+from actors.remote._wire import Wire
 
 pytestmark = pytest.mark.anyio
 
@@ -60,7 +61,7 @@ class FakeClient:
         out = []
         for _, payload, _ in self.published:
             for envelope in decode_frame(payload, 1 << 30).envelopes:
-                assert isinstance(envelope, Tell)
+                assert isinstance(envelope, TellEnvelope)
                 out.append(CODEC.decode(envelope.tag, envelope.body))
         return out
 
@@ -322,7 +323,7 @@ async def test_frames_through_nats_arrive_in_order_and_batched(
             msg = await sub.next_msg(timeout=10)
             frames += 1
             for env in decode_frame(msg.data, nc.max_payload).envelopes:
-                assert isinstance(env, Tell)
+                assert isinstance(env, TellEnvelope)
                 got.append(CODEC.decode(env.tag, env.body))
         assert got == list(range(5000))
         assert frames < 500  # batched: far fewer NATS messages than envelopes
@@ -393,7 +394,7 @@ class FlakyClient:
         if self.rng.random() < 0.1:
             raise ConnectionError("the frame was refused")
         for env in decode_frame(payload, 1 << 20).envelopes:
-            assert isinstance(env, Tell)
+            assert isinstance(env, TellEnvelope)
             self.published.append(bytes(env.body))
 
 
@@ -451,7 +452,7 @@ async def test_random_interleavings_lose_nothing_and_keep_fifo_per_sender(
 
     def body(data: bytes) -> bytes:
         envelope = decode_frame(WIRE.frame([data]), 1 << 20).envelopes[0]
-        assert isinstance(envelope, Tell)
+        assert isinstance(envelope, TellEnvelope)
         return bytes(envelope.body)
 
     published = client.published

@@ -3,8 +3,7 @@ joined through one real ``nats-server``, talk with the local API."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -24,6 +23,8 @@ from actors import (
     Telemetry,
     Terminated,
 )
+from actors.nats import NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import (
     ActorNotFound,
     NodeAddress,
@@ -34,10 +35,9 @@ from actors.remote import (
     RemoteActorError,
     RemoteRef,
 )
-from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats import connect
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
+
+from . import _nodes
 
 pytestmark = pytest.mark.anyio
 
@@ -116,20 +116,8 @@ class Collector(Actor):
         return None
 
 
-def remote(url: str, system: str, node: str, **options: Any) -> Remote:
-    return Remote(url, system=system, node=node, types=TYPES, **options)
-
-
-@asynccontextmanager
-async def two_nodes(
-    server: NatsServer, **options: Any
-) -> AsyncIterator[tuple[ActorSystem, ActorSystem]]:
-    system = "t" + new_nuid(10)
-    async with (
-        ActorSystem(remote=remote(server.url, system, "a", **options)) as a,
-        ActorSystem(remote=remote(server.url, system, "b", **options)) as b,
-    ):
-        yield a, b
+remote = partial(_nodes.remote, types=TYPES)
+two_nodes = partial(_nodes.two_nodes, types=TYPES)
 
 
 async def test_a_remote_ask_returns_the_reply_across_systems(
@@ -453,14 +441,6 @@ class Watcher(Actor):
         return "watching"
 
 
-def fast_detector() -> PhiAccrualFailureDetector:
-    return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=0.02,
-        acceptable_heartbeat_pause=0.2,
-        min_std_deviation=0.02,
-    )
-
-
 async def test_a_watcher_gets_terminated_with_the_reason_when_a_remote_actor_stops(
     nats_server: NatsServer,
 ) -> None:
@@ -529,7 +509,10 @@ async def test_watching_an_actor_of_a_node_nobody_listens_on_delivers_node_down(
 ) -> None:
     # No-responders makes the node a suspect; it never answers a heartbeat,
     # so the failure detector declares it down within its bound.
-    options = {"heartbeat_interval": 0.02, "failure_detector": fast_detector}
+    options = {
+        "heartbeat_interval": FAST_HEARTBEAT_INTERVAL,
+        "failure_detector": fast_detector,
+    }
     async with two_nodes(nats_server, **options) as (a, _):
         seen: list[Terminated] = []
         got = anyio.Event()
@@ -546,7 +529,10 @@ async def test_a_silent_node_is_declared_down_and_its_watchers_get_node_down(
     nats_server: NatsServer,
 ) -> None:
     system = "t" + new_nuid(10)
-    options = {"heartbeat_interval": 0.02, "failure_detector": fast_detector}
+    options = {
+        "heartbeat_interval": FAST_HEARTBEAT_INTERVAL,
+        "failure_detector": fast_detector,
+    }
     silent = NodeAddress.new("silent")
     async with (
         connect(nats_server.url) as raw,
@@ -717,12 +703,12 @@ async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
         b.spawn(Echo, name="echo")
         ref = await a.remote.lookup("b", "/user/echo")
         assert await ref.ask(0) == 0
-        monitor = a.remote._monitor
+        monitor = a.remote._parts.monitor
         state = monitor._peers[ref.node]
         detector = state.detector
         for n in range(1, 20):
             assert await ref.ask(n) == n
             assert monitor._peers[ref.node] is state
             assert state.detector is detector
-        assert a.remote._asks_per_peer == {}
+        assert a.remote._parts.monitor.depended == {}
         assert state.released is not None  # lingering, then dropped

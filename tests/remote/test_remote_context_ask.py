@@ -3,18 +3,18 @@ reached from another node, and what ref.statistics() says of a remote ref."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
 
-from actors import Actor, ActorRef, ActorSystem, AskTimeout, Result
-from actors.remote import Remote, RemoteRef
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
+from actors import Actor, ActorRef, AskTimeout, Result
+from actors.nats import NatsServer
+from actors.remote import RemoteRef
+
+from . import _nodes
 
 pytestmark = pytest.mark.anyio
 
@@ -44,20 +44,7 @@ class Answerer(Actor):
         return message
 
 
-@asynccontextmanager
-async def two_nodes(
-    server: NatsServer,
-) -> AsyncIterator[tuple[ActorSystem, ActorSystem]]:
-    name = "q" + new_nuid(10)
-    async with (
-        ActorSystem(remote=node(server, name, "a")) as a,
-        ActorSystem(remote=node(server, name, "b")) as b,
-    ):
-        yield a, b
-
-
-def node(server: NatsServer, system: str, name: str) -> Remote:
-    return Remote(server.url, system=system, node=name, types=TYPES)
+two_nodes = partial(_nodes.two_nodes, types=TYPES)
 
 
 class Journal(Actor):

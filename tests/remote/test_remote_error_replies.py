@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from actors import Actor, ActorSystem, ErrorReply
+from actors.nats import NatsServer
+from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemoteActorError
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 

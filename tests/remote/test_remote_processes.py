@@ -19,10 +19,10 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import Actor, ActorSystem, AskTimeout, StopReason, Terminated
+from actors.nats import NatsServer
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeDown, NodeUnreachable, Remote, RemoteRef
-from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
 
 pytestmark = pytest.mark.anyio
 
@@ -107,19 +107,6 @@ class Watcher(Actor):
         return "watching"
 
 
-#: Heartbeats every 50 ms; a silent peer is down about 0.5 s after its last
-#: answer (pause 0.3 s + a few deviations of 0.05 s).
-HEARTBEAT = 0.05
-
-
-def fast_detector() -> PhiAccrualFailureDetector:
-    return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=HEARTBEAT,
-        acceptable_heartbeat_pause=0.3,
-        min_std_deviation=0.05,
-    )
-
-
 #: The bound for NodeDown after kill -9: no-responders arrives as soon as the
 #: server saw the connection close; the detector's bound (about 0.5 s plus a
 #: check interval) is the fallback; generous for a loaded CI machine.
@@ -140,7 +127,7 @@ async def test_a_node_in_another_process_answers_and_its_kill_is_node_down(
                 nats_server.url,
                 system=system,
                 node="parent",
-                heartbeat_interval=HEARTBEAT,
+                heartbeat_interval=FAST_HEARTBEAT_INTERVAL,
                 failure_detector=fast_detector,
             )
         ) as parent,
@@ -223,7 +210,7 @@ async def test_a_frozen_node_process_is_declared_down_by_the_failure_detector(
                 nats_server.url,
                 system=system,
                 node="parent",
-                heartbeat_interval=HEARTBEAT,
+                heartbeat_interval=FAST_HEARTBEAT_INTERVAL,
                 failure_detector=fast_detector,
             )
         ) as parent,
@@ -242,7 +229,7 @@ async def test_a_frozen_node_process_is_declared_down_by_the_failure_detector(
             child.process.kill()
         [terminated] = seen
         assert isinstance(terminated.reason, NodeDown)
-        assert terminated.reason.node == ref.node
+        assert isinstance(ref, RemoteRef) and terminated.reason.node == ref.node
         assert math.isfinite(terminated.reason.phi)
         assert terminated.reason.phi >= fast_detector().threshold
         with anyio.fail_after(5), pytest.raises(NodeUnreachable):

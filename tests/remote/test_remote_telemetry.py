@@ -22,10 +22,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind
 
 from actors import Actor, ActorSystem, Telemetry
+from actors.nats import NatsServer, connect
+from actors.nats._protocol import new_nuid
 from actors.remote import NodeAddress, RefAddress, Remote, RemoteRef
-from actors.remote._nats import connect
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
 
 pytestmark = pytest.mark.anyio
 
@@ -212,7 +211,51 @@ async def test_a_failed_remote_ask_is_an_error_on_both_sides(
         assert ask.attributes["actor.outcome"] == "error"
         assert receive.attributes["actor.outcome"] == "error"
         assert not ask.status.is_ok and not receive.status.is_ok
+        assert ask.attributes["error.type"] == "ValueError"
+        assert receive.attributes["error.type"] == "ValueError"
         assert child_of(receive, ask)
+
+
+async def test_remote_span_names_are_templates_and_the_path_an_attribute(
+    nats_server: NatsServer, otel: Otel
+) -> None:
+    # 12 actors of one class: one ask name and one receive name, not 12 each
+    # (OpenTelemetry's messaging conventions: low-cardinality span names).
+    async with traced_nodes(nats_server, otel) as (a, b, _):
+        for n in range(12):
+            b.spawn(Echo, name=f"worker-{n}")
+        for n in range(12):
+            ref = await a.remote.lookup("b", f"/user/worker-{n}")
+            assert await ref.ask(n) == n
+        spans = otel.exporter.get_finished_spans()
+        remote_names = {
+            s.name for s in spans if s.name.startswith(("ask ", "receive "))
+        }
+        assert remote_names == {"ask /user/worker-{n}", "receive /user/worker-{n}"}
+        asks = otel.spans("ask /user/worker-{n}")
+        assert len(asks) == 12
+        paths = {
+            s.attributes["messaging.destination.name"] for s in asks if s.attributes
+        }
+        assert paths == {f"/user/worker-{n}" for n in range(12)}
+        for span in asks:
+            assert span.attributes is not None
+            assert span.attributes["messaging.destination.template"] == (
+                "/user/worker-{n}"
+            )
+
+
+def test_a_path_template_keeps_names_and_templates_numbers_and_ids() -> None:
+    from actors.remote._telemetry import path_template
+
+    assert path_template("/user/echo") == "/user/echo"
+    assert path_template("/user/worker-12") == "/user/worker-{n}"
+    assert path_template("/user/node-agent/pool-x-3/worker_0") == (
+        "/user/node-agent/pool-x-{n}/worker_{n}"
+    )
+    assert path_template("/user/pool-hasher-a3f9c1") == "/user/pool-hasher-{id}"
+    assert path_template("/user/ab12") == "/user/ab12"  # short: a name
+    assert path_template("greeter") == "greeter"  # a registered name
 
 
 async def test_remote_metrics_count_per_peer(
@@ -291,6 +334,11 @@ async def test_a_node_without_telemetry_runs_the_plain_code(
         remote=Remote(nats_server.url, system="o" + new_nuid(10), node="a")
     ) as a:
         remote = a.remote
-        assert remote._telemetry is None
-        for name in ("tell", "send", "ask", "_handle", "_on_frame"):
-            assert name not in vars(remote), name
+        assert remote._observer is None
+        assert remote._parts is not None and remote._parts.inbound.observer is None
+        # Nothing shadows a method on any part (an instrumentor fills hook
+        # points, it replaces no method).
+        parts = remote._parts
+        for part in (remote, parts.inbound, parts.asks, parts.peers, parts.serving):
+            for name in ("tell", "send", "ask", "on_frame", "serve"):
+                assert name not in vars(part), name

@@ -12,27 +12,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.remote._codec import Codec
-from actors.remote._errors import DecodeError, RemoteActorError
-from actors.remote._node import NodeAddress
-from actors.remote._wire import (
-    MAX_FRAME_HEADER,
-    Ask,
-    Death,
-    Failure,
-    Heartbeat,
-    HeartbeatAck,
-    Lookup,
-    LookupReply,
-    Reply,
-    Subjects,
-    Tell,
-    Unwatch,
-    Watch,
-    Wire,
-    array_header,
+from actors.remote._envelopes import (
+    AskEnvelope,
+    DeathEnvelope,
+    FailureEnvelope,
+    HeartbeatAckEnvelope,
+    HeartbeatEnvelope,
+    LookupEnvelope,
+    LookupReplyEnvelope,
+    ReplyEnvelope,
+    TellEnvelope,
+    UnwatchEnvelope,
+    WatchEnvelope,
     decode_envelope,
     decode_frame,
 )
+from actors.remote._errors import DecodeError, RemoteActorError
+from actors.remote._node import NodeAddress
+from actors.remote._subjects import Subjects
+from actors.remote._wire import MAX_FRAME_HEADER, Wire, array_header
 
 ALPHA = NodeAddress("alpha", "0123456789abcdef")
 BETA = NodeAddress("beta", "fedcba9876543210")
@@ -124,35 +122,42 @@ def test_every_envelope_kind_round_trips_in_order() -> None:
     assert decoded.version == 1 and decoded.sender == ALPHA
     kinds = [type(e) for e in decoded.envelopes]
     assert kinds == [
-        Tell,
-        Tell,
-        Ask,
-        Reply,
-        Failure,
-        Watch,
-        Unwatch,
-        Death,
-        Death,
-        Heartbeat,
-        HeartbeatAck,
-        Lookup,
-        LookupReply,
+        TellEnvelope,
+        TellEnvelope,
+        AskEnvelope,
+        ReplyEnvelope,
+        FailureEnvelope,
+        WatchEnvelope,
+        UnwatchEnvelope,
+        DeathEnvelope,
+        DeathEnvelope,
+        HeartbeatEnvelope,
+        HeartbeatAckEnvelope,
+        LookupEnvelope,
+        LookupReplyEnvelope,
     ]
     e = decoded.envelopes
-    assert isinstance(e[0], Tell) and e[0].path == "/user/a" and e[0].trace is None
+    assert (
+        isinstance(e[0], TellEnvelope) and e[0].path == "/user/a" and e[0].trace is None
+    )
     assert c.decode(e[0].tag, e[0].body) == Ping(1)
-    assert isinstance(e[1], Tell) and e[1].trace == "00-abc-def-01"
-    assert isinstance(e[2], Ask) and e[2].ask_id == 7
+    assert isinstance(e[1], TellEnvelope) and e[1].trace == "00-abc-def-01"
+    assert isinstance(e[2], AskEnvelope) and e[2].ask_id == 7
     assert c.decode(e[2].tag, e[2].body) == Ping(2)
-    assert isinstance(e[3], Reply) and c.decode(e[3].tag, e[3].body) == [1, "two"]
-    assert isinstance(e[4], Failure)
+    assert isinstance(e[3], ReplyEnvelope) and c.decode(e[3].tag, e[3].body) == [
+        1,
+        "two",
+    ]
+    assert isinstance(e[4], FailureEnvelope)
     assert type(c.decode(e[4].tag, e[4].body)) is KeyError
-    assert isinstance(e[7], Death) and type(c.decode(e[7].tag, e[7].body)) is (
+    assert isinstance(e[7], DeathEnvelope) and type(c.decode(e[7].tag, e[7].body)) is (
         RuntimeError
     )
-    assert isinstance(e[8], Death) and c.decode(e[8].tag, e[8].body) == "normal"
-    assert e[9] == Heartbeat(3) and e[10] == HeartbeatAck(3)
-    assert e[11] == Lookup(9, "/user/e") and e[12] == LookupReply(9, True)
+    assert isinstance(e[8], DeathEnvelope) and c.decode(e[8].tag, e[8].body) == "normal"
+    assert e[9] == HeartbeatEnvelope(3) and e[10] == HeartbeatAckEnvelope(3)
+    assert e[11] == LookupEnvelope(9, "/user/e") and e[12] == LookupReplyEnvelope(
+        9, True
+    )
 
 
 def test_a_failure_of_an_unknown_exception_type_decodes_as_remote_actor_error() -> None:
@@ -162,7 +167,7 @@ def test_a_failure_of_an_unknown_exception_type_decodes_as_remote_actor_error() 
     c = codec()
     wire = Wire(c, ALPHA)
     (failure,) = decode_frame(wire.frame([wire.failure(1, Mine("m"))]), MAX).envelopes
-    assert isinstance(failure, Failure)
+    assert isinstance(failure, FailureEnvelope)
     assert type(c.decode(failure.tag, failure.body)) is RemoteActorError
 
 
@@ -184,7 +189,7 @@ def test_a_frame_from_a_program_that_is_not_a_node_has_no_sender() -> None:
     frame = msgspec.msgpack.encode([1, None, [[1, "/user/greeter", 1, "str", "hi"]]])
     (ask,) = decode_frame(frame, MAX).envelopes
     assert decode_frame(frame, MAX).sender is None
-    assert isinstance(ask, Ask) and ask.ask_id == 1
+    assert isinstance(ask, AskEnvelope) and ask.ask_id == 1
     assert codec().decode(ask.tag, ask.body) == "hi"
 
 
@@ -263,7 +268,14 @@ def test_random_bytes_as_a_frame_never_raise_anything_but_decode_error(
         return
     c = codec()
     for envelope in frame.envelopes:
-        if isinstance(envelope, Tell | Ask | Reply | Failure | Death):
+        if isinstance(
+            envelope,
+            TellEnvelope
+            | AskEnvelope
+            | ReplyEnvelope
+            | FailureEnvelope
+            | DeathEnvelope,
+        ):
             with contextlib.suppress(DecodeError):
                 c.decode(envelope.tag, envelope.body)
 
@@ -292,7 +304,14 @@ def test_mutated_frames_never_raise_anything_but_decode_error(
     except DecodeError:
         return
     for envelope in decoded.envelopes:
-        if isinstance(envelope, Tell | Ask | Reply | Failure | Death):
+        if isinstance(
+            envelope,
+            TellEnvelope
+            | AskEnvelope
+            | ReplyEnvelope
+            | FailureEnvelope
+            | DeathEnvelope,
+        ):
             with contextlib.suppress(DecodeError):
                 c.decode(envelope.tag, envelope.body)
 
@@ -337,24 +356,24 @@ def test_frames_of_random_envelopes_decode_to_what_was_sent(
     ):
         assert decode_envelope(data) == envelope
         if kind == "tell":
-            assert isinstance(envelope, Tell)
+            assert isinstance(envelope, TellEnvelope)
             assert (envelope.path, envelope.trace) == (args[0], args[2])
             assert c.decode(envelope.tag, envelope.body) == args[1]
         elif kind == "ask":
-            assert isinstance(envelope, Ask)
+            assert isinstance(envelope, AskEnvelope)
             assert (envelope.path, envelope.ask_id) == args[:2]
             assert c.decode(envelope.tag, envelope.body) == args[2]
         elif kind == "reply":
-            assert isinstance(envelope, Reply) and envelope.ask_id == args[0]
+            assert isinstance(envelope, ReplyEnvelope) and envelope.ask_id == args[0]
             assert c.decode(envelope.tag, envelope.body) == args[1]
         elif kind == "watch":
-            assert envelope == Watch(*args)  # type: ignore[arg-type]
+            assert envelope == WatchEnvelope(*args)  # type: ignore[arg-type]
         elif kind == "unwatch":
-            assert envelope == Unwatch(*args)  # type: ignore[arg-type]
+            assert envelope == UnwatchEnvelope(*args)  # type: ignore[arg-type]
         elif kind == "heartbeat":
-            assert envelope == Heartbeat(*args)  # type: ignore[arg-type]
+            assert envelope == HeartbeatEnvelope(*args)  # type: ignore[arg-type]
         else:
-            assert envelope == Lookup(*args)  # type: ignore[arg-type]
+            assert envelope == LookupEnvelope(*args)  # type: ignore[arg-type]
 
 
 def test_a_malformed_envelope_alone_is_a_decode_error() -> None:

@@ -10,12 +10,13 @@ import anyio
 import msgspec
 import pytest
 
+from actors.nats import NatsServer, connect
 from actors.remote._codec import Codec
+from actors.remote._envelopes import AskEnvelope, TellEnvelope, decode_frame
 from actors.remote._errors import DecodeError
-from actors.remote._nats import connect
 from actors.remote._node import NodeAddress
-from actors.remote._server import NatsServer
-from actors.remote._wire import Ask, Subjects, Tell, Wire, decode_frame
+from actors.remote._subjects import Subjects
+from actors.remote._wire import Wire
 
 nats = pytest.importorskip("nats")
 
@@ -52,10 +53,10 @@ async def test_a_nats_py_program_asks_and_tells_as_the_document_says(
                     continue
                 for envelope in frame.envelopes:
                     assert envelope.path == "/user/greeter"  # type: ignore[union-attr]
-                    if isinstance(envelope, Tell):
+                    if isinstance(envelope, TellEnvelope):
                         told.append(codec.decode(envelope.tag, envelope.body))
                         got_tell.set()
-                    elif isinstance(envelope, Ask):
+                    elif isinstance(envelope, AskEnvelope):
                         assert frame.sender is None and msg.reply is not None
                         message = codec.decode(envelope.tag, envelope.body)
                         try:

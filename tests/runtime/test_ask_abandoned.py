@@ -16,7 +16,7 @@ import pytest
 from actors import Actor, ActorSystem
 from actors._deadlines import Deadlines
 from actors._envelope import EXPIRED, Ask, abandon
-from actors.channel._waiters import _asyncio_backend
+from actors.channel.lowlevel import ASYNCIO_BACKEND
 
 from ._support import on_asyncio, wait_all_blocked
 
@@ -199,7 +199,7 @@ async def test_a_reply_racing_an_expired_deadline_is_counted_by_the_actor_only()
     task = asyncio.ensure_future(deadlines.wait(ask, 60.0))
     await wait_all_blocked()
     ask.handle.set_result(False)  # as the deadline timer does
-    assert ask.reply("late", _asyncio_backend) is False  # the actor counts it
+    assert ask.reply("late", ASYNCIO_BACKEND) is False  # the actor counts it
     assert await task is EXPIRED
     assert cell.runtime.letters == []
 

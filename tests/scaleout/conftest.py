@@ -1,47 +1,34 @@
-"""Fixtures for scale-out: a real ``nats-server`` on a free loopback port,
-and nodes (actor systems with a node agent) in this process."""
+"""Helpers for scale-out: nodes (actor systems with a node agent) in this
+process, on the kit's ``nats_server`` (a real ``nats-server``), with the
+kit's fast failure detection."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 
 from actors import ActorSystem
+from actors.nats._protocol import new_nuid
 from actors.node import host
 from actors.remote import Remote
-from actors.remote._failure_detector import PhiAccrualFailureDetector
-from actors.remote._nats._protocol import new_nuid
-from actors.remote._server import NatsServer
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
 
 from . import _workers
 
 #: The module the test nodes host (by the name pytest imported it under).
 WORKERS = _workers.__name__
-#: Heartbeats every 50 ms: a silent node is down about half a second later.
-HEARTBEAT = 0.05
-
-
-def fast_detector() -> PhiAccrualFailureDetector:
-    return PhiAccrualFailureDetector(
-        first_heartbeat_estimate=HEARTBEAT,
-        acceptable_heartbeat_pause=0.3,
-        min_std_deviation=0.05,
-    )
-
-
-@pytest.fixture(scope="session")
-def nats_server() -> Iterator[NatsServer]:
-    with NatsServer() as server:
-        yield server
-
-
 @pytest.fixture
 def system_name() -> str:
     """A system name no other test uses (so tests share the server)."""
     return "s" + new_nuid(10)
+
+
+def equal(got: object, wanted: object) -> None:
+    """An assertion for ``await_assert``: ``got == wanted``."""
+    assert got == wanted, got
 
 
 def remote(url: str, system: str, node: str, **options: Any) -> Remote:
@@ -49,7 +36,7 @@ def remote(url: str, system: str, node: str, **options: Any) -> Remote:
         url,
         system=system,
         node=node,
-        heartbeat_interval=HEARTBEAT,
+        heartbeat_interval=FAST_HEARTBEAT_INTERVAL,
         failure_detector=fast_detector,
         **options,
     )

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from actors import ActorSystem, AskTimeout
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
 
 from . import _hostile
 from ._hostile import FailsToConstruct, FailsToStart, Survivor

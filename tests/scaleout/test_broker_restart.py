@@ -16,9 +16,9 @@ import anyio
 import pytest
 
 from actors import ActorSystem
+from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import Remote
-from actors.remote._server import NatsServer
 
 from ._workers import Recorder, Reporter
 from .conftest import WORKERS

@@ -11,7 +11,8 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
+from actors.testing import await_assert
 
 from ._process import STARTUP, child_env
 from .conftest import node
@@ -56,6 +57,9 @@ async def test_members_stop_when_their_coordinator_process_is_killed(
         finally:
             coordinator.kill()  # SIGKILL: nothing of it runs any more
             await coordinator.aclose()
-        with anyio.fail_after(15):
-            while agent._cell.children or any(w.alive for w in workers):
-                await anyio.sleep(0.02)  # no event for "stopped" here to wait on
+
+        def stopped() -> None:  # no event for "stopped" here to wait on
+            assert not agent._cell.children
+            assert not [w for w in workers if w.alive]
+
+        await await_assert(stopped, timeout=15, interval=0.02)

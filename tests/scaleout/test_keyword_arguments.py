@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from actors import ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
 
 from ._workers import Echo
 from .conftest import node, remote

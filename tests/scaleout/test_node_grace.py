@@ -13,12 +13,13 @@ import anyio
 import pytest
 
 from actors import ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
+from actors.testing import await_assert
 
 from . import _hostile
 from ._hostile import Sleeper
 from ._process import node_process
-from .conftest import remote
+from .conftest import equal, remote
 
 pytestmark = [
     pytest.mark.anyio,
@@ -44,15 +45,13 @@ async def test_a_job_longer_than_the_grace_does_not_hold_or_fail_a_leaving_node(
         pool = main.remote.spawn_pool(Sleeper, nodes=["slow"], prefetch=1)
         await pool.wait_ready(timeout=30)
         pool.tell(60.0)  # a job far longer than the grace
-        with anyio.fail_after(10):
-            while pool.in_flight.get("slow") != 1:
-                await anyio.sleep(0.01)  # dispatched: no event to wait on
+        # Dispatched: no event to wait on.
+        await await_assert(lambda: equal(pool.in_flight.get("slow"), 1), timeout=10)
         started = time.monotonic()
         child.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(20):
             assert await child.process.wait() == 0
         assert time.monotonic() - started < 10
         # Not lost: back in the pool's queue for the next member.
-        with anyio.fail_after(10):
-            while pool.queued != 1:
-                await anyio.sleep(0.01)  # the member's end: no event to wait on
+        # The member's end: no event to wait on.
+        await await_assert(lambda: equal(pool.queued, 1), timeout=10)

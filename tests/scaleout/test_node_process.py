@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from actors import ActorSystem, StopReason, Terminated
+from actors.nats import NatsServer
 from actors.remote import SpawnError
-from actors.remote._server import NatsServer
 
 from ._process import node_process
 from ._workers import Echo

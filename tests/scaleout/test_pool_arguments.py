@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from actors import ActorSystem
+from actors.nats import NatsServer
 from actors.remote import FrameTooLarge
-from actors.remote._server import NatsServer
 
 from ._workers import Echo
 from .conftest import remote

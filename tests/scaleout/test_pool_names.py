@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from actors import ActorSystem
-from actors.remote import _remote_pool_spawn
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
+from actors.remote.scaleout import _pool_spawn
 
 from ._workers import Echo
 from .conftest import remote
@@ -31,13 +31,13 @@ async def test_a_second_pool_with_a_taken_name_starts_no_processes(
     nats_server: NatsServer, system_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[object] = []
-    real = _remote_pool_spawn.NodeProcesses
+    real = _pool_spawn.NodeProcesses
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         started.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_remote_pool_spawn, "NodeProcesses", counting)
+    monkeypatch.setattr(_pool_spawn, "NodeProcesses", counting)
     async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
         first = main.remote.spawn_pool(Echo, processes=1, name="same")
         assert len(started) == 1

@@ -8,11 +8,12 @@ import anyio
 import pytest
 
 from actors import ActorStopped, ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
+from actors.testing import await_assert
 
 from . import _hostile
 from ._hostile import Sleeper
-from .conftest import node, remote
+from .conftest import equal, node, remote
 
 pytestmark = pytest.mark.anyio
 
@@ -39,8 +40,8 @@ async def test_stopping_a_pool_fails_its_asks_in_flight_at_once(
             async with anyio.create_task_group() as tg:
                 for _ in range(6):
                     tg.start_soon(ask)
-                while pool.in_flight.get("a") != 6:
-                    await anyio.sleep(0.01)  # dispatched: no event to wait on
+                # Dispatched: no event to wait on.
+                await await_assert(lambda: equal(pool.in_flight.get("a"), 6))
                 pool.stop()
         assert len(outcomes) == 6
         await pool.join()

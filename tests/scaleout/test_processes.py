@@ -14,7 +14,8 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import ActorSystem
-from actors.remote._server import NatsServer
+from actors.nats import NatsServer
+from actors.testing import await_assert
 
 from ._process import child_env, pid_alive
 from ._workers import Echo, Recorder, Reporter
@@ -33,9 +34,11 @@ def anyio_backend() -> Any:
 
 async def gone(pids: list[int], timeout: float = 10.0) -> None:
     """Wait until no process of ``pids`` is alive (reaped or not)."""
-    with anyio.fail_after(timeout):
-        while any(pid_alive(pid) for pid in pids):
-            await anyio.sleep(0.02)
+
+    def none_alive() -> None:
+        assert not [pid for pid in pids if pid_alive(pid)]
+
+    await await_assert(none_alive, timeout=timeout, interval=0.02)
 
 
 async def test_a_pool_in_two_processes_uses_both_and_stopping_it_ends_them(

@@ -11,10 +11,11 @@ import anyio
 import pytest
 
 from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
+from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
-from actors.remote._server import NatsServer
-from actors.testing import wait_all_blocked
+from actors.remote.scaleout._pool_coordinator import PoolCoordination
+from actors.testing import await_assert, wait_all_blocked
 
 from ._workers import GATES, Echo, Recorder, Reporter, Result
 from .conftest import WORKERS, node, remote
@@ -148,10 +149,12 @@ async def test_the_jobs_a_lost_member_held_are_dispatched_to_the_others(
                 await pool.wait_ready(timeout=10)
                 for job in range(20):
                     pool.tell(job)
+
                 # "held" took its window (2 workers x 4) and holds it.
-                with anyio.fail_after(10):
-                    while pool.in_flight.get("held", 0) < 8 or pool.queued:
-                        await anyio.sleep(0.01)
+                def held() -> None:
+                    assert pool.in_flight.get("held", 0) >= 8 and not pool.queued
+
+                await await_assert(held, timeout=10)
             # It left: what it took goes to "other".
             with anyio.fail_after(20):
                 await reached.wait()
@@ -272,7 +275,7 @@ async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again
     nats_server: NatsServer, system_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The first Jobs message is "lost": counted as sent, never published.
-    real_tell = RemotePoolRef._tell
+    real_tell = PoolCoordination._tell
     lost: list[Any] = []
 
     def lossy_tell(member: Any, items: list[Any]) -> bool:
@@ -282,7 +285,7 @@ async def test_jobs_lost_on_the_wire_are_found_by_the_check_and_dispatched_again
             return True
         return real_tell(member, items)
 
-    monkeypatch.setattr(RemotePoolRef, "_tell", staticmethod(lossy_tell))
+    monkeypatch.setattr(PoolCoordination, "_tell", staticmethod(lossy_tell))
     url = nats_server.url
     async with (
         ActorSystem(remote=remote(url, system_name, "main")) as main,

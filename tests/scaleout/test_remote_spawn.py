@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from actors import Actor, ActorSystem, StopReason, Terminated
+from actors.nats import NatsServer
 from actors.remote import ActorNotFound, RemoteRef, SpawnError
-from actors.remote._server import NatsServer
 
 from ._workers import Echo, Point
 from .conftest import WORKERS, node, remote

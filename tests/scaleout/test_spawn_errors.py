@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from actors import ActorSystem
+from actors.nats import NatsServer
 from actors.remote import NodeUnreachable, SpawnError
-from actors.remote._server import NatsServer
 
 from . import _workers
 from ._workers import Echo

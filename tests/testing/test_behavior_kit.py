@@ -212,7 +212,7 @@ def test_a_failed_effect_expectation_lists_the_effects() -> None:
     with pytest.raises(AssertionError) as failure:
         kit.expect_effect(Spawned)
     assert str(failure.value) == (
-        "/user/b: expected <class 'actors.testing._behavior.Spawned'>, but the "
+        "/user/b: expected <class 'actors.testing._effects.Spawned'>, but the "
         "effects are (oldest first):\n"
         "    TimerStarted(key='tick', message='tick', delay=1.0, interval=1.0)"
     )

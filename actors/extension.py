@@ -1,0 +1,282 @@
+"""The plug-in interface through which an extension (the remote layer) joins
+a system: for writers of such extensions, not for applications (it is not
+part of the documented API and may change between minor versions).
+
+The runtime never imports the remote layer: ``ActorSystem(remote=...)`` takes
+any object implementing ``RemoteExtension``, starts it when the system is
+entered (after its task group, before the first actor) and stops it when the
+system is left (after the actors, before the task group ends), and hands it a
+``RemoteHost``: the few things of the runtime an extension needs (its task
+group, finding an actor by path, asking an actor without waiting for room,
+dead letters). Nothing here is on a local message's path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from ._cell import Cell
+from ._dead_letters import DeadLetter
+from ._envelope import EXPIRED, PENDING, Ask
+from ._errors import AskTimeout, SystemNotRunning
+from ._lifecycle import as_exit_reason
+from ._pool import PoolRef
+from ._ref import ActorRef, signal_error
+from ._system_signals import Terminated
+from .mailbox import MailboxClosed, Signal
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from ._runtime import Runtime
+    from ._system import ActorSystem
+
+__all__ = ["LocalAsk", "R", "RemoteExtension", "RemoteHost"]
+
+
+@runtime_checkable
+class RemoteExtension(Protocol):
+    """What ``ActorSystem(remote=...)`` accepts (``actors.remote.Remote``).
+
+    ``start`` is awaited once when the system is entered, with the system's
+    task group running and before any actor starts; if it raises, the system
+    is not entered and the exception propagates from ``async with`` (the
+    extension cleans up after itself). ``stop`` is awaited once when the
+    system is left, after its actors have stopped (or were cancelled), shielded
+    from cancellation; it must end every task the extension started.
+    """
+
+    async def start(self, host: RemoteHost) -> None:
+        """Join the system ``host`` describes."""
+        ...
+
+    async def stop(self) -> None:
+        """Leave it: end every task started by ``start``."""
+        ...
+
+    def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """A local actor (``watcher``, an opaque token) watches ``ref``, a ref
+        without a local cell: deliver its Terminated later with
+        ``RemoteHost.terminated``.
+
+        Raises:
+            TypeError: ``ref`` is not a ref this extension made.
+        """
+        ...
+
+    def unwatch(self, watcher: object, ref: ActorRef[Any]) -> None:
+        """``watcher`` no longer watches ``ref`` (it unwatched, or stopped)."""
+        ...
+
+    def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
+        """A local actor marked by
+        ``RemoteHost.watch_local`` terminated
+        with ``reason`` (called synchronously as it terminates)."""
+        ...
+
+
+if TYPE_CHECKING:
+    # The type of ActorSystem.remote, with a PEP 696 default:
+    # ActorSystem(remote=Remote(...)) is an ActorSystem[Remote] whose .remote
+    # is a Remote; a bare ActorSystem (an annotation, context.system) keeps
+    # Any. Checkers take the default from typing_extensions' stubs; at run
+    # time it is a plain TypeVar.
+    from typing_extensions import TypeVar as _DefaultTypeVar
+
+    R = _DefaultTypeVar("R", bound=RemoteExtension, default=Any)
+else:
+    R = TypeVar("R")
+
+
+class LocalAsk:
+    """An ask enqueued by
+    ``RemoteHost.ask_nowait``: await its outcome
+    with ``result``, or get it from
+    ``outcome`` in its ``on_done``."""
+
+    __slots__ = ("_envelope", "_on_done", "_runtime")
+
+    def __init__(
+        self,
+        envelope: Ask,
+        runtime: Runtime,
+        on_done: Callable[[LocalAsk], None] | None = None,
+    ) -> None:
+        self._envelope = envelope
+        self._runtime = runtime
+        self._on_done = on_done
+        if on_done is not None:
+            envelope.on_done = self._filled
+
+    def _filled(self, envelope: Ask) -> None:
+        on_done = self._on_done
+        assert on_done is not None
+        on_done(self)
+
+    def outcome(self) -> Any:
+        """The reply, once the ask is answered (in ``on_done``).
+
+        Raises:
+            Exception: whatever the handler raised (or ``ActorStopped``, ...).
+            RuntimeError: the ask is not answered yet.
+        """
+        envelope = self._envelope
+        if envelope.state == PENDING:  # not .done: a property call saved
+            raise RuntimeError("the ask is not answered yet")
+        return envelope.outcome_or_raise()
+
+    async def result(self, timeout: float | None) -> Any:
+        """The reply, waiting at most ``timeout`` seconds (None: no limit).
+
+        Raises:
+            AskTimeout: no reply in time.
+            ActorStopped: the actor stopped before replying.
+            Exception: whatever the handler raised.
+        """
+        envelope = self._envelope
+        deadlines = self._runtime.deadlines
+        if deadlines is None:
+            raise SystemNotRunning("the system has exited")
+        if timeout is None:
+            return await envelope.wait(deadlines.backend)
+        reply = await deadlines.wait(envelope, timeout)
+        if reply is EXPIRED:
+            raise AskTimeout(
+                f"{envelope.recipient.path} did not reply within {timeout} s"
+            )
+        return reply
+
+
+class RemoteHost:
+    """What a ``RemoteExtension`` may use of the
+    system it joined."""
+
+    __slots__ = ("_runtime",)
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    @property
+    def system(self) -> ActorSystem:
+        """The public face of the system."""
+        return self._runtime.system
+
+    @property
+    def task_group(self) -> TaskGroup:
+        """The task group the system's actors run in."""
+        tg = self._runtime.tg
+        if tg is None:
+            raise SystemNotRunning("the actor system is not running")
+        return tg
+
+    def find(self, path: str) -> ActorRef[Any] | None:
+        """The ref of the live actor at ``path`` (``"/user/a/b"``), or None."""
+        cell = self._runtime.guardian
+        if cell is None:
+            return None
+        names = path.split("/")
+        # "/user/a/b" -> ["", "user", "a", "b"]
+        if len(names) < 2 or names[0] or names[1] != cell.name:
+            return None
+        for name in names[2:]:
+            child = cell.children.get(name)
+            if child is None:
+                return None
+            cell = child
+        return cell.ref if cell.alive else None
+
+    def path_of(self, ref: object) -> str | None:
+        """The path of ``ref`` if it is a ref to an actor of this system, else
+        None (a ref of another system, or not a plain ref)."""
+        cell: Cell | None = getattr(ref, "_cell", None)
+        if cell is None or cell.runtime is not self._runtime:
+            return None
+        return cell.path
+
+    def ask_nowait(
+        self,
+        ref: ActorRef[Any],
+        message: object,
+        *,
+        context: object = None,
+        on_done: Callable[[LocalAsk], None] | None = None,
+    ) -> LocalAsk:
+        """Enqueue an ask of ``message`` to the local actor ``ref`` now, in
+        order with tells enqueued before and after it (never waits).
+
+        ``context`` is the OpenTelemetry context the handling joins in a
+        traced system (None: none). ``on_done``, when given, is called with
+        the returned ``LocalAsk`` as soon as its outcome is
+        in (sync, in the replying task: it must be quick and must not raise);
+        then do not await ``LocalAsk.result``.
+
+        Raises:
+            TypeError: ``ref`` is not a ref of this system, or ``message`` is
+                a runtime signal.
+            MailboxFull: the actor's mailbox is at its capacity.
+            ActorStopped: the actor has stopped.
+        """
+        cell: Cell | None = getattr(ref, "_cell", None)
+        if cell is None or cell.runtime is not self._runtime:
+            raise TypeError(f"{ref!r} is not an actor of this system")
+        if isinstance(message, Signal):
+            raise signal_error(message)
+        envelope = Ask(message, cell)
+        if self._runtime.telemetry is not None:
+            # A traced receive reads the asker's context.
+            envelope.context = context
+            envelope.enqueued = 0.0
+        local = LocalAsk(envelope, self._runtime, on_done)
+        try:
+            if isinstance(ref, PoolRef):
+                # Routed to a worker. PoolRef's own tell, not a traced
+                # pool's: the envelope must reach the worker unwrapped.
+                PoolRef.tell(ref, envelope)
+            else:
+                cell.mailbox.try_send(envelope)
+        except MailboxClosed:
+            raise ref._stopped() from None
+        return local
+
+    def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
+        """Report the termination of the local actor ``ref`` to the extension
+        (``local_terminated``),
+        as another node watches it.
+
+        Returns:
+            ``(True, None)`` if it is alive (its termination will be
+            reported); ``(False, reason)`` if it terminated already.
+
+        Raises:
+            TypeError: ``ref`` is not a ref of this system.
+        """
+        cell: Cell | None = getattr(ref, "_cell", None)
+        if cell is None or cell.runtime is not self._runtime:
+            raise TypeError(f"{ref!r} is not an actor of this system")
+        if cell.terminated.is_set():
+            return False, cell.reason
+        cell.ensure_extras().remote_watched = True
+        return True, None
+
+    def terminated(self, watcher: object, ref: ActorRef[Any], reason: object) -> None:
+        """Deliver ``Terminated(ref, reason)`` to ``watcher`` (a token given to
+        ``RemoteExtension.watch``) if it still
+        watches ``ref``; it is delivered once (a second call finds it
+        unwatched)."""
+        cell = watcher
+        if type(cell) is not Cell or cell.runtime is not self._runtime:
+            return
+        extras = cell.extras
+        if extras is None or ref not in extras.watching:
+            return
+        with contextlib.suppress(MailboxClosed):
+            cell.mailbox.send_signal(Terminated(ref, as_exit_reason(reason)))
+
+    def dead_letter(
+        self, recipient: ActorRef[Any], message: object, reason: str
+    ) -> None:
+        """Count ``message`` for ``recipient`` (any ref, remote ones too) as a
+        dead letter and hand it to the dead letters' subscribers."""
+        self._runtime.dead_letters.publish(DeadLetter(recipient, message, reason))

@@ -1,0 +1,625 @@
+"""The client: an anyio-native NATS core-protocol client that owns its tasks.
+
+Its public API (publish, subscribe, request, flush, close) on top of the
+connection machinery of ``_session``. All of it runs on asyncio, uvloop
+and Trio through anyio, on one code path.
+
+Its size: the client's public API (publish, subscribe, request, flush,
+drain, close), each method documented in full.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import ssl
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any, NamedTuple
+
+import anyio
+
+from ..channel.lowlevel import current_backend
+from ._auth import Credentials, read_creds_file
+from ._connection import parse_server
+from ._errors import (
+    ConnectionClosedError,
+    MaxPayloadError,
+    NatsError,
+    NoRespondersError,
+    OutboundBufferFullError,
+    RequestTimeoutError,
+)
+from ._protocol import Msg, check_subject, encode_headers, new_nuid
+from ._session import _FAILED, PING_LINE, Session, _Ping, _Reply
+from ._subscription import Subscription
+
+__all__ = ["Client", "ClientStatistics", "connect"]
+
+_whitespace = re.compile(r"\s").search
+
+LANG = "python-anyio-actors"
+VERSION = "0.1.0"
+
+
+class ClientStatistics(NamedTuple):
+    """Counters of a ``Client``."""
+
+    #: messages the reader delivered to subscriptions (or dropped for them)
+    messages_received: int
+    #: bytes written to the server
+    bytes_written: int
+    #: socket writes (each writes every command queued when the writer woke)
+    writes: int
+    #: successful reconnections
+    reconnects: int
+    #: bytes of commands queued and not yet written
+    pending_bytes: int
+    #: messages dropped because a subscription's buffer was full
+    dropped: int
+    #: replies that came after their request had given up
+    late_replies: int
+
+
+def _positive(name: str, value: object, *, zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{name} must be a number of seconds, not {type(value).__name__}"
+        )
+    if math.isnan(value) or value < 0 or (value == 0 and not zero):
+        raise ValueError(f"{name} must be {'>= 0' if zero else '> 0'}, not {value!r}")
+    return float(value)
+
+
+def _integer(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+class Client(Session):
+    """A connection to a NATS server (cluster), made by ``connect``.
+
+    Publishing never waits for the network: commands go into an outbound
+    channel that the writer task drains, many commands per write. While the
+    client is disconnected, commands stay queued (up to ``max_pending_bytes``)
+    and are written after it reconnects; subscriptions are restored with their
+    ids. Delivery is NATS core's: at-most-once (a batch being written when the
+    connection breaks may be lost), in order per publisher.
+
+    Args:
+        servers: a server URL or a list of them (``nats://`` or ``tls://``,
+            optionally with ``user:password@`` or ``token@``).
+        name: the connection name the server shows, or ``None``.
+        echo: whether the server delivers this client's own messages to its
+            own subscriptions.
+        user: a user name (a server URL's own ``user:password@`` or
+            ``token@`` wins for that server).
+        password: the user's password.
+        token: an authentication token.
+        nkey_seed: an NKey user seed (``SU...``); signs the server's nonce
+            (needs the ``nkeys`` package).
+        creds_file: a ``.creds`` file: its user JWT is sent and its seed signs
+            the nonce (needs ``nkeys``).
+        tls: the ``ssl.SSLContext`` for TLS; a server that requires TLS (its
+            ``INFO`` says ``tls_required``) is upgraded after ``INFO`` with the
+            default context when this is ``None``.
+        tls_hostname: the name to check the server's certificate against
+            (default: the host of the server's URL).
+        connect_timeout: seconds for one connection and its handshake.
+        allow_reconnect: reconnect when the connection breaks; otherwise the
+            client closes.
+        max_reconnect_attempts: passes over the server list before giving up
+            (-1: never give up).
+        reconnect_wait: seconds before the first pass; doubled per failed
+            pass up to ``max_reconnect_wait``.
+        max_reconnect_wait: the longest wait between two passes, in seconds.
+        reconnect_jitter: up to this many random seconds added to each wait.
+        ping_interval: seconds between the client's PINGs.
+        max_outstanding_pings: unanswered PINGs after which the connection is
+            stale and dropped.
+        max_pending_bytes: the most bytes of commands queued for the writer;
+            beyond it ``publish`` waits (connected) or raises (disconnected).
+        close_timeout: seconds that closing waits for queued commands to be
+            written and confirmed.
+        error_callback: a sync function called with asynchronous errors
+            (disconnections, slow consumers, permissions violations, a
+            callback's exception); by default they are logged as warnings
+            on the ``actors.nats`` logger.
+
+    Raises:
+        TypeError / ValueError: a bad argument, naming it.
+        OSError / ValueError: ``creds_file`` cannot be read or is not a creds
+            file.
+    """
+
+    def __init__(
+        self,
+        servers: str | Sequence[str],
+        *,
+        name: str | None = None,
+        echo: bool = True,
+        user: str | None = None,
+        password: str | None = None,
+        token: str | None = None,
+        nkey_seed: str | bytes | None = None,
+        creds_file: str | os.PathLike[str] | None = None,
+        tls: ssl.SSLContext | None = None,
+        tls_hostname: str | None = None,
+        connect_timeout: float = 2.0,
+        allow_reconnect: bool = True,
+        max_reconnect_attempts: int = 60,
+        reconnect_wait: float = 0.5,
+        max_reconnect_wait: float = 5.0,
+        reconnect_jitter: float = 0.1,
+        ping_interval: float = 120.0,
+        max_outstanding_pings: int = 2,
+        max_pending_bytes: int = 8 * 1024 * 1024,
+        close_timeout: float = 5.0,
+        error_callback: Callable[[Exception], object] | None = None,
+    ) -> None:
+        urls = [servers] if isinstance(servers, str) else list(servers)
+        if not urls:
+            raise ValueError("servers must name at least one server")
+        self._servers = [parse_server(url) for url in urls]
+        if tls is not None and not isinstance(tls, ssl.SSLContext):
+            raise TypeError(f"tls must be an ssl.SSLContext, not {type(tls).__name__}")
+        self._tls = tls
+        self._tls_hostname = tls_hostname
+        self._connect_timeout = _positive("connect_timeout", connect_timeout)
+        self._allow_reconnect = bool(allow_reconnect)
+        self._max_reconnect_attempts = _integer(
+            "max_reconnect_attempts", max_reconnect_attempts, -1
+        )
+        self._reconnect_wait = _positive("reconnect_wait", reconnect_wait, zero=True)
+        self._max_reconnect_wait = _positive(
+            "max_reconnect_wait", max_reconnect_wait, zero=True
+        )
+        self._reconnect_jitter = _positive(
+            "reconnect_jitter", reconnect_jitter, zero=True
+        )
+        self._ping_interval = _positive("ping_interval", ping_interval)
+        self._max_outstanding_pings = _integer(
+            "max_outstanding_pings", max_outstanding_pings, 1
+        )
+        self._max_pending = _integer("max_pending_bytes", max_pending_bytes, 1)
+        self._close_timeout = _positive("close_timeout", close_timeout, zero=True)
+        self._error_callback = error_callback
+        seed: bytes | None = None
+        jwt: str | None = None
+        if creds_file is not None:
+            jwt, seed = read_creds_file(creds_file)
+        elif nkey_seed is not None:
+            seed = (
+                nkey_seed.encode() if isinstance(nkey_seed, str) else bytes(nkey_seed)
+            )
+        self._credentials = Credentials(
+            user=user, password=password, token=token, nkey_seed=seed, jwt=jwt
+        )
+        self._options: dict[str, Any] = {
+            "verbose": False,
+            "pedantic": False,
+            "lang": LANG,
+            "version": VERSION,
+            "protocol": 1,
+            "echo": bool(echo),
+            "headers": True,
+            "no_responders": True,
+        }
+        if name is not None:
+            self._options["name"] = name
+        super().__init__()
+
+    # -- public state ------------------------------------------------------
+
+    @property
+    def is_connected(self) -> bool:
+        """Whether a connection to a server is up now."""
+        return self._conn is not None
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether the client is closed (by its owner, or because it failed)."""
+        return self._closed
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """What made the client give up, or ``None``."""
+        return self._failure
+
+    @property
+    def server_info(self) -> Mapping[str, Any]:
+        """The last ``INFO`` of the server the client is (or was) connected to."""
+        return self._info
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of commands queued and not yet taken by the writer (0: it
+        has taken everything)."""
+        return self._pending_bytes
+
+    @property
+    def max_payload(self) -> int:
+        """The server's ``max_payload``: the largest headers + payload, in bytes."""
+        return self._max_payload
+
+    @property
+    def connected_url(self) -> str | None:
+        """The URL of the server the client is connected to, or ``None``."""
+        conn = self._conn
+        return None if conn is None else str(conn.server)
+
+    @property
+    def servers(self) -> list[str]:
+        """The URLs of the server list (those learnt from servers included)."""
+        return [str(server) for server in self._servers]
+
+    def new_inbox(self) -> str:
+        """A fresh unique reply subject (``_INBOX.<nuid>``)."""
+        return f"_INBOX.{new_nuid()}"
+
+    def statistics(self) -> ClientStatistics:
+        """The client's counters now."""
+        return ClientStatistics(
+            self._received,
+            self._bytes_written,
+            self._writes,
+            self._reconnects,
+            self._pending_bytes,
+            self._dropped,
+            self._late_replies,
+        )
+
+    async def wait_closed(self) -> None:
+        """Wait until the client is closed (see ``last_error`` for why)."""
+        await self._closed_event.wait()
+
+    # -- publishing --------------------------------------------------------
+
+    def _encode(
+        self,
+        subject: str,
+        payload: bytes,
+        reply: str | None,
+        headers: Mapping[str, str] | None,
+    ) -> bytes:
+        if self._closed:
+            raise ConnectionClosedError("the client is closed") from self._failure
+        if type(subject) is not str or not subject or _whitespace(subject):
+            check_subject(subject)  # raises, naming the argument
+        if type(payload) is not bytes:
+            if isinstance(payload, str) or not isinstance(
+                payload, bytearray | memoryview
+            ):
+                raise TypeError(f"payload must be bytes, not {type(payload).__name__}")
+            payload = bytes(payload)
+        if reply is not None:
+            check_subject(reply, "reply")
+        if headers:
+            header = encode_headers(headers)
+            total = len(header) + len(payload)
+            if total > self._max_payload:
+                raise MaxPayloadError(
+                    f"message of {total} bytes (headers included) is over the "
+                    f"server's max_payload of {self._max_payload} bytes"
+                )
+            if reply is None:
+                line = b"HPUB %s %d %d\r\n" % (subject.encode(), len(header), total)
+            else:
+                line = b"HPUB %s %s %d %d\r\n" % (
+                    subject.encode(),
+                    reply.encode(),
+                    len(header),
+                    total,
+                )
+            return b"".join((line, header, payload, b"\r\n"))
+        size = len(payload)
+        if size > self._max_payload:
+            raise MaxPayloadError(
+                f"payload of {size} bytes is over the server's max_payload of "
+                f"{self._max_payload} bytes"
+            )
+        if reply is None:
+            return b"PUB %s %d\r\n%s\r\n" % (subject.encode(), size, payload)
+        return b"PUB %s %s %d\r\n%s\r\n" % (
+            subject.encode(),
+            reply.encode(),
+            size,
+            payload,
+        )
+
+    def publish_nowait(
+        self,
+        subject: str,
+        payload: bytes = b"",
+        *,
+        reply: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Queue a message for the writer task; never waits.
+
+        Args:
+            subject: the subject (no wildcards, no whitespace).
+            payload: the payload (``bytes``, ``bytearray`` or ``memoryview``).
+            reply: a reply subject for the receiver, or ``None``.
+            headers: headers (str keys and values), or ``None``.
+
+        Raises:
+            TypeError: ``subject``, ``reply``, ``payload`` or ``headers`` has the
+                wrong type.
+            ValueError: ``subject`` or ``reply`` is empty or has whitespace; a
+                header key or value is invalid.
+            MaxPayloadError: headers and payload are over the server's
+                ``max_payload`` (a ``ValueError``); nothing is sent.
+            OutboundBufferFullError: ``max_pending_bytes`` of commands are
+                queued already.
+            ConnectionClosedError: the client is closed.
+        """
+        data = self._encode(subject, payload, reply, headers)
+        pending = self._pending_bytes
+        if pending and pending + len(data) > self._max_pending:
+            raise OutboundBufferFullError(
+                f"{pending} bytes are queued for the server already "
+                f"(max_pending_bytes={self._max_pending})"
+                + ("" if self._conn is not None else " and the client is disconnected")
+            )
+        self._enqueue(data)
+
+    async def publish(
+        self,
+        subject: str,
+        payload: bytes = b"",
+        *,
+        reply: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Queue a message for the writer task, waiting while the outbound
+        buffer is full and the client connected (backpressure).
+
+        Not a checkpoint when the buffer has room (a burst of publishes is
+        written in few writes). Cancelling a waiting call sends nothing.
+
+        Args: as ``publish_nowait``.
+
+        Raises:
+            OutboundBufferFullError: the buffer is full and the client is
+                disconnected (or becomes so while this call waits).
+            Exception: everything ``publish_nowait`` raises for bad arguments.
+        """
+        data = self._encode(subject, payload, reply, headers)
+        size = len(data)
+        while self._pending_bytes and self._pending_bytes + size > self._max_pending:
+            if self._conn is None:
+                raise OutboundBufferFullError(
+                    f"the client is disconnected and {self._pending_bytes} bytes are "
+                    f"queued already (max_pending_bytes={self._max_pending})"
+                )
+            if self._space is None:
+                self._space = anyio.Event()
+            await self._space.wait()
+            if self._closed:
+                raise ConnectionClosedError("the client is closed") from self._failure
+        self._enqueue(data)
+
+    async def flush(self, timeout: float = 10.0) -> None:
+        """Wait until the server has processed everything queued before this call
+        (a PING/PONG round trip behind the queued commands).
+
+        Raises:
+            TimeoutError: no PONG within ``timeout`` seconds.
+            DisconnectedError: the connection broke after the PING was written.
+            ConnectionClosedError: the client is or becomes closed.
+        """
+        _positive("timeout", timeout)
+        if self._closed:
+            raise ConnectionClosedError("the client is closed") from self._failure
+        marker = _Ping(anyio.Event())
+        self._pending_bytes += len(PING_LINE)
+        self._writer_parked = False
+        self._out_tx.send_nowait(marker)
+        assert marker.event is not None
+        with anyio.fail_after(timeout):
+            await marker.event.wait()
+        if marker.error is not None:
+            raise marker.error
+
+    # -- subscribing -------------------------------------------------------
+
+    def _add_subscription(
+        self,
+        subject: str,
+        queue: str | None,
+        max_pending: float,
+        callback: Callable[[Msg], object] | None,
+    ) -> Subscription:
+        if self._closed:
+            raise ConnectionClosedError("the client is closed") from self._failure
+        sub = Subscription(
+            self, next(self._sids), subject, queue, max_pending, callback
+        )
+        self._subs[sub.sid] = sub
+        if self._conn is not None:
+            # Disconnected: the SUB goes out with the reconnection's replay.
+            self._send_control(sub.subscribe_line())
+        return sub
+
+    async def subscribe(
+        self,
+        subject: str,
+        queue: str | None = None,
+        *,
+        max_pending: int = 65536,
+        callback: Callable[[Msg], object] | None = None,
+    ) -> Subscription:
+        """Subscribe to ``subject`` (wildcards ``*`` and ``>`` allowed).
+
+        The SUB is queued behind earlier commands; ``flush`` after it to know
+        the server has it. A checkpoint.
+
+        Args:
+            subject: the subject.
+            queue: a queue group name, or ``None``.
+            max_pending: the most messages buffered for the subscription before
+                new ones are dropped (ignored with ``callback``).
+            callback: a sync function called with each message by the reader
+                task instead of buffering; it must not block.
+
+        Returns:
+            The subscription: iterate it, or read it with ``next_msg``.
+
+        Raises:
+            TypeError / ValueError: a bad ``subject``, ``queue``, ``max_pending``
+                or ``callback``.
+            ConnectionClosedError: the client is closed.
+        """
+        await anyio.lowlevel.checkpoint()
+        check_subject(subject)
+        if queue is not None:
+            check_subject(queue, "queue")
+        _integer("max_pending", max_pending, 1)
+        if callback is not None and not callable(callback):
+            raise TypeError("callback must be callable")
+        return self._add_subscription(subject, queue, max_pending, callback)
+
+    def _remove(self, sub: Subscription, *, send_unsub: bool) -> None:
+        if self._subs.pop(sub.sid, None) is not None:
+            sub.close()
+            if send_unsub and self._conn is not None:
+                self._send_control(f"UNSUB {sub.sid}\r\n".encode())
+
+    # -- request/reply -----------------------------------------------------
+
+    async def request(
+        self,
+        subject: str,
+        payload: bytes = b"",
+        *,
+        timeout: float = 2.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> Msg:
+        """Publish a request and wait for its first reply.
+
+        Replies come through one wildcard subscription (``_INBOX.<nuid>.*``)
+        made at the first request; each request parks on its own waiter.
+
+        Args:
+            subject: as ``publish``.
+            payload: as ``publish``.
+            timeout: seconds to wait for the reply.
+            headers: as ``publish``.
+
+        Returns:
+            The reply.
+
+        Raises:
+            NoRespondersError: nobody subscribes to ``subject`` (the server's
+                ``503`` status, at once).
+            RequestTimeoutError: no reply within ``timeout`` (a ``TimeoutError``).
+            ConnectionClosedError: the client is or becomes closed.
+            Exception: everything ``publish`` raises.
+        """
+        _positive("timeout", timeout)
+        if self._inbox_sub is None:
+            self._inbox_sub = self._add_subscription(
+                self._inbox_prefix + "*", None, 0, self._on_reply
+            )
+        backend = self._backend
+        if backend is None:
+            backend = self._backend = current_backend()
+        token = str(next(self._tokens))
+        waiter = _Reply(self, token)
+        self._replies[token] = waiter
+        try:
+            await self.publish(
+                subject, payload, reply=self._inbox_prefix + token, headers=headers
+            )
+            answered = await waiter.park_for(backend, timeout)
+        finally:
+            self._replies.pop(token, None)  # answered: popped already
+        if not answered:
+            raise RequestTimeoutError(
+                f"no reply to a request on {subject!r} within {timeout} s"
+            )
+        if waiter.state == _FAILED:
+            raise waiter.outcome
+        msg: Msg = waiter.outcome
+        if msg.status == 503:
+            raise NoRespondersError(f"no responders on {subject!r}")
+        return msg
+
+    async def close(self) -> None:
+        """Write what is queued (within ``close_timeout``), then close.
+
+        Buffered messages of subscriptions stay readable; then their iteration
+        ends. Idempotent.
+        """
+        if self._closed:
+            return
+        if self._conn is not None and self._close_timeout > 0:
+            with anyio.move_on_after(self._close_timeout):
+                with suppress(NatsError):
+                    await self.flush(self._close_timeout)
+        self._shutdown(None)
+
+    async def drain(self) -> None:
+        """Unsubscribe everything, let the server confirm (so no message for
+        them is still on its way), then close. Messages buffered in
+        subscriptions stay readable.
+        """
+        if self._closed:
+            return
+        for sub in list(self._subs.values()):
+            if sub is not self._inbox_sub:
+                self._send_control(f"UNSUB {sub.sid}\r\n".encode())
+        await self.close()
+
+
+@asynccontextmanager
+async def connect(
+    servers: str | Sequence[str] = "nats://127.0.0.1:4222", **options: Any
+) -> AsyncIterator[Client]:
+    """Connect to a NATS server: ``async with connect(url) as nc: ...``.
+
+    The client's tasks live inside the ``async with``; leaving it normally
+    writes what is queued (within ``close_timeout``) and closes; leaving it by
+    an exception closes at once.
+
+    Args:
+        servers: a server URL or a list of them (``nats://``, ``tls://``, with
+            ``user:password@`` or ``token@``); more are learnt from the
+            servers' ``connect_urls``.
+        **options: the keyword arguments of ``Client``: ``name``,
+            ``echo``, ``user``, ``password``, ``token``, ``nkey_seed``,
+            ``creds_file``, ``tls`` (an ``ssl.SSLContext``), ``tls_hostname``,
+            ``connect_timeout``, ``allow_reconnect``,
+            ``max_reconnect_attempts`` (-1: forever), ``reconnect_wait``,
+            ``max_reconnect_wait``, ``reconnect_jitter`` (seconds of random
+            extra wait), ``ping_interval``, ``max_outstanding_pings``,
+            ``max_pending_bytes``, ``close_timeout``, ``error_callback``.
+
+    Raises:
+        TypeError / ValueError: a bad option, naming it.
+        NoServersError: no server accepted a connection (the last error is its
+            ``__cause__``).
+        AuthorizationError: the server refused the credentials.
+    """
+    client = Client(servers, **options)
+    try:
+        conn = await client._connect_first()  # outside the task group: unwrapped
+    except BaseException:
+        client._shutdown(None)
+        raise
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client._run, conn)
+            try:
+                yield client
+            except BaseException:
+                client._shutdown(None)
+                raise
+            await client.close()
+    finally:
+        await anyio.aclose_forcefully(conn.stream)

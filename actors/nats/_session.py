@@ -1,0 +1,613 @@
+"""The client's machinery: one connection at a time, served by three tasks.
+
+A reader task parses with a buffer and delivers to subscriptions; a writer task
+drains the outbound channel with ``receive_many`` and writes one buffer per
+wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
+A command queued while the writer is idle and no burst is under way is written
+at once by its caller (``Session._enqueue``): a lone request does not wait
+for the writer's wake; the commands that follow it wake the writer and go out
+together. A burst ends when data comes in or the writer parks again.
+A manager task reconnects when the connection breaks, with backoff and jitter
+across the server list, replaying the subscriptions with their ids. The public
+API is ``Client``, which subclasses ``Session``.
+
+Its size: the connection's tasks (reader, writer, pinger, reconnect) share
+the connection's state and are one concept, the session.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import random
+import ssl
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream, SocketAttribute, TaskGroup
+
+from ..channel import WouldBlock, create_memory_object_stream
+from ..channel.lowlevel import EMPTY, Backend, Slot
+from ._auth import Credentials
+from ._connection import Connection, Server, error_for, open_connection, parse_server
+from ._errors import (
+    AuthorizationError,
+    ConnectionClosedError,
+    DisconnectedError,
+    NatsError,
+    NoServersError,
+    PermissionsViolation,
+    ProtocolError,
+    StaleConnectionError,
+)
+from ._protocol import OK, PING, PONG, ErrLine, Msg, Op, ServerInfo, new_nuid
+from ._subscription import Subscription
+
+__all__ = ["Session"]
+
+logger = logging.getLogger("actors.nats")
+
+WRITE_BATCH = 4096  #: the most queued commands one write takes
+READ_SIZE = 64 * 1024
+PING_LINE = b"PING\r\n"
+PONG_LINE = b"PONG\r\n"
+DEFAULT_MAX_PAYLOAD = 1024 * 1024
+
+
+class _Ping:
+    """A PING in the outbound channel; its PONG sets the event."""
+
+    __slots__ = ("error", "event")
+
+    def __init__(self, event: anyio.Event | None) -> None:
+        self.event = event
+        self.error: BaseException | None = None
+
+    def fail(self, error: BaseException) -> None:
+        if self.event is not None:
+            self.error = error
+            self.event.set()
+
+
+def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
+    """A sync write of as many bytes as the stream takes at once (the count
+    written; 0: none, write through the writer), or None when the stream has
+    none (TLS). Chosen once per connection: the asyncio transport (which
+    buffers what the socket does not take, unless paused), or the raw
+    non-blocking socket (Trio)."""
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    if transport is not None and hasattr(protocol, "write_event"):
+        write = transport.write
+
+        def write_asyncio(data: bytes) -> int:
+            # Paused (the protocol makes a new event then): the writer waits.
+            if not protocol.write_event.is_set():
+                return 0
+            write(data)
+            return len(data)
+
+        return write_asyncio
+    if type(stream).__module__ == "anyio._backends._trio":
+        try:
+            sock = stream.extra(SocketAttribute.raw_socket)
+        except Exception:
+            return None
+        send = sock.send
+
+        def write_raw(data: bytes) -> int:
+            try:
+                return send(data)
+            except OSError:  # would block, or broken: the writer deals with it
+                return 0
+
+        return write_raw
+    return None
+
+
+def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On asyncio, a ``receive`` that leaves the transport reading (anyio's
+    resumes and pauses reading around each call: two system calls per
+    message on a request/reply path) and takes every chunk read since the
+    last call at once; on Trio, see ``_trio_reader``; None for other streams
+    (TLS: the stream's own ``receive`` is used).
+    What waits is bounded: the reader task takes it all each time it runs,
+    and the loop reads at most one chunk per connection per iteration.
+    Chosen once per connection."""
+    transport: Any = getattr(stream, "_transport", None)
+    protocol: Any = getattr(stream, "_protocol", None)
+    queue = getattr(protocol, "read_queue", None)
+    if transport is None or queue is None or not hasattr(protocol, "read_event"):
+        if type(stream).__module__ == "anyio._backends._trio":
+            return _trio_reader(stream)
+        return None
+    transport.resume_reading()
+
+    async def receive(max_bytes: int) -> bytes:
+        while not queue:
+            if protocol.exception is not None:
+                raise anyio.BrokenResourceError from protocol.exception
+            if protocol.is_at_eof or transport.is_closing():
+                raise anyio.EndOfStream
+            event = protocol.read_event
+            event.clear()
+            await event.wait()
+        if len(queue) == 1:
+            data: bytes = queue.popleft()
+        else:
+            data = b"".join(queue)
+            queue.clear()
+        return data
+
+    return receive
+
+
+def _trio_reader(stream: ByteStream) -> Callable[[int], Any] | None:
+    """On Trio, a ``receive`` that waits for the socket to be readable, then
+    reads: the reader calls it when it has handled everything, so the try
+    first (a failed system call) and the schedule point after a read that
+    Trio's socket ``recv`` makes are saved."""
+    try:
+        sock = stream.extra(SocketAttribute.raw_socket)
+    except Exception:
+        return None
+    import trio
+
+    wait_readable = trio.lowlevel.wait_readable
+    recv = sock.recv
+
+    async def receive(max_bytes: int) -> bytes:
+        while True:
+            await wait_readable(sock)  # a checkpoint
+            try:
+                data: bytes = recv(max_bytes)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    return receive
+
+
+#: ``_Reply.state`` once answered: a reply message, or the client's failure.
+_REPLIED, _FAILED = 1, 2
+
+
+class _Reply(Slot):
+    """A request parked until its reply: the channel core's one-answer
+    waiter (an asyncio future with a loop timer, or Trio's own parking),
+    cheaper than an Event inside a cancel scope."""
+
+    __slots__ = ("session", "token")
+
+    def __init__(self, session: Session, token: str) -> None:
+        # The slot's fields set here (no super().__init__(): a call saved
+        # per request).
+        self.handle = None
+        self.state = EMPTY
+        self.outcome = None
+        self.waiting = False
+        self.abandoned = False
+        self.on_done = None
+        self.session = session
+        self.token = token
+
+    def lost(self) -> None:
+        # Answered, then cancelled natively (asyncio) before it ran: the
+        # reply came too late for its asker.
+        self.session._late_replies += 1
+
+
+class Session:
+    """The connection machinery of a client (see the module docstring)."""
+
+    # The configuration, set by Client.__init__ before Session.__init__.
+    _servers: list[Server]
+    _tls: ssl.SSLContext | None
+    _tls_hostname: str | None
+    _connect_timeout: float
+    _allow_reconnect: bool
+    _max_reconnect_attempts: int
+    _reconnect_wait: float
+    _max_reconnect_wait: float
+    _reconnect_jitter: float
+    _ping_interval: float
+    _max_outstanding_pings: int
+    _max_pending: int
+    _close_timeout: float
+    _error_callback: Callable[[Exception], object] | None
+    _credentials: Credentials
+    _options: dict[str, Any]
+
+    def __init__(self) -> None:
+        self._out_tx, self._out_rx = create_memory_object_stream[bytes | _Ping](
+            math.inf
+        )
+        self._pending_bytes = 0
+        #: The writer is parked with nothing handed to it (see _enqueue).
+        self._writer_parked = False
+        #: A direct write happened and no data came in since (a burst).
+        self._burst = False
+        self._write_now: Callable[[bytes], int] | None = None
+        self._space: anyio.Event | None = None
+        self._subs: dict[int, Subscription] = {}
+        self._sids = itertools.count(1)
+        self._conn: Connection | None = None
+        self._info = ServerInfo()
+        self._max_payload = DEFAULT_MAX_PAYLOAD
+        self._closed = False
+        self._failure: BaseException | None = None
+        self._closed_event = anyio.Event()
+        #: the manager task's scope: closing cancels it (never the owner's body)
+        self._run_scope: anyio.CancelScope | None = None
+        self._inbox_prefix = f"_INBOX.{new_nuid()}."
+        self._inbox_sub: Subscription | None = None
+        self._replies: dict[str, _Reply] = {}
+        self._backend: Backend | None = None
+        self._tokens = itertools.count(1)
+        self._received = 0
+        self._bytes_written = 0
+        self._writes = 0
+        self._reconnects = 0
+        self._attempts = 0  #: reconnection rounds used since the last good one
+        self._dropped = 0
+        self._late_replies = 0
+
+    def _send_control(self, data: bytes) -> None:
+        # Protocol commands (SUB, UNSUB, PONG) are never refused for space.
+        if not self._closed:
+            self._enqueue(data)
+
+    def _enqueue(self, data: bytes) -> None:
+        """Queue ``data`` for the writer, or write it at once when the writer
+        is parked with nothing in hand and no burst is under way (nothing
+        queued can then come before it): the first command of a burst goes
+        out without waiting for the writer's wake, the rest wake the writer
+        and go out in one write."""
+        if self._writer_parked and not self._burst:
+            write = self._write_now
+            assert write is not None
+            written = write(data)
+            if written:
+                self._bytes_written += written
+                self._writes += 1
+                # The burst ends when data comes in or the writer next parks
+                # (no callback of its own: that would cost a loop iteration).
+                self._burst = True
+                if written == len(data):
+                    return
+                data = data[written:]
+        self._writer_parked = False
+        self._pending_bytes += len(data)
+        self._out_tx.send_nowait(data)
+
+    # -- request/reply plumbing ---------------------------------------------
+
+    def _on_reply(self, msg: Msg) -> None:
+        waiter = self._replies.pop(msg.subject[len(self._inbox_prefix) :], None)
+        if waiter is None or not waiter.fill(_REPLIED, msg, self._backend):
+            self._late_replies += 1
+
+    # -- errors ------------------------------------------------------------
+
+    def _report(self, error: Exception) -> None:
+        callback = self._error_callback
+        if callback is None:
+            logger.warning("NATS client: %s", error)
+            return
+        try:
+            callback(error)
+        except Exception:
+            logger.exception("NATS client: error_callback raised")
+
+    # -- the connection's tasks ---------------------------------------------
+
+    def _dispatch(self, conn: Connection, op: Op) -> None:
+        if op is PING:
+            self._send_control(PONG_LINE)
+        elif op is PONG:
+            conn.pings_outstanding = 0
+            if conn.pongs:
+                marker = conn.pongs.popleft()
+                if marker.event is not None:
+                    marker.event.set()
+        elif type(op) is ServerInfo:
+            self._update_info(op)
+        elif type(op) is ErrLine:
+            error = error_for(op)
+            if isinstance(error, PermissionsViolation):
+                self._report(error)
+            else:
+                raise error
+        elif op is not OK:  # pragma: no cover - the parser makes no other ops
+            raise ProtocolError(f"unexpected operation {op!r}")
+
+    def _update_info(self, info: ServerInfo) -> None:
+        self._info = info
+        max_payload = info.get("max_payload")
+        if type(max_payload) is int and max_payload > 0:
+            self._max_payload = max_payload
+        urls = info.get("connect_urls")
+        if isinstance(urls, list):
+            known = {server.address for server in self._servers}
+            for url in urls:
+                try:
+                    server = parse_server(str(url), discovered=True)
+                except ValueError:
+                    continue
+                if server.address not in known:
+                    known.add(server.address)
+                    self._servers.append(server)
+
+    async def _read_loop(self, conn: Connection) -> None:
+        subs = self._subs
+        for op in conn.leftover:
+            if type(op) is Msg:
+                sub = subs.get(op.sid)
+                if sub is not None:
+                    sub.deliver(op)
+            else:
+                self._dispatch(conn, op)
+        receive = direct_reader(conn.stream) or conn.stream.receive
+        parse = conn.parser.parse
+        while True:
+            try:
+                data = await receive(READ_SIZE)
+            except anyio.EndOfStream:
+                raise DisconnectedError("the server closed the connection") from None
+            # Data came in: a new step of the conversation, so the first
+            # command it leads to may be written at once (see _enqueue).
+            self._burst = False
+            received = 0
+            for op in parse(data):
+                # Per message: one type check, one dict lookup, one call.
+                if type(op) is Msg:
+                    received += 1
+                    sub = subs.get(op.sid)
+                    if sub is not None:
+                        sub.deliver(op)
+                else:
+                    self._dispatch(conn, op)
+            self._received += received
+
+    async def _write_loop(self, conn: Connection) -> None:
+        send = conn.stream.send
+        if conn.replay:
+            await send(conn.replay)
+        receive_many = self._out_rx.receive_many
+        receive_nowait_many = self._out_rx.receive_nowait_many
+        self._write_now = direct_writer(conn.stream)
+        try:
+            await self._write_batches(conn, send, receive_many, receive_nowait_many)
+        finally:
+            self._writer_parked = False
+            self._burst = False
+            self._write_now = None
+
+    async def _write_batches(
+        self,
+        conn: Connection,
+        send: Callable[[bytes], Any],
+        receive_many: Callable[[int], Any],
+        receive_nowait_many: Callable[[int], list[Any]],
+    ) -> None:
+        direct = self._write_now is not None
+        while True:
+            # The send before made a checkpoint already: take what came in
+            # meanwhile without another one; wait only when there is nothing.
+            try:
+                items = receive_nowait_many(WRITE_BATCH)
+            except WouldBlock:
+                self._writer_parked = direct
+                self._burst = False
+                try:
+                    items = await receive_many(WRITE_BATCH)
+                finally:
+                    self._writer_parked = False
+            try:
+                data = b"".join(items)
+            except TypeError:  # a flush or keep-alive PING among them
+                parts: list[bytes] = []
+                for item in items:
+                    if type(item) is _Ping:
+                        conn.pongs.append(item)
+                        parts.append(PING_LINE)
+                    else:
+                        parts.append(item)
+                data = b"".join(parts)
+            self._pending_bytes -= len(data)
+            space = self._space
+            if space is not None and self._pending_bytes < self._max_pending:
+                self._space = None
+                space.set()
+            await send(data)
+            self._writes += 1
+            self._bytes_written += len(data)
+
+    async def _ping_loop(self, conn: Connection) -> None:
+        while True:
+            await anyio.sleep(self._ping_interval)
+            if conn.pings_outstanding >= self._max_outstanding_pings:
+                raise StaleConnectionError(
+                    f"{conn.pings_outstanding} PINGs to {conn.server} unanswered"
+                )
+            conn.pings_outstanding += 1
+            self._pending_bytes += len(PING_LINE)
+            self._writer_parked = False
+            self._out_tx.send_nowait(_Ping(None))
+
+    async def _guard(
+        self, task: Callable[[Connection], Any], conn: Connection, tg: TaskGroup
+    ) -> None:
+        try:
+            await task(conn)
+        except Exception as exc:
+            if conn.error is None:
+                conn.error = exc
+            tg.cancel_scope.cancel()
+
+    async def _use_connection(self, conn: Connection) -> BaseException:
+        """Run the connection's tasks until one fails; return its error."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._guard, self._read_loop, conn, tg)
+                tg.start_soon(self._guard, self._write_loop, conn, tg)
+                tg.start_soon(self._guard, self._ping_loop, conn, tg)
+        finally:
+            await anyio.aclose_forcefully(conn.stream)
+        return conn.error or DisconnectedError("the connection ended")
+
+    def _connected(self, conn: Connection) -> None:
+        # Synchronous, so no SUB is lost or sent twice around the replay.
+        self._update_info(conn.info)
+        lines = []
+        for sub in self._subs.values():
+            lines.append(sub.subscribe_line())
+            if sub.max_msgs:
+                lines.append(
+                    f"UNSUB {sub.sid} {sub.max_msgs - sub.delivered}\r\n".encode()
+                )
+        conn.replay = b"".join(lines)
+        self._conn = conn
+
+    def _lost(self, conn: Connection, error: BaseException) -> None:
+        self._conn = None
+        while conn.pongs:
+            conn.pongs.popleft().fail(
+                DisconnectedError(f"the connection broke before the PONG: {error}")
+            )
+        space = self._space
+        if space is not None:
+            self._space = None
+            space.set()
+        if isinstance(error, Exception):
+            self._report(error)
+
+    async def _open(self, server: Server) -> Connection:
+        return await open_connection(
+            server,
+            options=self._options,
+            credentials=self._credentials,
+            tls=self._tls,
+            tls_hostname=self._tls_hostname,
+            timeout=self._connect_timeout,
+        )
+
+    async def _connect_first(self) -> Connection:
+        last: BaseException | None = None
+        for server in list(self._servers):
+            try:
+                conn = await self._open(server)
+            except AuthorizationError:
+                raise
+            except (OSError, TimeoutError, NatsError, anyio.BrokenResourceError) as exc:
+                last = exc
+                continue
+            self._connected(conn)
+            return conn
+        raise NoServersError(
+            f"could not connect to any of {[str(s) for s in self._servers]}: {last}"
+        ) from last
+
+    async def _reconnect(self, error: BaseException) -> Connection | None:
+        last = error
+        if not isinstance(error, ProtocolError):
+            # The connection worked until the network failed: a fresh budget. A
+            # server that speaks garbage keeps using up the same budget instead.
+            self._attempts = 0
+        limit = self._max_reconnect_attempts
+        while limit < 0 or self._attempts < limit:
+            attempt = self._attempts
+            delay = min(
+                self._reconnect_wait * 2 ** min(attempt, 20), self._max_reconnect_wait
+            )
+            await anyio.sleep(delay + random.uniform(0, self._reconnect_jitter))
+            self._attempts += 1
+            for server in list(self._servers):
+                try:
+                    conn = await self._open(server)
+                except (
+                    OSError,
+                    TimeoutError,
+                    NatsError,
+                    anyio.BrokenResourceError,
+                ) as exc:
+                    last = exc
+                    continue
+                self._reconnects += 1
+                self._connected(conn)
+                return conn
+        self._failure = last
+        return None
+
+    async def _run(self, conn: Connection) -> None:
+        with anyio.CancelScope() as self._run_scope:
+            if not self._closed:
+                await self._run_connections(conn)
+
+    async def _run_connections(self, conn: Connection) -> None:
+        while True:
+            error = await self._use_connection(conn)
+            self._lost(conn, error)
+            if not self._allow_reconnect:
+                self._shutdown(error)
+                return
+            next_conn = await self._reconnect(error)
+            if next_conn is None:
+                self._shutdown(self._failure)
+                return
+            conn = next_conn
+
+    # -- closing -------------------------------------------------------------
+
+    def _shutdown(self, failure: BaseException | None) -> None:
+        """Close the client now: fail what waits, end every subscription."""
+        if self._closed:
+            return
+        self._closed = True
+        self._failure = failure
+        closed = ConnectionClosedError(
+            "the client is closed"
+            if failure is None
+            else f"the client failed: {failure}"
+        )
+        if failure is not None:
+            closed.__cause__ = failure
+        for sub in list(self._subs.values()):
+            sub.close()
+        self._subs.clear()
+        replies = list(self._replies.values())
+        self._replies.clear()
+        for waiter in replies:
+            waiter.fill(_FAILED, closed, self._backend)
+        conn = self._conn
+        if conn is not None:
+            while conn.pongs:
+                conn.pongs.popleft().fail(closed)
+        unsent = 0
+        try:
+            while True:
+                for item in self._out_rx.receive_nowait_many(WRITE_BATCH):
+                    if type(item) is _Ping:
+                        item.fail(closed)
+                    else:
+                        unsent += 1
+        except (WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            pass
+        if unsent:
+            logger.warning("NATS client closed with %d commands never written", unsent)
+        space = self._space
+        if space is not None:
+            self._space = None
+            space.set()
+        self._out_tx.close()
+        self._out_rx.close()
+        self._conn = None
+        self._closed_event.set()
+        if self._run_scope is not None:
+            self._run_scope.cancel()

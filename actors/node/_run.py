@@ -1,0 +1,200 @@
+"""The node process: command line, serving, leaving on a signal."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType
+from typing import Any
+
+import anyio
+
+from .. import ActorRef, ActorSystem, AskTimeout
+from ..remote import DEFAULT_PREFIX, Remote
+from ..remote.scaleout import Hosted, Leave, start_agent
+
+__all__ = ["host", "main", "run"]
+
+logger = logging.getLogger("actors.node")
+
+
+def host(
+    system: ActorSystem, modules: Iterable[str | ModuleType] = ()
+) -> ActorRef[Any]:
+    """Make ``system`` (entered, with a remote layer) host actors for other
+    nodes, as ``python -m actors.node`` does: the public top-level Actor
+    classes of ``modules`` can be spawned on it (``system.remote.spawn``)
+    and it takes part in pools across processes (``spawn_pool(nodes=...)``).
+
+    Args:
+        system: the system to make a worker node.
+        modules: modules, or their names, or file paths (``name=path`` to
+            import a file under a name), imported now.
+
+    Returns:
+        The ref of its node agent (``/user/node-agent``).
+
+    Raises:
+        TypeError: ``system`` has no remote layer, or a bad ``modules`` entry.
+        ImportError, Exception: a module cannot be imported.
+        SystemNotRunning: the system is not entered.
+    """
+    return start_agent(system, Hosted(modules))
+
+
+async def _stdin_closed() -> None:
+    """Return when standard input reaches end-of-file (its writer, the
+    parent process, is gone), discarding what is read. Waits without a
+    thread (a blocked reading thread would keep the process from exiting)."""
+    fd = sys.stdin.fileno()
+    while True:
+        await anyio.wait_readable(fd)
+        try:
+            if not os.read(fd, 65536):
+                return
+        except BlockingIOError:
+            continue
+        except OSError:
+            return
+
+
+async def run(
+    url: str | Sequence[str],
+    *,
+    system: str = "actors",
+    name: str | None = None,
+    modules: Sequence[str] = (),
+    prefix: str = DEFAULT_PREFIX,
+    grace: float = 10.0,
+    exit_on_stdin_eof: bool = False,
+    ready: Callable[[Remote], None] | None = None,
+    stop: anyio.Event | None = None,
+) -> None:
+    """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
+    ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
+    ``python -m actors.node`` does).
+
+    Args:
+        url: the NATS server URL(s) of the system to join.
+        system: the system's name; name: this node's (default: random).
+        modules: module names or file paths whose actor classes this node
+            hosts (imported now; nothing else is ever imported for a peer).
+        prefix: the subject prefix.
+        grace: seconds the pool members have to finish their running jobs
+            when the node leaves.
+        exit_on_stdin_eof: also leave when standard input is closed (the
+            parent process died).
+        ready: called once the node serves (default: prints
+            ``ready <node> <incarnation>`` to standard output).
+        stop: an event that makes the node leave when set.
+
+    Raises:
+        ImportError, Exception: a module cannot be imported.
+        NoServersError, OSError: the server cannot be reached.
+    """
+    hosted = Hosted(modules)
+    remote = Remote(url, system=system, node=name, prefix=prefix)
+    # A job still running after the grace must not hold the leave: the
+    # actors' tasks are cancelled after that long more (its pool runs it
+    # again elsewhere: at-least-once).
+    async with ActorSystem(remote=remote, shutdown_timeout=grace) as actors:
+        agent = start_agent(actors, hosted)
+        if ready is None:
+            address = remote.node
+            print("ready", address.node, address.incarnation, flush=True)
+        else:
+            ready(remote)
+        leave = stop or anyio.Event()
+        async with anyio.create_task_group() as tg:
+
+            async def on_signal() -> None:
+                with anyio.open_signal_receiver(
+                    signal.SIGTERM, signal.SIGINT
+                ) as signals:
+                    async for _ in signals:
+                        leave.set()
+                        return
+
+            async def on_eof() -> None:
+                await _stdin_closed()
+                leave.set()
+
+            tg.start_soon(on_signal)
+            if exit_on_stdin_eof:
+                tg.start_soon(on_eof)
+            await leave.wait()
+            tg.cancel_scope.cancel()
+        # Hand back and finish the pools' work, then leave the system.
+        with anyio.move_on_after(grace + 2.0), anyio.CancelScope(shield=True):
+            try:
+                await agent.ask(Leave(grace), timeout=grace + 1.0)
+            except AskTimeout:
+                logger.warning(
+                    "jobs still running after the grace of %s s: left "
+                    "unreported (their pools run them again elsewhere)",
+                    grace,
+                )
+
+
+def main(argv: list[str]) -> None:
+    """The command line (``python -m actors.node --help``)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m actors.node",
+        description="A worker node: joins a system's NATS server and hosts actors.",
+    )
+    parser.add_argument(
+        "--connect",
+        required=True,
+        action="append",
+        metavar="URL",
+        help="NATS server URL (repeat for a cluster)",
+    )
+    parser.add_argument("--name", help="this node's name (default: random)")
+    parser.add_argument("--system", default="actors", help="the system's name")
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
+    parser.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module name, a .py path, or NAME=PATH (the file imported as "
+        "NAME) whose actor classes this node hosts (repeat for more)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="seconds to finish running jobs when leaving",
+    )
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="leave when standard input ends (parent gone)",
+    )
+    parser.add_argument(
+        "--backend", choices=["asyncio", "uvloop", "trio"], default="asyncio"
+    )
+    args = parser.parse_args(argv)
+    backend: str = args.backend
+    options: dict[str, Any] = {}
+    if backend == "uvloop":
+        import uvloop
+
+        backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
+    anyio.run(
+        lambda: run(
+            args.connect,
+            system=args.system,
+            name=args.name,
+            modules=args.module,
+            prefix=args.prefix,
+            grace=args.grace,
+            exit_on_stdin_eof=args.exit_on_stdin_eof,
+        ),
+        backend=backend,
+        backend_options=options,
+    )

@@ -1,0 +1,366 @@
+"""The peer table: one state object per peer node incarnation, its outbound
+buffer and writer, the suspects, the incarnations known to be gone, and
+what happens when a peer is lost.
+
+A peer gets a [``Peer``][actors.remote._peers.Peer] the first time this node
+sends to it or receives a numbered frame from it; its outbound buffer (and
+the writer task that drains it) is made when something is first sent to it.
+A peer NATS reports nobody listens on (a frame came back with the
+no-responders status) is a *suspect*: monitored by heartbeats until it
+answers one (alive after all: it was between connections) or is declared
+down. A peer declared down is *gone*: its buffer is aborted, its state
+dropped, and nothing is sent to that incarnation again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, NamedTuple
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .. import ActorRef, SystemNotRunning
+from ..nats import Client, Msg
+from ._codec import Codec
+from ._envelopes import AskEnvelope, TellEnvelope, decode_envelope
+from ._errors import DecodeError, NodeUnreachable
+from ._heartbeat import HeartbeatMonitor
+from ._node import NodeAddress, RefAddress
+from ._outbound import Outbound
+from ._subjects import Subjects
+from ._wire import Wire
+
+__all__ = ["Peer", "PeerStatistics", "Peers", "Received", "RemoteStatistics"]
+
+
+class Received:
+    """What this node received from one peer: the highest frame number,
+    bytes not yet acked, and the totals (see ``_inbound``)."""
+
+    __slots__ = ("bytes", "envelopes", "frames", "seq", "unacked")
+
+    def __init__(self) -> None:
+        self.seq = 0  #: the highest frame number received
+        self.unacked = 0  #: bytes received since the last ack
+        self.frames = 0  #: numbered frames received
+        self.bytes = 0  #: their bytes
+        self.envelopes = 0  #: the envelopes in them
+
+
+class Peer:
+    """One peer node incarnation, as this node knows it.
+
+    Attributes:
+        address: the peer.
+        outbound: the buffer to it and its writer (None until something is
+            sent to it).
+        received: what came from it (None until a numbered frame did).
+        suspect: NATS said nobody listens on it, and it has not answered a
+            heartbeat since.
+    """
+
+    __slots__ = ("address", "outbound", "received", "suspect")
+
+    def __init__(self, address: NodeAddress) -> None:
+        self.address = address
+        self.outbound: Outbound | None = None
+        self.received: Received | None = None
+        self.suspect = False
+
+
+class PeerStatistics(NamedTuple):
+    """Counters of one peer (``Remote.peer_statistics``)."""
+
+    #: NATS messages (frames) published to it
+    frames_sent: int
+    #: their payload bytes
+    bytes_sent: int
+    #: the envelopes in them
+    envelopes_sent: int
+    #: the writer's wakes, each publishing what it took in one go
+    batches: int
+    #: frames NATS returned (nobody listened on the peer)
+    frames_returned: int
+    #: numbered frames received from it
+    frames_received: int
+    #: their payload bytes
+    bytes_received: int
+    #: the envelopes in them
+    envelopes_received: int
+    #: whether something was sent to it (an outbound buffer exists)
+    sending: bool
+    #: whether numbered frames came from it
+    receiving: bool
+
+
+class RemoteStatistics(NamedTuple):
+    """Counters of one node (``Remote.statistics()``)."""
+
+    #: reconnections of the node's NATS client
+    reconnects: int
+    #: each peer's counters, by peer
+    peers: dict[NodeAddress, PeerStatistics]
+    #: frames that never arrived from each peer (gaps in their numbers)
+    frames_lost: dict[NodeAddress, int]
+    #: dead letters the remote layer made, by (peer node name, reason)
+    dead_letters: dict[tuple[str, str], int]
+
+
+class Peers:
+    """The peer table of one node (see the module doc).
+
+    Args:
+        wire: the node's encoder.
+        subjects: the node's subjects.
+        codec: the node's codec (to describe what was dropped).
+        monitor: the heartbeat monitor (suspects are depended on).
+        capacity, window: of each outbound buffer (see ``Outbound``).
+        fail_ask: fails the ask with this id (an envelope of it was dropped).
+        dead_letter: ``(recipient, message, reason, peer)``: a tell that
+            could not be sent.
+        remote_ref: the remote ref of an address (a dead letter's recipient).
+    """
+
+    def __init__(
+        self,
+        wire: Wire,
+        subjects: Subjects,
+        codec: Codec,
+        monitor: HeartbeatMonitor,
+        *,
+        capacity: int,
+        window: int,
+        fail_ask: Callable[[int, NodeUnreachable], None],
+        dead_letter: Callable[[ActorRef[Any], object, str, object], None],
+        remote_ref: Callable[[RefAddress], ActorRef[Any]],
+    ) -> None:
+        self._wire = wire
+        self._subjects = subjects
+        self._codec = codec
+        self._monitor = monitor
+        self._capacity = capacity
+        self._window = window
+        self._fail_ask = fail_ask
+        self._dead_letter = dead_letter
+        self._remote_ref = remote_ref
+        self._client: Client | None = None
+        self._tg: TaskGroup | None = None
+        #: Sending is allowed (cleared when the node begins to stop).
+        self.open = False
+        self.peers: dict[NodeAddress, Peer] = {}
+        #: Each peer's outbound buffer, by peer: the senders' fast path (one
+        #: dict lookup per tell).
+        self.outbounds: dict[NodeAddress, Outbound] = {}
+        #: Peer incarnations declared down: nothing is sent to them again.
+        self.gone: set[NodeAddress] = set()
+        #: Frames that never arrived from each peer (see ``_inbound``),
+        #: kept after the peer is gone (counters never go back).
+        self.lost_frames: dict[NodeAddress, int] = {}
+        #: One event per writer task ever started, set when it ends.
+        self._writers: list[anyio.Event] = []
+
+    def attach(self, client: Client, tg: TaskGroup) -> None:
+        """The node is connected: outbound buffers publish with ``client``,
+        their writers run in ``tg``."""
+        self._client = client
+        self._tg = tg
+        self.open = True
+
+    # -- the table ---------------------------------------------------------------
+
+    def peer(self, address: NodeAddress) -> Peer | None:
+        """The state of ``address`` (made at first use), or None when it is
+        gone."""
+        peer = self.peers.get(address)
+        if peer is None:
+            if address in self.gone:
+                return None
+            peer = self.peers[address] = Peer(address)
+        return peer
+
+    def outbound(self, address: NodeAddress) -> Outbound | None:
+        """The outbound buffer to ``address`` (made, with its writer, at first
+        use), or None when ``address`` is gone.
+
+        Raises:
+            SystemNotRunning: the node is not connected, or stopping.
+        """
+        outbound = self.outbounds.get(address)
+        if outbound is not None:
+            return outbound
+        peer = self.peer(address)
+        if peer is None:
+            return None
+        tg = self._tg
+        client = self._client
+        if tg is None or client is None or not self.open:
+            raise SystemNotRunning("the remote layer has stopped")
+        subjects = self._subjects
+        outbound = peer.outbound = Outbound(
+            address,
+            self._wire,
+            client,
+            subject=subjects.inbox_of(address),
+            reply=subjects.return_for(address),
+            capacity=self._capacity,
+            window=self._window,
+            on_dropped=lambda envelopes, error: self._dropped(
+                address, envelopes, error
+            ),
+        )
+        self.outbounds[address] = outbound
+        written = anyio.Event()
+        self._writers.append(written)
+        tg.start_soon(_write, outbound, written)
+        return outbound
+
+    def is_reachable(self, address: NodeAddress) -> bool:
+        """Whether ``address`` is not known to be gone, nor suspected."""
+        if not self.open or address in self.gone:
+            return False
+        peer = self.peers.get(address)
+        return peer is None or not peer.suspect
+
+    def statistics(self) -> dict[NodeAddress, PeerStatistics]:
+        """Each known peer's counters now."""
+        stats = {}
+        for address, peer in list(self.peers.items()):
+            sent = None if peer.outbound is None else peer.outbound.statistics()
+            received = peer.received
+            stats[address] = PeerStatistics(
+                0 if sent is None else sent.frames,
+                0 if sent is None else sent.bytes,
+                0 if sent is None else sent.envelopes,
+                0 if sent is None else sent.batches,
+                0 if sent is None else sent.returned,
+                0 if received is None else received.frames,
+                0 if received is None else received.bytes,
+                0 if received is None else received.envelopes,
+                sent is not None,
+                received is not None,
+            )
+        return stats
+
+    # -- what did not go out -------------------------------------------------------
+
+    def _dropped(
+        self, address: NodeAddress, envelopes: list[bytes], error: BaseException
+    ) -> None:
+        """Envelopes to ``address`` that were not published (our own bytes,
+        decoded to know what they were): asks fail, tells are dead letters."""
+        for data in envelopes:
+            try:
+                envelope = decode_envelope(data)
+            except DecodeError:
+                continue
+            kind = type(envelope)
+            if kind is AskEnvelope:
+                assert isinstance(envelope, AskEnvelope)
+                self._fail_ask(envelope.ask_id, _unreachable(address, error))
+            elif kind is TellEnvelope:
+                assert isinstance(envelope, TellEnvelope)
+                message: object
+                try:
+                    message = self._codec.decode(envelope.tag, envelope.body)
+                except DecodeError:
+                    message = bytes(envelope.body)
+                ref = self._remote_ref(
+                    RefAddress(address.node, address.incarnation, envelope.path)
+                )
+                self._dead_letter(ref, message, "node unreachable", address)
+
+    # -- suspects and loss ---------------------------------------------------------
+
+    def returned(self, msg: Msg) -> None:
+        """NATS's no-responders status for a frame to a peer: nobody listened
+        on the peer's inbox when it arrived. The peer stopped, or it is
+        between connections (a broker restart): the frame's asks fail and
+        its tells are dead letters, and the peer is monitored until it
+        answers a heartbeat or the failure detector declares it down."""
+        if msg.status != 503 or not self.open:
+            return
+        returned = self._subjects.returned_frame(msg.subject)
+        if returned is None:
+            return
+        address, seq = returned
+        peer = self.peer(address)
+        if peer is None:
+            return  # gone
+        outbound = peer.outbound
+        if outbound is not None and seq is not None:
+            outbound.returned(
+                seq,
+                NodeUnreachable(
+                    f"nobody listened on node {address} when a frame arrived (it "
+                    "stopped, or was between connections)"
+                ),
+            )
+        if not peer.suspect:
+            peer.suspect = True
+            self._monitor.depend(address)
+
+    def alive(self, address: NodeAddress) -> None:
+        """``address`` answered a heartbeat: no longer a suspect."""
+        self._monitor.acked(address)
+        peer = self.peers.get(address)
+        if peer is not None and peer.suspect:
+            peer.suspect = False
+            self._monitor.undepend(address)
+
+    def lose(self, address: NodeAddress, error: NodeUnreachable) -> None:
+        """``address`` is gone for good: drop its state, abort its buffer
+        (what it held goes to the dead letters and failed asks)."""
+        self.gone.add(address)
+        self._monitor.unmonitor(address)
+        self.peers.pop(address, None)
+        outbound = self.outbounds.pop(address, None)
+        if outbound is not None:
+            outbound.abort(error)
+
+    def send_heartbeat(self, address: NodeAddress, seq: int) -> None:
+        """The monitor's ``send``: a heartbeat to ``address``, out of band."""
+        outbound = self.outbound(address)
+        if outbound is not None:
+            outbound.put_urgent(self._wire.heartbeat(seq))
+
+    def ack(self, address: NodeAddress, received: Received) -> None:
+        """Ack what came from ``address`` so far (out of band)."""
+        received.unacked = 0
+        outbound = self.outbound(address)
+        if outbound is not None:
+            with suppress(NodeUnreachable):
+                outbound.put_urgent(self._wire.ack(received.seq))
+
+    # -- stopping ------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Stop taking envelopes, and wait until every writer has published
+        what it holds."""
+        self.open = False
+        for outbound in self.outbounds.values():
+            outbound.close()
+        for written in self._writers:
+            await written.wait()
+
+    def abort(self, error: BaseException) -> None:
+        """Drop whatever is still buffered (the node has stopped)."""
+        self.open = False
+        for outbound in self.outbounds.values():
+            outbound.abort(error)
+
+
+async def _write(outbound: Outbound, written: anyio.Event) -> None:
+    try:
+        await outbound.run()
+    finally:
+        written.set()
+
+
+def _unreachable(peer: NodeAddress, cause: BaseException) -> NodeUnreachable:
+    if isinstance(cause, NodeUnreachable):
+        return cause
+    error = NodeUnreachable(f"node {peer} is unreachable: {cause}")
+    error.__cause__ = cause
+    return error
