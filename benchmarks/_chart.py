@@ -9,6 +9,7 @@ means "as fast as the baseline" and left of it is faster.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,6 +31,11 @@ def write_chart(report: Report, path: Path) -> Path | None:
     try:
         import matplotlib
     except ImportError:
+        print(
+            "benchmarks: no chart: matplotlib is not installed: pip install "
+            'matplotlib, or the test extra: pip install -e ".[test]"',
+            file=sys.stderr,
+        )
         return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

