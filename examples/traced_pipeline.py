@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import anyio
 
 try:
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import (
         ConsoleSpanExporter,
@@ -139,7 +140,10 @@ async def traced_pipeline(
     Returns:
         The word totals the store holds at the end.
     """
-    provider = TracerProvider(shutdown_on_exit=False)
+    # service.name: what a tracing backend (Jaeger, Tempo) lists this
+    # program's spans under.
+    resource = Resource.create({"service.name": "traced-pipeline"})
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     exporter = (
         ConsoleSpanExporter(out=out)
         if json

@@ -48,7 +48,9 @@ async def main() -> None:
     finished = spans.get_finished_spans()
     print("one trace:", len({span.context.trace_id for span in finished}) == 1)
     for span in sorted(finished, key=lambda span: span.start_time or 0):
-        print(f"{span.kind.name:<8} {span.name}")
+        # A low-cardinality name (the actor's class), the path in an attribute.
+        path = str((span.attributes or {})["messaging.destination.name"])
+        print(f"{span.kind.name:<8} {span.name:<16} {path}")
     data = metrics.get_metrics_data()
     assert data is not None
     names = sorted(
