@@ -6,6 +6,7 @@ actors. See [``Mailbox``][actors.mailbox.Mailbox].
 
 from anyio import WouldBlock as WouldBlock
 
+from ..channel._public import publish as _publish
 from ._errors import EndOfMailbox as EndOfMailbox
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
@@ -22,3 +23,6 @@ __all__ = [
     "Signal",
     "WouldBlock",
 ]
+
+# Public names report this package as their module (see actors.channel._public).
+_publish(globals())

@@ -10,7 +10,11 @@ pool members hand back the jobs they had not started, finish the running ones
 See docs/how-to/scale-out.md.
 """
 
+from ..channel._public import publish as _publish
 from ._serve import host as host
 from ._serve import serve as serve
 
 __all__ = ["host", "serve"]
+
+# Public names report this package as their module (see actors.channel._public).
+_publish(globals())

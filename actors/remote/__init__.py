@@ -39,11 +39,20 @@ raises ``ModuleNotFoundError`` naming ``pip install "anyio-actors[remote]"``.
 does not.
 """
 
-from .._extras import import_extra as _import_extra
-
 # Before anything that imports msgspec: the error names the extra.
-_import_extra("msgspec", "remote", "actors.remote (remote actors over NATS)")
+try:
+    import msgspec as _msgspec
+except ModuleNotFoundError as _missing:  # pragma: no cover - installation
+    if _missing.name != "msgspec":
+        raise
+    raise ModuleNotFoundError(
+        "actors.remote (remote actors over NATS) needs msgspec, which is not "
+        'installed: pip install "anyio-actors[remote]"',
+        name="msgspec",
+    ) from _missing
+del _msgspec
 
+from ..channel._public import publish as _publish
 from ._errors import ActorNotFound as ActorNotFound
 from ._errors import DecodeError as DecodeError
 from ._errors import FrameTooLarge as FrameTooLarge
@@ -71,3 +80,6 @@ __all__ = [
     "RemoteRef",
     "SpawnError",
 ]
+
+# Public names report this package as their module (see actors.channel._public).
+_publish(globals())

@@ -8,6 +8,7 @@ pytest.
 """
 
 from .._clock import Clock as Clock
+from ..channel._public import publish as _publish
 from ._behavior import AskStarted as AskStarted
 from ._behavior import BehaviorTestKit as BehaviorTestKit
 from ._behavior import Effect as Effect
@@ -58,3 +59,6 @@ __all__ = [
     "time_factor",
     "wait_all_blocked",
 ]
+
+# Public names report this package as their module (see actors.channel._public).
+_publish(globals())

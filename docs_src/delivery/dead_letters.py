@@ -31,10 +31,8 @@ async def main() -> None:
             except ActorStopped:
                 print("a tell to a stopped actor raises ActorStopped")
     for letter in letters:
-        print(
-            f"dead letter: {letter.message!r} to {letter.recipient.path}"
-            f" ({letter.reason})"
-        )
+        print(f"dead letter: {letter.message!r} to {letter.recipient.path}"
+              f" ({letter.reason})")
     print("counted:", system.dead_letters.count)
 
 
