@@ -43,7 +43,7 @@ COLOURS = {
 _SPARE = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#9edae5", "#c5b0d5")
 #: Width of the figure in inches: at its dpi, about the width of a page of
 #: the documentation site, so nothing is scaled down to illegible.
-WIDTH = 9.0
+WIDTH = 8.0
 
 
 def colours(names: Sequence[str]) -> dict[str, str]:
@@ -87,10 +87,11 @@ def write_chart(report: Report, path: Path) -> Path | None:
     # Inches: each panel as tall as its bars need; above them the title and
     # the legend, between them room for a panel's title and ticks.
     heights = [
-        0.35 + len(rs) * (0.07 * max(1, len(names)) + 0.1)
+        0.35 + len(rs) * (0.08 * max(1, len(names)) + 0.12)
         for (_, rs), names in zip(panels, drawn, strict=True)
     ]
-    top, gap, bottom = 0.95, 0.6, 0.6
+    legend_rows = -(-len(palette) // 4)
+    top, gap, bottom = 0.75 + 0.3 * legend_rows, 0.65, 0.6
     total = top + sum(heights) + gap * (len(panels) - 1) + bottom
     fig, axes = plt.subplots(
         len(panels),
@@ -101,7 +102,6 @@ def write_chart(report: Report, path: Path) -> Path | None:
         gridspec_kw={"height_ratios": heights},
     )
     fig.subplots_adjust(
-        left=0.27,
         right=0.97,
         top=1 - top / total,
         bottom=bottom / total,
@@ -111,18 +111,27 @@ def write_chart(report: Report, path: Path) -> Path | None:
         _panel(ax, backend, results, names, palette)
     axes[-1, 0].set_xlabel(
         "time relative to the baseline (log scale): left of 1x is faster",
-        fontsize=9,
+        fontsize=10,
     )
-    fig.suptitle(report.title, fontsize=11, fontweight="bold", y=1 - 0.12 / total)
+    fig.suptitle(report.title, fontsize=12, fontweight="bold", y=1 - 0.12 / total)
     legend = [Patch(color=palette[name], label=name) for name in palette]
     fig.legend(
         handles=legend,
         loc="upper center",
         bbox_to_anchor=(0.5, 1 - 0.42 / total),
-        ncols=min(len(legend), 5),
-        fontsize=9,
+        ncols=min(len(legend), 4),
+        fontsize=10,
         frameon=False,
     )
+    # Room on the left for the longest row name, measured as drawn.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    widest = max(
+        label.get_window_extent(renderer).width
+        for ax in axes[:, 0]
+        for label in ax.get_yticklabels()
+    )
+    fig.subplots_adjust(left=min(0.6, (widest + 36) / fig.bbox.width))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -173,10 +182,10 @@ def _panel(
     ax.axvline(1.0, color="black", linewidth=0.9)
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
-    ax.tick_params(axis="x", labelsize=8, labelbottom=True)
-    ax.set_yticks(list(ys), [r.row.name for r in results], fontsize=8)
+    ax.tick_params(axis="x", labelsize=9, labelbottom=True)
+    ax.set_yticks(list(ys), [r.row.name for r in results], fontsize=9.5)
     ax.invert_yaxis()
     refs = sorted({reference_of(r) or "" for r in results})
     baseline = ", ".join(BASELINE_NAMES.get(ref, ref) for ref in refs)
-    ax.set_title(f"{backend}: relative to {baseline} (1x)", fontsize=10, loc="left")
+    ax.set_title(f"{backend}: relative to {baseline} (1x)", fontsize=11, loc="left")
     ax.grid(axis="x", which="both", alpha=0.3)
