@@ -84,5 +84,5 @@ def bind(
         receive = timed_signals(receive, state)
     telemetry = cell.runtime.telemetry
     if telemetry is not None:
-        handler = telemetry.instrument(cell, handler, is_async)
+        handler = telemetry._instrument(cell, handler, is_async)
     return receive, handler, is_async

@@ -137,11 +137,11 @@ async def failed(cell: Cell, exc: Exception | None, item: Any) -> None:
         return
     # The failed message's span stays open and current until the directive
     # (see _traced.instrument): what happens meanwhile is recorded on it.
-    item = telemetry.unwrap_one(item)
+    item = telemetry._unwrap_one(item)
     try:
         await _failed(cell, exc, item, kept)
     finally:
-        telemetry.failure_settled(cell)
+        telemetry._failure_settled(cell)
 
 
 async def _failed(cell: Cell, exc: Exception | None, item: Any, kept: bool) -> None:

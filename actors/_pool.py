@@ -415,7 +415,7 @@ class PoolRef(ActorRef[M]):
     def _unwrap(self, items: list[Any]) -> list[Any]:
         telemetry = self._cell.runtime.telemetry
         if telemetry is not None:  # take off the trace envelopes
-            items = telemetry.unwrap(items)
+            items = telemetry._unwrap(items)
         return items
 
     def _dead_letters(self, items: list[Any], reason: str) -> None:

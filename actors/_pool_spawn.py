@@ -127,7 +127,7 @@ def spawn_pool(
         raise SystemNotRunning("the actor system is not running")
     shared = SharedQueue(capacity, backend) if routing == "shared_queue" else None
     # Chosen once: a traced system's pool ref carries trace contexts.
-    pool_class = PoolRef if system.telemetry is None else system.telemetry.pool_ref
+    pool_class = PoolRef if system.telemetry is None else system.telemetry._pool_ref
     spec = (factory, args, kwargs, worker)
     pool: PoolRef[Any] = pool_class(routing, size, shared, spec)
     if name is None:

@@ -275,7 +275,7 @@ class Runtime:
             drain,
             restart,
             mailbox,
-            ActorRef if telemetry is None else telemetry.make_ref,
+            ActorRef if telemetry is None else telemetry._make_ref,
             ActorContext,
         )
 
@@ -364,28 +364,28 @@ class Runtime:
         logger.debug("dead letter to %s (%s): %r", cell.path, reason, message)
         telemetry = self.telemetry
         if telemetry is not None:
-            telemetry.dead_letter(cell, message, reason)
+            telemetry._dead_letter(cell, message, reason)
         self.dead_letters.publish(DeadLetter(cell.ref, message, reason))
 
     def count_failure(self, cell: Cell, exc: BaseException) -> None:
         """An actor failed (a handler or a hook raised)."""
         self.failures += 1
         if self.telemetry is not None:
-            self.telemetry.failure(cell, exc)
+            self.telemetry._failure(cell, exc)
 
     def count_restart(self, cell: Cell) -> None:
         """A supervisor restarts ``cell``."""
         self.restarts += 1
         if self.telemetry is not None:
-            self.telemetry.restart(cell)
+            self.telemetry._restart(cell)
 
     def count_escalation(self, cell: Cell) -> None:
         """``cell`` escalates its child's failure."""
         self.escalations += 1
         if self.telemetry is not None:
-            self.telemetry.escalation(cell)
+            self.telemetry._escalation(cell)
 
     def on_terminated(self, cell: Cell) -> None:
         """``cell`` terminated."""
         if self.telemetry is not None:
-            self.telemetry.stopped(cell)
+            self.telemetry._stopped(cell)

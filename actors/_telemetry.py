@@ -209,7 +209,10 @@ class Telemetry:
 
     # -- called by the runtime when a cell is made or runs ---------------------
 
-    def make_ref(self, cell: Cell) -> ActorRef[Any]:
+    # The runtime's hooks take its private Cell: they are private too (not
+    # the API, not on the reference page); only the runtime calls them.
+
+    def _make_ref(self, cell: Cell) -> ActorRef[Any]:
         """The ref of a new cell in a traced system (it carries contexts).
 
         Called while the cell is being built: its mailbox, parent and factory
@@ -234,11 +237,11 @@ class Telemetry:
         return Labels(path, metric, counts)
 
     @property
-    def pool_ref(self) -> type[PoolRef[Any]]:
+    def _pool_ref(self) -> type[PoolRef[Any]]:
         """The class of a pool's ref in a traced system."""
         return self._traced.TracedPoolRef
 
-    def instrument(
+    def _instrument(
         self, cell: Cell, receive: Callable[[Any], Any], is_async: bool
     ) -> Callable[[Any], Any]:
         """``receive`` of a new incarnation, wrapped with spans and metrics
@@ -248,7 +251,7 @@ class Telemetry:
         )
         return wrapped
 
-    def failure_settled(self, cell: Cell) -> None:
+    def _failure_settled(self, cell: Cell) -> None:
         """The supervisor has decided on the actor's failure (or it stops):
         end the failed message's span, kept open until now."""
         handling = self._failing.pop(cell, None)
@@ -258,18 +261,18 @@ class Telemetry:
             detach(handling.token)
             handling.span.end()
 
-    def unwrap(self, items: Iterable[Any]) -> list[Any]:
+    def _unwrap(self, items: Iterable[Any]) -> list[Any]:
         """Items taken from a traced mailbox, each without its trace envelope."""
         traced = self._traced.Traced
         return [item.message if type(item) is traced else item for item in items]
 
-    def unwrap_one(self, item: Any) -> Any:
+    def _unwrap_one(self, item: Any) -> Any:
         """One item taken from a traced mailbox, without its trace envelope."""
         return item.message if type(item) is self._traced.Traced else item
 
     # -- hooks (called by ActorSystem's bookkeeping) ------------------------------
 
-    def dead_letter(self, cell: Cell, message: object, reason: str) -> None:
+    def _dead_letter(self, cell: Cell, message: object, reason: str) -> None:
         """A message could not be delivered or handled."""
         self._dead_lettered.add(1, {**_metric(cell), "actor.reason": reason})
         span = self._get_current_span()
@@ -283,18 +286,18 @@ class Telemetry:
                 },
             )
 
-    def failure(self, cell: Cell, exc: BaseException) -> None:
+    def _failure(self, cell: Cell, exc: BaseException) -> None:
         """An actor failed (a handler or a lifecycle hook raised)."""
         self._failures.add(1, {**_metric(cell), "error.type": error_type(exc)})
 
-    def restart(self, cell: Cell) -> None:
+    def _restart(self, cell: Cell) -> None:
         """A supervisor restarts the actor."""
         self._restarts.add(1, _metric(cell))
         handling = self._failing.get(cell)
         if handling is not None:
             handling.span.add_event("actor.restart", {"actor.path": cell.path})
 
-    def escalation(self, cell: Cell) -> None:
+    def _escalation(self, cell: Cell) -> None:
         """A supervisor escalates its child's failure (and fails itself)."""
         for child in list(cell.children.values()):
             handling = self._failing.get(child)
@@ -304,7 +307,7 @@ class Telemetry:
                     {"actor.path": child.path, "actor.supervisor.path": cell.path},
                 )
 
-    def stopped(self, cell: Cell) -> None:
+    def _stopped(self, cell: Cell) -> None:
         """The actor terminated."""
         with self._lock:
             entry = self._watched.get(id(cell))

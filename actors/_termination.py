@@ -94,7 +94,7 @@ def _settle_leftovers(cell: Cell) -> None:
     if current is not NOTHING:
         leftovers.insert(0, current)
     if system.telemetry is not None:  # take off the trace envelopes
-        leftovers = system.telemetry.unwrap(leftovers)
+        leftovers = system.telemetry._unwrap(leftovers)
     cell.current = NOTHING
     cell.carry = []
     stopped = ActorStopped(f"{cell.path} stopped before replying")

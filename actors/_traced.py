@@ -281,7 +281,7 @@ async def _ask(
 class _Handling:
     """One message's span while it is handled (and, after a failure, until the
     supervisor has decided: see
-    [``Telemetry.failure_settled``][actors.Telemetry.failure_settled])."""
+    ``Telemetry._failure_settled``)."""
 
     __slots__ = ("span", "started", "token")
 
@@ -306,7 +306,7 @@ def instrument(
 
     A handler that fails leaves its span open and current: the supervisor's
     restart or escalation, the failure's log record and the dead letter land
-    on it; [``Telemetry.failure_settled``][actors.Telemetry.failure_settled]
+    on it; ``Telemetry._failure_settled``
     ends it. A cancellation ends it at once, as "cancelled".
     """
     labels: Labels = cell.ref.labels  # type: ignore[attr-defined]
@@ -374,7 +374,7 @@ def instrument(
         counts[ERROR] += 1
         record_error(span, exc)  # never raises, whatever the exception
         span.set_attribute(_OUTCOME, "error")
-        failing[cell] = handling  # ended by Telemetry.failure_settled
+        failing[cell] = handling  # ended by Telemetry._failure_settled
 
     async def finish(awaitable: Any, handling: _Handling, ask: Any) -> Any:
         try:
