@@ -46,6 +46,7 @@ from ._system_signals import Terminated as Terminated
 from ._telemetry import Telemetry as Telemetry
 from ._threads import FromThread as FromThread
 from ._timers import TimerScheduler as TimerScheduler
+from .channel.lowlevel import publish as _publish
 
 __all__ = [
     "DEFAULT_DRAIN",
@@ -90,3 +91,6 @@ __all__ = [
     "ReceiveTimeout",
     "StashOverflow",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+_publish(globals())

@@ -10,12 +10,13 @@ What is recorded:
 
 * Traces. The context active where a message is told, sent or asked travels
   with it and is restored around its handling, so a chain A -> B -> C is one
-  trace. Each handled message gets a CONSUMER span ``process <actor path>``
-  (OpenTelemetry's messaging conventions: ``messaging.system``,
-  ``messaging.operation.type``/``.name``, ``messaging.destination.name``) with
-  the actor's path and class, the message type, ``tell`` or ``ask``, and the
-  outcome; a failed handling records the exception and an error status. Each
-  ask gets a CLIENT span ``ask <actor path>`` on the caller's side. A restart or
+  trace. Each handled message gets a CONSUMER span ``process <actor class>``
+  (OpenTelemetry's messaging conventions: a low-cardinality name,
+  ``messaging.system``, ``messaging.operation.type``/``.name``,
+  ``messaging.destination.name``: the actor's path) with the actor's path and
+  class, the message type, ``tell`` or ``ask``, and the outcome; a failed
+  handling records the exception, an error status and ``error.type``. Each
+  ask gets a CLIENT span ``ask <actor class>`` on the caller's side. A restart or
   escalation is an event on the failed message's span, which stays open and
   current until the supervisor's directive arrives; the runtime's own
   lifecycle log records (logger ``actors``, ``record.actor_path``,
@@ -54,6 +55,7 @@ from ._telemetry_labels import (
     OUTCOMES,
     SENT,
     Labels,
+    error_type,
     metric_attributes,
 )
 from .mailbox import Mailbox
@@ -208,6 +210,9 @@ class Telemetry:
     # -- called by the runtime when a cell is made or runs (private: they take
     # the runtime's cells; not part of the documented API) ---------------------
 
+    # The runtime's hooks take its private Cell: they are private too (not
+    # the API, not on the reference page); only the runtime calls them.
+
     def _make_ref(self, cell: Cell) -> ActorRef[Any]:
         """The ref of a new cell in a traced system (it carries contexts).
 
@@ -284,7 +289,7 @@ class Telemetry:
 
     def _failure(self, cell: Cell, exc: BaseException) -> None:
         """An actor failed (a handler or a lifecycle hook raised)."""
-        self._failures.add(1, {**_metric(cell), "error.type": type(exc).__qualname__})
+        self._failures.add(1, {**_metric(cell), "error.type": error_type(exc)})
 
     def _restart(self, cell: Cell) -> None:
         """A supervisor restarts the actor."""

@@ -24,6 +24,7 @@ __all__ = [
     "SENT",
     "Labels",
     "describe",
+    "error_type",
     "metric_attributes",
     "record_error",
 ]
@@ -47,12 +48,22 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def error_type(exc: BaseException) -> str:
+    """``error.type`` of a failure: the exception's class name
+    (``type(exc).__qualname__``), on failed spans and on the
+    ``actors.failures`` metric alike, so a dashboard can join them."""
+    return type(exc).__qualname__
+
+
 def record_error(span: Span, exc: BaseException) -> None:
-    """Record ``exc`` on ``span`` (an ``exception`` event) and set its error
-    status, as ``span.record_exception`` and ``span.set_status`` do, without
-    ever raising: the SDK's ``record_exception`` calls ``str(exc)``."""
+    """Record ``exc`` on ``span`` (an ``exception`` event), set its error
+    status and its ``error.type`` attribute (OpenTelemetry's convention for a
+    failed operation), as ``span.record_exception`` and ``span.set_status``
+    do, without ever raising: the SDK's ``record_exception`` calls
+    ``str(exc)``."""
     from opentelemetry.trace import Status, StatusCode
 
+    span.set_attribute("error.type", error_type(exc))
     try:
         span.record_exception(exc)
     except Exception:
@@ -82,7 +93,16 @@ OUTCOMES = {OK: "ok", ERROR: "error", ABANDONED: "abandoned"}
 class Labels:
     """What the instruments need to know about one actor (or pool), computed
     once: span names and attributes, metric attributes, and the counts behind
-    the observable counters."""
+    the observable counters.
+
+    Span names are low-cardinality, as OpenTelemetry's messaging conventions
+    require of them (a tracing backend lists, groups and samples by name):
+    ``process <actor class>`` and ``ask <actor class>``, the class being the
+    ``actor.class`` metric attribute (a pool's: its workers'). Forty workers
+    of one class make two names, not eighty. The concrete path, one per
+    actor, is on the span as ``messaging.destination.name`` and
+    ``actor.path``; a pool worker's pool as ``actor.pool``.
+    """
 
     __slots__ = (
         "ask_attributes",
@@ -102,7 +122,8 @@ class Labels:
         #: shared by every actor with the same metric attributes. Plain ints:
         #: a message costs an increment, the SDK reads them at collection.
         self.counts = counts
-        self.process_name = f"process {path}"
+        actor = metric["actor.class"]
+        self.process_name = f"process {actor}"
         #: Attributes every handling span starts with.
         self.span: dict[str, str] = {
             "messaging.system": SYSTEM,
@@ -112,7 +133,7 @@ class Labels:
             "actor.path": path,
             **metric,
         }
-        self.ask_name = f"ask {path}"
+        self.ask_name = f"ask {actor}"
         self.ask_attributes: dict[str, str] = {
             "messaging.system": SYSTEM,
             "messaging.operation.type": "send",

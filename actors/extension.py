@@ -21,6 +21,8 @@ from ._cell import Cell
 from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, PENDING, Ask
 from ._errors import AskTimeout, SystemNotRunning
+from ._extras import import_extra as import_extra
+from ._extras import missing_extra as missing_extra
 from ._lifecycle import as_exit_reason
 from ._pool import PoolRef
 from ._ref import ActorRef, signal_error
@@ -33,7 +35,14 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
     from ._system import ActorSystem
 
-__all__ = ["LocalAsk", "R", "RemoteExtension", "RemoteHost"]
+__all__ = [
+    "LocalAsk",
+    "R",
+    "RemoteExtension",
+    "RemoteHost",
+    "import_extra",
+    "missing_extra",
+]
 
 
 @runtime_checkable

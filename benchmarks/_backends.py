@@ -30,7 +30,10 @@ class Backend:
     def missing(self) -> str | None:
         """Why this backend cannot run here, or None if it can."""
         if self.requires and importlib.util.find_spec(self.requires) is None:
-            return f"{self.requires} is not installed"
+            return (
+                f"{self.requires} is not installed: "
+                f'pip install "anyio-actors[{self.requires}]"'
+            )
         return None
 
     def options(self) -> dict[str, Any]:

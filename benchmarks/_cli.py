@@ -24,7 +24,7 @@ from ._runner import Settings, run_rows
 __all__ = ["main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
-COMMANDS = ("run", "list", "compare")
+COMMANDS = ("run", "list", "compare", "render")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,6 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help")):
         argv.insert(0, "run")  # ``run`` is the default command
     args = _parser().parse_args(argv)
+    if args.command == "render":
+        return _render(args)
     if args.command == "compare":
         # Each revision's own harness chooses its rows: nothing to load here.
         from ._compare_command import run_compare
@@ -115,8 +117,41 @@ def _parser() -> argparse.ArgumentParser:
         "the process with an error (default 300)",
     )
     run.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
+    run.add_argument(
+        "--title",
+        default=None,
+        help="what the run measures, in words, for the chart and the JSON "
+        "(default: the row groups it ran)",
+    )
+    render = commands.add_parser(
+        "render",
+        help="write STEM.md and STEM.png again from STEM.json (no new samples)",
+        description="Tabulate and draw a run again from the JSON it wrote: "
+        "the same measurements, in the current layout.",
+    )
+    render.add_argument("stem", type=Path, metavar="STEM")
+    render.add_argument("--title", default=None, help="as for run")
+    render.add_argument("--no-chart", action="store_true", help="skip the PNG")
     _add_compare(commands)
     return parser
+
+
+def _render(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    stem: Path = args.stem
+    data = json.loads(stem.with_name(stem.name + ".json").read_text())
+    report = Report.from_json(data)
+    if args.title:
+        report = dataclasses.replace(report, given_title=args.title)
+    written = report.write(stem)
+    if not args.no_chart:
+        chart = write_chart(report, stem.with_name(stem.name + ".png"))
+        if chart:
+            written.append(chart)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
 
 
 def _add_compare(
@@ -229,7 +264,9 @@ def _run(args: argparse.Namespace, selected: Sequence[Row], command: str) -> int
     results = run_rows(selected, backends, settings, progress)
     if hasattr(os, "getloadavg"):
         env["machine"]["load_average_at_end"] = list(os.getloadavg())
-    report = Report(command, started, time.perf_counter() - t0, settings, env, results)
+    report = Report(
+        command, started, time.perf_counter() - t0, settings, env, results, args.title
+    )
     print(report.markdown())
     written = report.write(stem)
     if not args.no_chart:

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._clock import DESCRIPTIONS
+from ._registry import Impl, Row, Sample
 from ._runner import RowResult, Settings, Spread
 
-__all__ = ["Report", "impl_columns"]
+__all__ = ["MAX_COLUMNS", "Report", "display_command", "impl_columns", "split_table"]
 
 SCHEMA = 1
 FASTEST = "vs fastest baseline"  #: the header of the fastest-other column
+#: The widest table a report writes: the documentation site shows each one
+#: at page width, and a wider one is clipped there.
+MAX_COLUMNS = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +32,61 @@ class Report:
     settings: Settings
     environment: dict[str, Any]
     results: Sequence[RowResult]
+    #: what the run measured, in words (``--title``); None: named after the
+    #: row groups (see ``title``)
+    given_title: str | None = None
+
+    @property
+    def title(self) -> str:
+        """What the run measured, for the chart: ``--title``, or the row
+        groups it ran (``Benchmark rows: queued, flood, fan_out``)."""
+        if self.given_title:
+            return self.given_title
+        groups = dict.fromkeys(r.row.group for r in self.results)
+        return "Benchmark rows: " + ", ".join(groups)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """The report a run wrote as JSON (``as_json``), for ``render``:
+        the same measurements, drawn and tabulated again.
+
+        Raises:
+            ValueError: the file has another schema.
+        """
+        if data.get("schema") != SCHEMA:
+            raise ValueError(f"unknown report schema {data.get('schema')!r}")
+        results = []
+        for item in data["results"]:
+            names = tuple(item["impls"]) or (item["subject"],)
+            row = Row(
+                item["row"],
+                "",
+                max(1, item["count"]),
+                1,
+                tuple(Impl(name, _not_run) for name in names),
+                unit=item["unit"],
+                subject=item["subject"],
+            )
+            result = RowResult(row, item["backend"], item["count"], names)
+            result.error = item["error"]
+            for name, impl in item["impls"].items():
+                result.seconds[name] = list(impl["seconds"])
+            results.append(result)
+        settings = data["settings"]
+        return cls(
+            data["command"],
+            data["started"],
+            data["wall_seconds"],
+            Settings(
+                rounds=settings["rounds"],
+                quick=settings["quick"],
+                clock=settings.get("clock", "wall"),
+                sample_timeout=settings.get("sample_timeout", 300.0),
+            ),
+            data["environment"],
+            results,
+            data.get("title"),
+        )
 
     def backends(self) -> list[str]:
         return list(dict.fromkeys(r.backend for r in self.results))
@@ -53,7 +113,8 @@ class Report:
         if git.get("actors_modified"):
             commit += " (actors/ modified)"
         rounds = self.settings.rounds
-        when = f"`{self.command}`, {self.started}, {self.wall_seconds:.0f} s"
+        command = display_command(self.command)
+        when = f"`{command}`, {self.started}, {self.wall_seconds:.0f} s"
         if self.settings.quick:
             when += ", QUICK: small counts, proves rows run, says nothing on speed"
         lines = [
@@ -78,7 +139,7 @@ class Report:
         ]
         for backend in self.backends():
             results = self.on(backend)
-            lines += ["", f"### {backend}", "", *_table(results)]
+            lines += ["", f"### {backend}", "", *split_table(_table(results))]
         if self.failed:
             lines += ["", "### Failures", ""]
             lines += [f"- {r.row.name} on {r.backend}: {r.error}" for r in self.failed]
@@ -100,6 +161,7 @@ class Report:
             },
             "environment": self.environment,
             "results": [_result_json(r) for r in self.results],
+            **({"title": self.given_title} if self.given_title else {}),
         }
 
     def write(self, stem: Path) -> list[Path]:
@@ -110,6 +172,53 @@ class Report:
         json_path.write_text(json.dumps(self.as_json(), indent=1) + "\n", "utf-8")
         md_path.write_text(self.markdown(), "utf-8")
         return [json_path, md_path]
+
+
+async def _not_run(count: int) -> Sample:  # pragma: no cover - never called
+    raise RuntimeError("a report read from JSON does not run its rows")
+
+
+def display_command(command: str) -> str:
+    """The command as a reader of the results runs it: an absolute path to
+    a checkout's ``benchmarks/`` becomes relative (``/tmp/wt5/benchmarks/x``
+    -> ``benchmarks/x``), so no machine's directory shows."""
+    return re.sub(r"(?<![\w./-])/[^\s'\"]*/(benchmarks/)", r"\1", command)
+
+
+def split_table(lines: Sequence[str], max_columns: int = MAX_COLUMNS) -> list[str]:
+    """A Markdown table of at most ``max_columns`` columns, or several.
+
+    A wider one is cut into tables that each repeat the first column: the
+    times first, then (from the ``vs fastest baseline`` column on) the
+    ratios, each in chunks of ``max_columns - 1`` columns; a column empty in
+    every row of its chunk is left out. Lines that are not a table's pass
+    through.
+    """
+    rows = [_cells(line) for line in lines]
+    if not rows or len(rows[0]) <= max_columns or len(rows) < 2:
+        return list(lines)
+    header, align, body = rows[0], rows[1], rows[2:]
+    rest = list(range(1, len(header)))
+    groups = [rest]
+    if FASTEST in header:
+        cut = header.index(FASTEST)
+        groups = [[c for c in rest if c < cut], [c for c in rest if c >= cut]]
+    out: list[str] = []
+    width = max_columns - 1
+    for group in groups:
+        for start in range(0, len(group), width):
+            chunk = [c for c in group[start : start + width] if any(r[c] for r in body)]
+            if not chunk:
+                continue
+            if out:
+                out.append("")
+            for row in (header, align, *body):
+                out.append("| " + " | ".join([row[0], *(row[c] for c in chunk)]) + " |")
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
 def impl_columns(results: Sequence[RowResult]) -> list[str]:

@@ -30,9 +30,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-from rich.table import Table
+
+try:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
+except ModuleNotFoundError:  # the examples extra
+    sys.exit('examples/fan_out.py needs rich: pip install "anyio-actors[examples]"')
 
 from actors import Actor, ActorRef, ActorSystem
 
@@ -399,8 +408,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"not a directory: {args.path}")
     backend, options = "asyncio", {}
     if args.backend == "uvloop":
-        import uvloop
-
+        try:
+            import uvloop
+        except ModuleNotFoundError:
+            sys.exit('--backend uvloop: pip install "anyio-actors[uvloop]"')
         options = {"loop_factory": uvloop.new_event_loop}
     elif args.backend == "trio":
         backend = "trio"

@@ -169,8 +169,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def _backend(name: str) -> tuple[str, dict[str, Any]]:
     if name == "uvloop":
-        import uvloop
-
+        try:
+            import uvloop
+        except ModuleNotFoundError:
+            sys.exit('--backend uvloop: pip install "anyio-actors[uvloop]"')
         return "asyncio", {"loop_factory": uvloop.new_event_loop}
     return name, {}
 

@@ -24,8 +24,19 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import anyio
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+try:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        ConsoleSpanExporter,
+        SimpleSpanProcessor,
+    )
+except ModuleNotFoundError:  # the examples extra
+    sys.exit(
+        "examples/traced_pipeline.py needs opentelemetry-sdk: "
+        'pip install "anyio-actors[examples]"'
+    )
 
 from actors import Actor, ActorRef, ActorSystem, Request, Telemetry
 
@@ -129,7 +140,10 @@ async def traced_pipeline(
     Returns:
         The word totals the store holds at the end.
     """
-    provider = TracerProvider(shutdown_on_exit=False)
+    # service.name: what a tracing backend (Jaeger, Tempo) lists this
+    # program's spans under.
+    resource = Resource.create({"service.name": "traced-pipeline"})
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     exporter = (
         ConsoleSpanExporter(out=out)
         if json
@@ -185,8 +199,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def _backend(name: str) -> tuple[str, dict[str, Any]]:
     if name == "uvloop":
-        import uvloop
-
+        try:
+            import uvloop
+        except ModuleNotFoundError:
+            sys.exit('--backend uvloop: pip install "anyio-actors[uvloop]"')
         return "asyncio", {"loop_factory": uvloop.new_event_loop}
     return name, {}
 

@@ -13,6 +13,7 @@ from anyio import ClosedResourceError as ClosedResourceError
 from anyio import EndOfStream as EndOfStream
 from anyio import WouldBlock as WouldBlock
 
+from ._public import publish as _publish
 from ._streams import MemoryObjectReceiveStream as MemoryObjectReceiveStream
 from ._streams import MemoryObjectSendStream as MemoryObjectSendStream
 from ._streams import MemoryObjectStreamStatistics as MemoryObjectStreamStatistics
@@ -28,3 +29,6 @@ __all__ = [
     "WouldBlock",
     "create_memory_object_stream",
 ]
+
+# Public names report this package as their module (see actors.channel._public).
+_publish(globals())

@@ -5,6 +5,8 @@ the remote layer, the NATS client and the test kit need from the channel core
 beyond its streams, and the one module of the channel package they import
 (``tests/layers`` checks it). Nothing here is needed to use channels.
 
+* ``publish``: a package's ``__init__`` makes its re-exported names report
+  that package as their ``__module__`` (as anyio and trio do).
 * Which event loop runs: ``current_async_library``, ``current_backend``
   (the ``Backend`` of the running loop, chosen once per loop kind),
   ``ASYNCIO_BACKEND``.
@@ -26,6 +28,7 @@ beyond its streams, and the one module of the channel package they import
 from __future__ import annotations
 
 from ._library import current_async_library as current_async_library
+from ._public import publish as publish
 from ._slot import EMPTY as EMPTY
 from ._slot import Slot as Slot
 from ._state import ChannelState as ChannelState
@@ -65,4 +68,5 @@ __all__ = [
     "current_async_library",
     "current_backend",
     "ki_protected",
+    "publish",
 ]

@@ -6,6 +6,7 @@ actors. See [``Mailbox``][actors.mailbox.Mailbox].
 
 from anyio import WouldBlock as WouldBlock
 
+from ..channel.lowlevel import publish as _publish
 from ._errors import EndOfMailbox as EndOfMailbox
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
@@ -24,3 +25,6 @@ __all__ = [
     "WouldBlock",
     "check_capacity",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+_publish(globals())

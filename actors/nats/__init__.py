@@ -86,3 +86,8 @@ __all__ = [
     "embedded_nats_server",
     "find_nats_server",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+from ..channel.lowlevel import publish as _publish
+
+_publish(globals())

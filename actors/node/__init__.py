@@ -11,7 +11,11 @@ pool members hand back the jobs they had not started, finish the running ones
 See docs/how-to/scale-out.md.
 """
 
+from ..channel.lowlevel import publish as _publish
 from ._run import host as host
 from ._run import run as run
 
 __all__ = ["host", "run"]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+_publish(globals())

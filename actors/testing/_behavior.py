@@ -169,6 +169,7 @@ class TestInbox(Generic[T]):
         Raises:
             AssertionError: no message, or the oldest does not match.
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if not self.messages:
             raise AssertionError(
                 f"{self.ref.path}: expected a message, but none was sent"
@@ -189,6 +190,7 @@ class TestInbox(Generic[T]):
 
     def expect_no_message(self) -> None:
         """Raises AssertionError if any message is queued."""
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if self.messages:
             raise AssertionError(
                 f"{self.ref.path}: expected no message, got {self.messages!r}"
@@ -621,6 +623,7 @@ class BehaviorTestKit(Generic[A]):
             AssertionError: no effect, or the oldest does not match (listing
                 every effect recorded).
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if not self._effects:
             raise AssertionError(f"{self.path}: expected {expected!r}, but no effect")
         effect = self._effects[0]

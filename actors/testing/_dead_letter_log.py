@@ -64,6 +64,7 @@ class DeadLetterLog:
             AssertionError: some were; each is listed with its recipient and
                 reason.
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if self.letters:
             lines = [f"{len(self.letters)} dead letter(s):"]
             lines += [

@@ -144,6 +144,7 @@ class _Within:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         self._probe._deadlines.pop()
         if exc_type is not None:
             return
@@ -168,6 +169,7 @@ class _Within:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         self.__exit__(exc_type, exc, tb)
 
     @property
@@ -369,6 +371,7 @@ class TestProbe(Generic[T]):
             AssertionError: no message came in time, or the next one does not
                 match (it is taken all the same).
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         deadline, timeout = self._deadline(timeout)
         if expected is None:
             match: Callable[[Any], bool] = lambda _: True  # noqa: E731
@@ -401,6 +404,7 @@ class TestProbe(Generic[T]):
         Raises:
             AssertionError: a message came (it is taken).
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if within is None:
             within = dilated(NO_MESSAGE_TIMEOUT)
         if within == 0:
@@ -429,6 +433,7 @@ class TestProbe(Generic[T]):
         Raises:
             AssertionError: nothing came in time, or something else came.
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         message = await self.expect_message(
             _TerminatedOf(ref), timeout=timeout
         )
@@ -447,6 +452,7 @@ class TestProbe(Generic[T]):
             AssertionError: none was accepted within the timeout (all the
                 messages skipped are listed).
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         deadline, timeout = self._deadline(timeout)
         name = getattr(fn, "__qualname__", None) or _show(fn)
         skipped = 0
@@ -474,6 +480,7 @@ class TestProbe(Generic[T]):
             AssertionError: fewer than ``n`` came in time.
             ValueError: ``n`` is negative.
         """
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"n must be an int, not {n!r}")
         if n < 0:
@@ -524,6 +531,7 @@ class TestProbe(Generic[T]):
         timeouts (the remaining time of a
         [``within``][actors.testing.TestProbe.within] block, else the
         default)."""
+        __tracebackhide__ = True  # pytest: a failure starts at the test's line
         _, timeout = self._deadline(timeout)
         await await_assert(fn, timeout=timeout, interval=interval)
 
@@ -617,6 +625,7 @@ async def await_assert(
         AssertionError: ``fn``'s last one, once the timeout has passed (with
             a note saying how long it was tried).
     """
+    __tracebackhide__ = True  # pytest: a failure starts at the test's line
     if timeout is None:
         timeout = dilated(DEFAULT_TIMEOUT)
     deadline = anyio.current_time() + timeout

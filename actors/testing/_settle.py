@@ -90,6 +90,7 @@ async def settle(system: ActorSystem, timeout: float | None = None) -> None:
         AssertionError: some actors were still busy after ``timeout`` seconds
             (they are listed).
     """
+    __tracebackhide__ = True  # pytest: a failure starts at the test's line
     if timeout is None:
         timeout = dilated(DEFAULT_TIMEOUT)
     deadline = anyio.current_time() + timeout

@@ -194,7 +194,8 @@ def settle(actor_system: ActorSystem) -> Callable[..., Awaitable[None]]:
 def _require_remote() -> None:
     if Cluster is None:
         pytest.skip(
-            'the remote extra is not installed: pip install "anyio-actors[remote]"'
+            "the remote extra is not installed: "
+            'pip install "anyio-actors[remote,server]"'
         )
 
 

@@ -7,6 +7,7 @@ To add a group, write ``benchmarks/rows/<group>.py`` that calls
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Final
 
 __all__ = ["MODULES", "load"]
@@ -25,6 +26,17 @@ MODULES: Final = (
 
 
 def load() -> None:
-    """Import every row module (registering its rows); safe to call twice."""
+    """Import every row module (registering its rows); safe to call twice.
+
+    A module whose optional dependency is missing (the remote rows without
+    the ``remote`` extra) is skipped with a note naming what to install.
+    """
     for name in MODULES:
-        importlib.import_module(f"{__name__}.{name}")
+        try:
+            importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            top = (exc.name or "actors").partition(".")[0]
+            if top in ("actors", "benchmarks"):
+                raise
+            note = str(exc) if "pip install" in str(exc) else f"{top} is not installed"
+            print(f"benchmarks: {name} rows skipped: {note}", file=sys.stderr)

@@ -41,7 +41,9 @@ ActorSystem is not (the task-based versions have nothing like it).
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
 from time import perf_counter
 from typing import Any
 
@@ -308,6 +310,16 @@ async def streams_fan_out_slow(count: int) -> Sample:
 # -- the rows ---------------------------------------------------------------------
 
 
+#: Pykka is a peer from the test extra: without it, its column is left out.
+_PYKKA_MISSING = importlib.util.find_spec("pykka") is None
+if _PYKKA_MISSING:
+    print(
+        "benchmarks: the pykka column is left out: pykka is not installed: "
+        'pip install pykka, or the test extra: pip install -e ".[test]"',
+        file=sys.stderr,
+    )
+
+
 def _impls(
     ours: SampleFn,
     queue: SampleFn,
@@ -325,6 +337,8 @@ def _impls(
         Impl("trio", trio, TRIO_ONLY),
         Impl(PYKKA, pykka),
     ]
+    if _PYKKA_MISSING:
+        impls.pop()
     if light is not None:
         queue_light, anyio_light, trio_light = light
         impls[2:2] = [Impl("asyncio.Queue (light)", queue_light, ASYNCIO_LOOPS)]

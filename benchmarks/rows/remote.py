@@ -217,7 +217,10 @@ def _missing() -> str | None:
     try:
         import nats  # noqa: F401
     except ImportError:
-        return "nats-py is not installed"
+        return (
+            "nats-py (the peer these rows compare with) is not installed: "
+            'pip install nats-py, or the test extra: pip install -e ".[test]"'
+        )
     return None
 
 

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 import anyio
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
@@ -32,13 +33,15 @@ class Shop(Actor):
 
 
 async def main() -> None:
+    # service.name: what a tracing backend lists this program's spans under.
+    resource = Resource.create({"service.name": "shop"})
     spans = InMemorySpanExporter()
-    tracer_provider = TracerProvider()
+    tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
     metrics = InMemoryMetricReader()
     telemetry = Telemetry(
         tracer_provider=tracer_provider,
-        meter_provider=MeterProvider(metric_readers=[metrics]),
+        meter_provider=MeterProvider(resource=resource, metric_readers=[metrics]),
     )
     async with ActorSystem(telemetry=telemetry) as system:
         catalog = system.spawn(Catalog, name="catalog")
@@ -48,7 +51,9 @@ async def main() -> None:
     finished = spans.get_finished_spans()
     print("one trace:", len({span.context.trace_id for span in finished}) == 1)
     for span in sorted(finished, key=lambda span: span.start_time or 0):
-        print(f"{span.kind.name:<8} {span.name}")
+        # A low-cardinality name (the actor's class), the path in an attribute.
+        path = str((span.attributes or {})["messaging.destination.name"])
+        print(f"{span.kind.name:<8} {span.name:<16} {path}")
     data = metrics.get_metrics_data()
     assert data is not None
     names = sorted(

@@ -1,8 +1,8 @@
 """Run a Python program as if only the base install were present.
 
-``python _only_declared.py [--with DIST]... -- -c CODE`` or ``... -- -m MODULE
-ARGS``: every top-level module that belongs neither to the standard library nor
-to a distribution anyio-actors declares without extras (anyio,
+``python _only_declared.py [--with DIST]... -- -c CODE``, ``... -- -m MODULE
+ARGS`` or ``... -- PATH ARGS``: every top-level module that belongs neither to
+the standard library nor to a distribution anyio-actors declares without extras (anyio,
 opentelemetry-api, what they require, recursively), nor to a ``--with``
 distribution (and what it requires), raises ImportError when imported, as it
 would in an environment where it is not installed. Used by
@@ -73,7 +73,8 @@ def main(argv: list[str]) -> None:
     while argv and argv[0] == "--with":
         extra.append(argv[1])
         argv = argv[2:]
-    assert argv and argv[0] == "--", "usage: [--with DIST]... -- -c CODE | -m MOD"
+    usage = "usage: [--with DIST]... -- -c CODE | -m MOD ARGS | PATH ARGS"
+    assert argv and argv[0] == "--", usage
     argv = argv[1:]
     # Modules this script itself imported may be outside the closure
     # (packaging): drop them so the program imports them through the finder.
@@ -88,7 +89,8 @@ def main(argv: list[str]) -> None:
         sys.argv = [argv[1], *argv[2:]]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:
-        raise SystemExit("usage: [--with DIST]... -- -c CODE | -m MOD")
+        sys.argv = list(argv)
+        runpy.run_path(argv[0], run_name="__main__")
 
 
 if __name__ == "__main__":

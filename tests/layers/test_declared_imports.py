@@ -137,3 +137,76 @@ def test_persistence_needs_msgspec_only_for_a_codec_and_says_which_extra() -> No
         "try:\n    Codec()\nexcept ImportError as exc:\n    print(exc)\n"
     )
     assert "anyio-actors[persistence]" in out
+
+
+# A missing optional dependency names its extra, never a bare
+# ModuleNotFoundError for a module the user never asked for.
+
+
+@pytest.mark.parametrize("module", ["actors.remote", "actors.node"])
+def test_the_remote_layer_without_msgspec_names_the_remote_extra(module: str) -> None:
+    out = _run(
+        "try:\n"
+        f"    import {module}\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name, '|', exc)\n"
+    )
+    name, _, message = out.partition("|")
+    assert name.strip() == "msgspec"
+    assert 'pip install "anyio-actors[remote]"' in message
+
+
+def test_the_node_s_uvloop_backend_without_uvloop_names_the_uvloop_extra() -> None:
+    out = _run(
+        "from actors._extras import import_extra\n"
+        "try:\n"
+        "    import_extra('uvloop', 'uvloop', '--backend uvloop')\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert "needs uvloop, which is not installed" in out
+    assert 'pip install "anyio-actors[uvloop]"' in out
+
+
+def test_an_installed_module_whose_own_import_fails_keeps_its_error() -> None:
+    # import_extra names the extra only for the module itself: a module that
+    # is there but imports something missing raises what really failed.
+    out = _run(
+        "import sys, types\n"
+        "from actors._extras import import_extra\n"
+        "class Finder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'present':\n"
+        "            import importlib.util, importlib.abc\n"
+        "            class Loader(importlib.abc.Loader):\n"
+        "                def create_module(self, spec): return None\n"
+        "                def exec_module(self, module): import absent_dep\n"
+        "            return importlib.util.spec_from_loader(name, Loader())\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "try:\n"
+        "    import_extra('present', 'remote', 'x')\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name)\n"
+    )
+    assert out.strip() == "absent_dep"
+
+
+@pytest.mark.parametrize(
+    ("example", "extra"),
+    [("fan_out", "examples"), ("ping_pong", "uvloop"), ("supervision", "uvloop")],
+)
+def test_an_example_without_its_extra_names_it(example: str, extra: str) -> None:
+    path = HERE.parents[1] / "examples" / f"{example}.py"
+    command = [sys.executable, str(ONLY_DECLARED), "--", str(path)]
+    if extra == "uvloop":
+        command += ["--backend", "uvloop"]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode != 0
+    assert f'pip install "anyio-actors[{extra}]"' in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

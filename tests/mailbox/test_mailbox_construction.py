@@ -141,7 +141,9 @@ def test_a_rejected_item_raises_type_error_even_on_a_closed_mailbox() -> None:
 
 def test_errors_live_in_one_module_and_are_exported_from_actors_mailbox() -> None:
     for error in (MailboxFull, MailboxClosed, EndOfMailbox):
-        assert error.__module__ == "actors.mailbox._errors"
+        # Defined in _errors, reported as public (actors.mailbox.MailboxFull).
+        assert getattr(actors.mailbox._errors, error.__name__) is error
+        assert error.__module__ == "actors.mailbox"
         assert error.__name__ in actors.mailbox.__all__
         assert getattr(actors.mailbox, error.__name__) is error
         assert error.__doc__

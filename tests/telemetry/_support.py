@@ -25,12 +25,25 @@ class Otel:
     exporter: InMemorySpanExporter
     reader: InMemoryMetricReader
 
-    def spans(self, name: str | None = None) -> list[ReadableSpan]:
+    def spans(
+        self, name: str | None = None, path: str | None = None
+    ) -> list[ReadableSpan]:
+        """Finished spans named ``name`` (all: None) whose
+        ``messaging.destination.name`` is ``path`` (any: None): span names
+        are low-cardinality (``process Relay``), the actor is the path."""
         spans = list(self.exporter.get_finished_spans())
-        return spans if name is None else [s for s in spans if s.name == name]
+        if name is not None:
+            spans = [s for s in spans if s.name == name]
+        if path is not None:
+            spans = [
+                s
+                for s in spans
+                if (s.attributes or {}).get("messaging.destination.name") == path
+            ]
+        return spans
 
-    def span(self, name: str) -> ReadableSpan:
-        (span,) = self.spans(name)
+    def span(self, name: str, path: str | None = None) -> ReadableSpan:
+        (span,) = self.spans(name, path)
         return span
 
     def metrics(self) -> dict[str, list[Any]]:

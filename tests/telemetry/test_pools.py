@@ -55,14 +55,20 @@ async def test_messages_to_a_pool_keep_their_senders_context(
             pool.broadcast(0)
         await tally.done.wait()
     spans = by_id(otel.spans())
-    handled = [s for s in otel.spans() if s.name.startswith("process /user/crew/")]
+    handled = otel.spans("process Double")
+    assert all(
+        str((s.attributes or {})["messaging.destination.name"]).startswith(
+            "/user/crew/"
+        )
+        for s in handled
+    )
     parents = sorted(
         spans[parent_id(s) or 0].name for s in handled if parent_id(s) in spans
     )
     assert parents == sorted(
-        [f"tell-{i}" for i in range(6)] + ["ask /user/crew"] + ["broadcaster"] * 3
+        [f"tell-{i}" for i in range(6)] + ["ask Double"] + ["broadcaster"] * 3
     )
-    ask = otel.span("ask /user/crew")
+    ask = otel.span("ask Double", path="/user/crew")
     assert spans[parent_id(ask) or 0].name == "asker"
     crew = attrs(actor_class="Double", actor_pool="crew")
     assert otel.values("actors.messages.sent") == {crew: 6 + 1 + 3}
@@ -138,6 +144,6 @@ async def test_a_stopped_actor_fails_the_asks_still_in_its_mailbox(
             release.set()
     assert len(failures) == 1
     assert [d.message for d in system.dead_letters.recent] == ["told", "asked"]
-    ask_span = otel.span(f"ask {ref.path}")
+    ask_span = otel.span("ask Parked", path=ref.path)
     assert ask_span.attributes is not None
     assert ask_span.attributes["actor.outcome"] == "error"

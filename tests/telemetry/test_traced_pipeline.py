@@ -44,14 +44,14 @@ async def test_each_request_is_one_trace_through_the_three_stages() -> None:
     by_trace: dict[str, list[str]] = {}
     for trace, _, _, name, _ in spans:
         by_trace.setdefault(trace, []).append(name)
-    stages = ["process /user/count", "process /user/store", "process /user/tokenize"]
+    stages = ["process Count", "process Store", "process Tokenize"]
     traces = sorted(sorted(names) for names in by_trace.values())
     assert traces == sorted(
         [
             sorted(["request 1", *stages]),
-            ["process /user/tokenize", "request 2"],  # the rejected empty line
+            ["process Tokenize", "request 2"],  # the rejected empty line
             sorted(["request 3", *stages]),
-            ["ask /user/store", "process /user/store", "report"],
+            ["ask Store", "process Store", "report"],
         ]
     )
     (failed,) = [s for s in spans if "outcome=error" in s[4]]
@@ -72,5 +72,7 @@ def test_the_command_line_can_print_the_exporters_json(
 ) -> None:
     pipeline.main(["--requests", "1", "--json", "--backend", "uvloop"])
     out = capsys.readouterr().out
-    assert out.count('"name": "process /user/') == 4  # 3 stages, the report
+    assert out.count('"name": "process ') == 4  # 3 stages, the report
+    assert out.count('"messaging.destination.name": "/user/') == 4 + 1  # + an ask
     assert '"messaging.system": "anyio-actors"' in out
+    assert '"service.name": "traced-pipeline"' in out

@@ -88,7 +88,8 @@ async def test_a_chain_of_three_actors_is_one_trace(otel: Otel) -> None:
         await done.wait()
     root = otel.span("request")
     span_a, span_b, span_c = (
-        otel.span(f"process /user/{name}") for name in ("a", "b", "c")
+        otel.span(f"process {cls}", path=f"/user/{name}")
+        for cls, name in (("Relay", "a"), ("Relay", "b"), ("Sink", "c"))
     )
     assert {s.context.trace_id for s in (span_a, span_b, span_c)} == {
         request.get_span_context().trace_id
@@ -104,7 +105,7 @@ async def test_handling_spans_follow_the_messaging_conventions(otel: Otel) -> No
         ref.tell(1)
         assert await ref.ask("two") == "two"
     told, asked = sorted(
-        otel.spans("process /user/echo"), key=lambda s: s.start_time or 0
+        otel.spans("process Relay", path="/user/echo"), key=lambda s: s.start_time or 0
     )
     assert told.kind is SpanKind.CONSUMER
     assert dict(told.attributes or {}) == {
@@ -142,14 +143,16 @@ async def test_fifty_concurrent_asks_each_get_a_span_under_their_own_parent(
                 tg.start_soon(ask_under_a_parent, tagger, i)
         await done.wait()
     spans = by_id(otel.spans())
-    handled = otel.spans("process /user/tagger")
+    handled = otel.spans("process Tagger", path="/user/tagger")
     assert len(handled) == 50
-    downstream = {parent_id(s): s for s in otel.spans("process /user/sink")}
+    downstream = {
+        parent_id(s): s for s in otel.spans("process Sink", path="/user/sink")
+    }
     for span in handled:
         assert span.attributes is not None
         tag = span.attributes["test.i"]  # set by the handler, on its span
         ask = spans[parent_id(span)]  # type: ignore[index]
-        assert ask.name == "ask /user/tagger" and ask.kind is SpanKind.CLIENT
+        assert ask.name == "ask Tagger" and ask.kind is SpanKind.CLIENT
         parent = spans[parent_id(ask)]  # type: ignore[index]
         assert parent.name == f"parent-{tag!s}"
         assert span.context.trace_id == parent.context.trace_id
@@ -169,13 +172,15 @@ async def test_messages_of_one_batch_never_share_a_context(otel: Otel) -> None:
             ref.tell(3)
         await ref.ask(4)
     spans = by_id(otel.spans())
-    handled = sorted(otel.spans("process /user/r"), key=lambda s: s.start_time or 0)
+    handled = sorted(
+        otel.spans("process Relay", path="/user/r"), key=lambda s: s.start_time or 0
+    )
     parents = [spans.get(parent_id(span) or 0) for span in handled]
     assert [p.name if p is not None else None for p in parents] == [
         "first",
         None,
         "third",
-        "ask /user/r",
+        "ask Relay",
     ]
 
 
@@ -186,8 +191,8 @@ async def test_an_ask_has_a_client_span_around_the_handling(otel: Otel) -> None:
             await ref.ask("q")
     caller, ask, handling = (
         otel.span("caller"),
-        otel.span("ask /user/svc"),
-        otel.span("process /user/svc"),
+        otel.span("ask Relay", path="/user/svc"),
+        otel.span("process Relay", path="/user/svc"),
     )
     assert ask.kind is SpanKind.CLIENT
     assert parent_id(ask) == caller.context.span_id
@@ -215,12 +220,12 @@ async def test_an_ask_that_times_out_marks_its_client_span_as_an_error(
         with pytest.raises(AskTimeout):
             await ref.ask("q", timeout=0.01)
         release.set()
-    ask = otel.span("ask /user/slow")
+    ask = otel.span(f"ask {Slow.__qualname__}", path="/user/slow")
     assert ask.status.status_code is StatusCode.ERROR
     assert ask.attributes is not None and ask.attributes["actor.outcome"] == "timeout"
     assert [e.name for e in ask.events] == ["exception"]
     # The handling finished after its asker gave up: the reply was abandoned.
-    handling = otel.span("process /user/slow")
+    handling = otel.span(f"process {Slow.__qualname__}", path="/user/slow")
     assert handling.attributes is not None
     assert handling.attributes["actor.outcome"] == "abandoned"
 
@@ -234,7 +239,7 @@ async def test_a_failed_handling_records_the_exception(otel: Otel) -> None:
         assert await ref.ask("fine") == "fine"
     failed = [
         s
-        for s in otel.spans("process /user/f")
+        for s in otel.spans("process Fails", path="/user/f")
         if s.status.status_code is StatusCode.ERROR
     ]
     assert len(failed) == 2
@@ -248,7 +253,9 @@ async def test_a_failed_handling_records_the_exception(otel: Otel) -> None:
         assert exception.attributes["exception.message"] == "boom"
     # The asker's client span fails with the handler's exception too.
     ask = next(
-        s for s in otel.spans("ask /user/f") if s.status.status_code is StatusCode.ERROR
+        s
+        for s in otel.spans("ask Fails", path="/user/f")
+        if s.status.status_code is StatusCode.ERROR
     )
     assert ask.attributes is not None and ask.attributes["actor.outcome"] == "error"
 
@@ -292,7 +299,7 @@ async def test_a_restart_is_an_event_on_the_failed_span(
         assert system.restarts == 1
     (failed,) = [
         s
-        for s in otel.spans("process /user/f")
+        for s in otel.spans("process Fails", path="/user/f")
         if s.status.status_code is StatusCode.ERROR
     ]
     names = [e.name for e in failed.events]
@@ -336,7 +343,7 @@ async def test_an_escalation_is_an_event_on_the_failed_span(
         assert system.escalations == 1
     failed = [
         s
-        for s in otel.spans("process /user/parent/child")
+        for s in otel.spans("process Fails", path="/user/parent/child")
         if s.status.status_code is StatusCode.ERROR
     ]
     (span,) = failed
@@ -390,7 +397,7 @@ async def test_signals_and_later_messages_do_not_inherit_the_spawners_context(
         sink.tell("untraced")
         await done.wait()
     spawner = otel.span("spawner").context.trace_id
-    for span in otel.spans("process /user/sink"):
+    for span in otel.spans("process Sink", path="/user/sink"):
         assert span.parent is None, span.attributes
         assert span.context.trace_id != spawner
 
@@ -405,7 +412,7 @@ async def test_a_dead_letter_in_a_handler_is_an_event_on_its_span(
         ref = system.spawn(Ignores, name="i")
         with pytest.raises(UnhandledMessage):
             await ref.ask("ignored")
-    span = otel.span("process /user/i")
+    span = otel.span(f"process {Ignores.__qualname__}", path="/user/i")
     (event,) = span.events
     assert event.name == "actor.dead_letter"
     assert dict(event.attributes or {}) == {
@@ -441,7 +448,7 @@ async def test_a_timer_firing_does_not_inherit_the_context_that_started_it(
             scheduler.tell("start")
         await done.wait()
     assert seen == ["fired"]
-    (fired,) = otel.spans("process /user/sink")
+    (fired,) = otel.spans("process Sink", path="/user/sink")
     assert fired.parent is None
     assert fired.context.trace_id != otel.span("starter").context.trace_id
 
@@ -461,10 +468,12 @@ async def test_tells_and_asks_from_threads_keep_the_threads_context(
 
         await anyio.to_thread.run_sync(in_a_thread)
     spans = by_id(otel.spans())
-    told, asked = sorted(otel.spans("process /user/r"), key=lambda s: s.start_time or 0)
+    told, asked = sorted(
+        otel.spans("process Relay", path="/user/r"), key=lambda s: s.start_time or 0
+    )
     assert spans[parent_id(told) or 0].name == "thread tell"
     ask = spans[parent_id(asked) or 0]
-    assert ask.name == "ask /user/r"
+    assert ask.name == "ask Relay"
     assert spans[parent_id(ask) or 0].name == "thread ask"
 
 
@@ -495,14 +504,15 @@ async def test_an_ask_that_waits_for_room_keeps_its_client_span(otel: Otel) -> N
             tg.start_soon(ask)
             release.set()
     timed_out, answered = sorted(
-        otel.spans("ask /user/gate"), key=lambda s: s.start_time or 0
+        otel.spans(f"ask {Gate.__qualname__}", path="/user/gate"),
+        key=lambda s: s.start_time or 0,
     )
     assert timed_out.attributes is not None and answered.attributes is not None
     assert timed_out.attributes["actor.outcome"] == "timeout"
     assert answered.attributes["actor.outcome"] == "ok"
     handled = {
         (s.attributes or {}).get("actor.message.type"): s
-        for s in otel.spans("process /user/gate")
+        for s in otel.spans(f"process {Gate.__qualname__}", path="/user/gate")
         if s.parent is not None and s.parent.span_id == answered.context.span_id
     }
     assert list(handled) == ["str"]  # "room" was handled under the ask's span

@@ -212,8 +212,8 @@ def test_a_failed_effect_expectation_lists_the_effects() -> None:
     with pytest.raises(AssertionError) as failure:
         kit.expect_effect(Spawned)
     assert str(failure.value) == (
-        "/user/b: expected <class 'actors.testing._effects.Spawned'>, but the "
-        "effects are (oldest first):\n"
+        "/user/b: expected <class 'actors.testing.Spawned'>, but the effects "
+        "are (oldest first):\n"
         "    TimerStarted(key='tick', message='tick', delay=1.0, interval=1.0)"
     )
 
