@@ -62,6 +62,7 @@ class Runtime:
         "deadlines",
         "drain",
         "escalations",
+        "exited",
         "exiting",
         "failure",
         "failures",
@@ -110,6 +111,8 @@ class Runtime:
         self.running = False
         #: Leaving its ``async with``: what stops now stops because of it.
         self.exiting = False
+        #: Its ``async with`` has ended: every task of the system is over.
+        self.exited = False
         self.tg: TaskGroup | None = None
         self.guardian: Cell | None = None
         self.failures = 0

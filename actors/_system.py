@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, TypeVarTuple
 
 import anyio
 
@@ -438,27 +438,16 @@ class ActorSystem:
         runtime = self._runtime
         assert runtime.guardian is not None
         await run_actor(runtime.guardian)
-        failure = runtime.failure
-        if failure is None:
-            body = self._body
-            if (
-                self._stop_called
-                and not runtime.exiting
-                and not self._host_waiting
-                and body is not None
-            ):
-                # system.stop(): every actor has stopped, the block ends.
-                body.cancel()
-            return
-        if not isinstance(failure, Exception):
-            # SystemExit, KeyboardInterrupt: raised in a task, asyncio
-            # would tear them out of the event loop itself. Cancel the
-            # body instead; __aexit__ raises it in the host task.
-            assert runtime.tg is not None
-            runtime.tg.cancel_scope.cancel()
-            return
-        # Cancels the body of the async with, and every task left.
-        raise failure
+        # Every actor has stopped. A body still running is ended (its own
+        # scope, so the cancellation ends at the block): a failure nobody
+        # handled then surfaces from __aexit__, system.stop() ends the block
+        # as a normal exit. Nothing here raises, and nothing cancels the
+        # task group: a cancellation the body did not ask for never leaks.
+        body = self._body
+        if body is None or self._host_waiting:
+            return  # the block is being left already, or waits in wait_exited
+        if runtime.failure is not None or self._stop_called:
+            body.cancel()
 
     async def __aexit__(
         self,
@@ -466,78 +455,127 @@ class ActorSystem:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        """Stop every actor, then end the task group; see the class for what
+        surfaces. The rule, on every path: a failure nobody handled surfaces as
+        itself; otherwise the body's own exception propagates untouched; a
+        cancellation propagates only if a scope outside the block was
+        cancelled (the runtime's own, ``system.stop()``'s, a failure's or
+        ``shutdown_timeout``'s, ends here)."""
         runtime = self._runtime
         guardian = runtime.guardian
         tg = runtime.tg
         assert guardian is not None and tg is not None
+        cancelled = anyio.get_cancelled_exc_class()
+        # What leaves the block so far: the body's exception, unless its own
+        # scope (cancelled by system.stop() or a failure) took it.
+        leaving = exc
         body = self._body
-        replaced: BaseException | None = None
-        swallowed = False
         if body is not None:
             self._body = None
             try:
                 if body.__exit__(exc_type, exc, tb):
-                    # system.stop() ended the body: a normal exit.
-                    swallowed = True
-                    exc_type, exc, tb = None, None, None
+                    leaving = None  # the body was ended by us: a normal exit
             except BaseException as new:  # a group, without our cancellation
-                replaced = new
-                exc_type, exc, tb = type(new), new, new.__traceback__
+                leaving = new
+        # What the task group is handed: what leaves, or a cancellation that
+        # reached the graceful stop (the task group's own scope swallows it
+        # when it is ours, as cancel_actors's; an outer scope's propagates).
+        pending = leaving
         runtime.exiting = True
-        try:
-            guardian.request_stop(StopReason.SYSTEM)
-            timeout = self.shutdown_timeout
-            cancelled = anyio.get_cancelled_exc_class()
-            if exc_type is not None and issubclass(exc_type, cancelled):
-                runtime.cancel_actors()  # cancelled from outside: at once
-            else:
-                try:
-                    if exc_type is None and timeout is None:
-                        await guardian.terminated.wait()
-                    else:
-                        if timeout is None:
-                            timeout = 5.0
-                        with anyio.CancelScope(shield=exc_type is not None):
-                            with anyio.move_on_after(timeout):
-                                await guardian.terminated.wait()
-                        if not guardian.terminated.is_set():
-                            logger.warning(
-                                "actor system: graceful stop took over %s s: "
-                                "cancelling the actors",
-                                timeout,
-                            )
-                            runtime.cancel_actors()
-                except cancelled:  # cancelled while waiting: end it at once
-                    runtime.cancel_actors()
-                    raise
-        finally:
-            runtime.running = False
-            if runtime.from_thread is not None:
-                runtime.from_thread._close()
-            if self._remote is not None:
-                # After the actors; its tasks end before the task group does.
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await self._remote.stop()
-                    except Exception:
-                        logger.exception(
-                            "actor system: stopping %r failed", self._remote
-                        )
-            if runtime.deadlines is not None:
-                runtime.deadlines.close()  # ends the Trio deadline task
+        guardian.request_stop(StopReason.SYSTEM)
+        if isinstance(pending, cancelled):
+            runtime.cancel_actors()  # cancelled from outside: at once
+        else:
             try:
-                await tg.__aexit__(exc_type, exc, tb)
+                await self._graceful_stop(pending is not None)
+            except cancelled as new:  # cancelled while waiting: end it at once
+                runtime.cancel_actors()
+                pending = new
+        raised: BaseException | None = None
+        try:
+            await self._teardown()
+            try:
+                swallowed = await tg.__aexit__(
+                    type(pending) if pending is not None else None,
+                    pending,
+                    pending.__traceback__ if pending is not None else None,
+                )
             except BaseExceptionGroup as group:
-                raise self._surface(group) from None
-            finally:
-                runtime.finish_unstarted()
-                # Dead letter streams end after the teardown's letters.
-                self.dead_letters._close()
-        if runtime.failure is not None:
-            raise runtime.failure
-        if replaced is not None:
-            raise replaced
-        return swallowed
+                raised = self._surface(group)
+            except BaseException as new:
+                raised = new
+            else:
+                if swallowed:  # our own cancellation ended here
+                    pending = None
+        finally:
+            runtime.exited = True
+            runtime.finish_unstarted()
+            # Dead letter streams end after the teardown's letters.
+            self.dead_letters._close()
+        failure = runtime.failure
+        if failure is not None:
+            if failure is exc:
+                return False  # the body raised it itself: as it is
+            _raise_as_itself(failure)
+        if raised is None:
+            if pending is not None and pending is not exc:
+                _raise_as_itself(pending)
+            # The body's exception (or an outer cancellation) goes on as it is.
+            return pending is None and exc is not None
+        if raised is exc:
+            return False
+        if (
+            isinstance(raised, cancelled)
+            and exc is not None
+            and not isinstance(exc, cancelled)
+        ):
+            return False  # the body's own error beats an outer cancellation
+        _raise_as_itself(raised)
+
+    async def _graceful_stop(self, failing: bool) -> None:
+        """Wait for every actor's stop: as long as they take for a normal
+        exit without ``shutdown_timeout``, else within it (5 seconds for an
+        exit by exception, shielded from the cancellation of the body);
+        then cancel what is left.
+
+        Raises:
+            Cancelled: the block was cancelled while it waited.
+        """
+        runtime = self._runtime
+        guardian = runtime.guardian
+        assert guardian is not None
+        timeout = self.shutdown_timeout
+        if not failing and timeout is None:
+            await guardian.terminated.wait()
+            return
+        if timeout is None:
+            timeout = 5.0
+        with anyio.CancelScope(shield=failing):
+            with anyio.move_on_after(timeout):
+                await guardian.terminated.wait()
+        if not guardian.terminated.is_set():
+            logger.warning(
+                "actor system: graceful stop took over %s s: cancelling the actors",
+                timeout,
+            )
+            runtime.cancel_actors()
+
+    async def _teardown(self) -> None:
+        """After the actors: thread entry, the remote extension, the ask
+        deadlines (shielded: it always runs to its end)."""
+        runtime = self._runtime
+        runtime.running = False
+        if runtime.from_thread is not None:
+            runtime.from_thread._close()
+        if self._remote is not None:
+            # After the actors; its tasks end before the task group does.
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._remote.stop()
+                except Exception:
+                    logger.exception("actor system: stopping %r failed", self._remote)
+        if runtime.deadlines is not None:
+            runtime.deadlines.close()  # ends the Trio deadline task
 
     def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
         """The one exception to raise from ``async with`` for a task group's."""
@@ -688,6 +726,17 @@ class ActorSystem:
     def __repr__(self) -> str:
         state = "running" if self.running else "not running"
         return f"<ActorSystem {state}>"
+
+
+def _raise_as_itself(exc: BaseException) -> NoReturn:
+    """Raise ``exc`` from ``__aexit__`` keeping its own ``__context__``:
+    raised here, Python would chain it to whatever the block is leaving with
+    (often the runtime's own cancellation of the body)."""
+    context, suppress = exc.__context__, exc.__suppress_context__
+    try:
+        raise exc
+    finally:
+        exc.__context__, exc.__suppress_context__ = context, suppress
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
