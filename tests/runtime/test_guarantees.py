@@ -497,13 +497,15 @@ async def test_a_wrong_supervisor_strategy_attribute_is_refused_at_spawn() -> No
         assert system.failures == 0
 
 
-async def test_a_stopped_actor_still_refuses_with_actor_stopped() -> None:
+async def test_a_stopped_actor_still_refuses_a_send_with_actor_stopped() -> None:
     async with ActorSystem() as system:
         ref = system.spawn(Recorder, [])
         ref.stop()
         await ref.join()
         with pytest.raises(ActorStopped):
-            ref.tell(1)
+            await ref.send(1)
+        ref.tell(2)  # a tell is a dead letter
+        assert [d.message for d in system.dead_letters.recent] == [2]
 
 
 async def test_an_actor_whose_task_never_ran_still_settles_its_mailbox() -> None:
