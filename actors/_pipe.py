@@ -206,8 +206,9 @@ class Piped(Signal):
         self.result = result
         self.then = then
         self.incarnation = incarnation
-        #: What the handler got (``then(result)``), once delivered.
-        self.message: object = None
+        #: What the handler gets: the result, then ``then(result)`` once
+        #: ``then`` has run (what a stash keeps, a failure's dead letter).
+        self.message: object = result
         #: Whether ``then`` has run (the result is the handler's message).
         self.handed = False
 
