@@ -68,6 +68,7 @@ class Runtime:
         "failures",
         "from_thread",
         "guardian",
+        "guardian_per_child",
         "log_failures",
         "loop_token",
         "make_timers",
@@ -100,6 +101,10 @@ class Runtime:
         self.system = system
         #: How the guardian supervises top-level actors.
         self.strategy = strategy
+        #: The guardian's strategy is the default one: its restart intensity
+        #: counts each top-level actor on its own (Akka's guardian), not all
+        #: of them together (a strategy the user gives: OTP's).
+        self.guardian_per_child = False
         #: Default items per wake.
         self.drain = drain
         self.dead_letters = dead_letters

@@ -72,8 +72,15 @@ class ActorSystem:
     ``failures``, ``restarts`` and ``escalations`` count them.
 
     Args:
-        strategy: how the guardian supervises top-level actors (default
-            ``OneForOne()``: restart, at most 3 restarts within 5 seconds).
+        strategy: how the guardian supervises top-level actors. The default
+            restarts a failed top-level actor, at most 3 times within 5
+            seconds for each one: its restart intensity is counted per child
+            (as Akka classic's guardian), so unrelated top-level actors that
+            fail now and then never add up to a shutdown; one that fails a
+            fourth time within 5 seconds shuts the system down. A strategy
+            given here counts the restarts of all the top-level actors
+            together, as an Erlang/OTP supervisor does (``OneForOne()``
+            given explicitly included).
         drain: default for how many queued items an actor takes per wake.
         dead_letters_kept: how many recent dead letters ``dead_letters.recent``
             keeps (every one is counted and published to the subscribers of
@@ -132,6 +139,7 @@ class ActorSystem:
         log_failures: bool | FailureLogging = True,
         clock: Clock | None = None,
     ) -> None:
+        per_child = strategy is None
         if strategy is None:
             strategy = OneForOne()
         if not isinstance(strategy, SupervisorStrategy):
@@ -177,6 +185,7 @@ class ActorSystem:
             spawn_pool,
         )
         self._runtime.remote = remote
+        self._runtime.guardian_per_child = per_child
         self._runtime.log_failures = failure_logging
         self._runtime.clock = clock
 
