@@ -16,7 +16,7 @@ from ._stash import (
     unstash,
     unstash_all,
 )
-from ._strategies import SupervisorStrategy
+from ._strategies import SupervisorStrategy, check_strategy_attribute
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
@@ -240,6 +240,11 @@ class Actor(Generic[M]):
             type.__setattr__(cls, "receive", _Receive(receive))
         if "stash_capacity" in own:
             check_stash_capacity(own["stash_capacity"], cls.__qualname__)
+        strategy = own.get("supervisor_strategy")
+        if strategy is not None and not hasattr(type(strategy), "__get__"):
+            # When the class is defined, not at its first child's failure
+            # (a property or other descriptor is read per instance, at spawn).
+            check_strategy_attribute(cls, cls.__qualname__)
         cls._actors_restart_message = _restart_call(cls)
 
     def receive(self, message: M) -> Any:

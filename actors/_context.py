@@ -329,7 +329,8 @@ class ActorContext:
         fires it is armed again for another ``timeout`` seconds. A restart
         starts without one; a stop cancels it. It goes to the current
         behaviour (see ``Actor.become``). It runs on the system's timers:
-        never early, at most about a millisecond late. While it is set, each
+        never early, at most about a millisecond late (so, as a timer, none
+        is armed while the actor or its system stops). While it is set, each
         message costs a little more (a clock reading); without one, nothing.
 
         Raises:
@@ -337,7 +338,6 @@ class ActorContext:
             ValueError: ``timeout`` is not > 0 and finite.
             RuntimeError: called before the instance exists (the factory has
                 not been called yet).
-            SystemNotRunning: the system is not running.
         """
         cell = self._cell
         instance = instance_of(cell)

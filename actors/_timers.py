@@ -152,7 +152,8 @@ class TimerScheduler:
 
         Replaces any timer with the same key. The timer stays active until its
         message has been delivered. An actor that is stopping starts no timer:
-        the call then does nothing.
+        the call then does nothing (so while the system stops or exits, when
+        every actor is stopping).
 
         Args:
             key: names the timer (hashable).
@@ -181,7 +182,8 @@ class TimerScheduler:
         and never pile up: a firing due while the previous one still waits in
         the mailbox is skipped, as are firings missed while the event loop was
         blocked. Replaces any timer with the same key. An actor that is
-        stopping starts no timer: the call then does nothing.
+        stopping starts no timer: the call then does nothing (so while the
+        system stops or exits, when every actor is stopping).
 
         Args:
             key: names the timer (hashable).
@@ -236,9 +238,20 @@ class TimerScheduler:
         self, key: Hashable, message: object, delay: float, interval: float | None
     ) -> None:
         cell = self._cell
-        if cell.stop_requested or cell.state >= STOPPING:
-            return  # it could never be delivered
-        service = TimerService.of(cell.runtime)
+        runtime = cell.runtime
+        guardian = runtime.guardian
+        if (
+            cell.stop_requested
+            or cell.state >= STOPPING
+            or guardian is None
+            or not guardian.alive
+            or not runtime.running
+        ):
+            # It could never be delivered: the actor is stopping, or the
+            # system is (every actor is, then: system.stop(), the block's
+            # exit, a shutdown after a failure, its teardown).
+            return
+        service = TimerService.of(runtime)
         try:
             old = self._timers.get(key)
         except TypeError:
