@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from .channel._waiters import Backend, Stale, Waiter, ki_protected
@@ -40,6 +41,7 @@ __all__ = [
     "Ask",
     "abandon",
     "error_replied",
+    "own_traceback",
 ]
 
 #: Returned by ``Ask.wait`` when its timeout expired (a reply can be None,
@@ -89,6 +91,7 @@ class Ask(Waiter):
         "prev",
         "recipient",
         "state",
+        "traceback",
         "waiting",
     )
 
@@ -151,6 +154,8 @@ class Ask(Waiter):
             return False
         self.state = ERROR_REPLIED
         self.outcome = exc
+        # The traceback it is raised with, whatever earlier asks added.
+        self.traceback = own_traceback(exc.__traceback__)
         return self._wake(backend)
 
     @ki_protected
@@ -208,7 +213,25 @@ class Ask(Waiter):
             return self.outcome
         if state == ERROR_REPLIED:
             error_replied.set(self)
+            # An answer, often one shared exception object: each raise starts
+            # from its own traceback, or every ask would add its frames to it
+            # (and keep them alive).
+            raise self.outcome.with_traceback(self.traceback)
         raise self.outcome
+
+
+def own_traceback(tb: TracebackType | None) -> TracebackType | None:
+    """An exception's traceback without what the runtime's raises of it at
+    askers added (an ``ErrorReply``'s exception is raised at each asker; the
+    entries of those raises, and of the askers' frames around them, come
+    before ours in its chain): the part after the innermost such raise."""
+    own = tb
+    code = Ask.outcome_or_raise.__code__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            own = tb.tb_next
+        tb = tb.tb_next
+    return own
 
 
 def abandon(ask: Ask) -> None:
