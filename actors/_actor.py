@@ -303,13 +303,19 @@ class Actor(Generic[M]):
 
         Raises:
             TypeError: ``handler`` is not callable.
+            RuntimeError: called from another task (this actor's own
+                background work included) or thread, as ``stash()``.
         """
         become(self, handler, discard_old)
 
     def unbecome(self) -> None:
         """Return to the behaviour below the current one on the stack
         (``receive`` at the bottom; at ``receive`` it does nothing). Takes
-        effect from the next message on."""
+        effect from the next message on.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
+        """
         unbecome(self)
 
     @property
@@ -342,6 +348,9 @@ class Actor(Generic[M]):
 
         Returns:
             How many messages were unstashed.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
         """
         return unstash_all(self)
 
@@ -351,6 +360,9 @@ class Actor(Generic[M]):
 
         Returns:
             Whether there was one.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
         """
         return unstash(self)
 

@@ -48,7 +48,23 @@ if TYPE_CHECKING:
     from ._timers import TimerScheduler, TimerService
     from .channel._waiters import Backend
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "check_factory"]
+
+
+def check_factory(factory: object) -> None:
+    """A ``spawn``'s (or ``spawn_pool``'s) factory: one home for the rule, the
+    runtime's and the BehaviorTestKit's.
+
+    Raises:
+        TypeError: it is not callable, or is a class that is not an Actor
+            subclass (or has a wrong ``supervisor_strategy``).
+    """
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, not {factory!r}")
+    if isinstance(factory, type):
+        if not issubclass(factory, Actor):
+            raise TypeError(f"{factory.__name__} is not an Actor subclass")
+        check_strategy_attribute(factory, factory.__qualname__)
 
 
 class Runtime:
@@ -182,12 +198,7 @@ class Runtime:
         """
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
-        if not callable(factory):
-            raise TypeError(f"factory must be callable, not {factory!r}")
-        if isinstance(factory, type):
-            if not issubclass(factory, Actor):
-                raise TypeError(f"{factory.__name__} is not an Actor subclass")
-            check_strategy_attribute(factory, factory.__qualname__)
+        check_factory(factory)
         name = options.name
         if name is None:
             name = self.default_name(parent, factory_name(factory))

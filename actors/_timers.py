@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from ._cell import Cell
     from ._runtime import Runtime
 
-__all__ = ["RESOLUTION", "TIMER_TASK_NAME", "TimerScheduler", "TimerService"]
+__all__ = [
+    "RESOLUTION",
+    "TIMER_TASK_NAME",
+    "TimerScheduler",
+    "TimerService",
+    "check_key",
+]
 
 #: The name of each system's timer task (``anyio.get_running_tasks()`` shows it).
 TIMER_TASK_NAME: Final = "actors.timers"
@@ -237,6 +243,7 @@ class TimerScheduler:
     def _start(
         self, key: Hashable, message: object, delay: float, interval: float | None
     ) -> None:
+        check_key(key)  # also when the call does nothing: a bad call is one
         cell = self._cell
         runtime = cell.runtime
         guardian = runtime.guardian
@@ -252,17 +259,25 @@ class TimerScheduler:
             # exit, a shutdown after a failure, its teardown).
             return
         service = TimerService.of(runtime)
-        try:
-            old = self._timers.get(key)
-        except TypeError:
-            raise TypeError(
-                f"key must be hashable, not {type(key).__name__}"
-            ) from None
+        old = self._timers.get(key)
         timer = _Timer(self, key, message, service.now() + delay, interval)
         if old is not None:
             _cancel(old)
         self._timers[key] = timer
         service.schedule(timer)
+
+
+def check_key(key: object) -> None:
+    """A timer's key: one home for the rule, the runtime's timers and the
+    BehaviorTestKit's.
+
+    Raises:
+        TypeError: it is not hashable.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"key must be hashable, not {type(key).__name__}") from None
 
 
 def _cancel(timer: _Timer) -> None:
