@@ -77,6 +77,7 @@ from actors import (
     ReceiveTimeout,
     RestForOne,
     Result,
+    StrayCancellation,
     SupervisorStrategy,
     SystemNotRunning,
 )
@@ -1244,6 +1245,8 @@ class Run:
                 self.world.exiting = stubborn_exit
         except Fault as exc:
             self.surfaced(exc, subtree_of(self._label_of(exc.key)))
+        except StrayCancellation as exc:  # a "stray" plan's failure (no id)
+            self.surfaced(exc, None)
         except RuntimeError as exc:
             # A permanent top-level actor's exits past the intensity.
             if "exceeded its restart intensity" not in str(exc):
