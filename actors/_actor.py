@@ -193,12 +193,22 @@ class Actor(Generic[M]):
     ``self.context.set_receive_timeout(seconds)`` delivers a
     [``ReceiveTimeout``][actors.ReceiveTimeout] when no message came for that long.
 
-    Lifecycle hooks, each sync or async, run in the actor's own task:
+    Lifecycle hooks, each sync or async, run in the actor's own task. Every
+    instance the runtime builds gets its start hook before anything else (a
+    stop requested before its task first ran included) and ``on_stop`` once
+    that hook has returned, whatever the timing (Akka's preStart/postStop
+    rule); an instance whose start hook raised gets no ``on_stop`` (as Akka's
+    postStop, OTP's ``terminate`` after a failed ``init``), so the start hook
+    cleans up what it opened before raising. Only a cancelled teardown
+    (``shutdown_timeout`` ran out, the block was cancelled) skips hooks that
+    have not run.
 
     * ``on_start()``: before the first message.
     * ``on_stop()``: after the last message (also before a restart); an
       exception here is logged and counted in ``system.failures``, and the
-      actor still stops (or restarts).
+      actor still stops (or restarts). A ``BaseException`` that is not an
+      ``Exception`` (``SystemExit``, ...) ends the incarnation, then shuts the
+      system down and surfaces from ``async with``.
     * ``on_restart(exc, message)``: on the fresh instance after a restart,
       before its first message; ``exc`` is the failure that caused it (None
       when a ``permanent`` child stopped itself), ``message`` the message
