@@ -65,6 +65,15 @@ class Parent(Actor):
         return message
 
 
+class FailsThenRaisesInOnStop(RaisesInOnStop):
+    """Fails on "fail": its restart runs the on_stop that raises."""
+
+    def receive(self, message: Any) -> Any:
+        if message == "fail":
+            raise ValueError("restart me")
+        return message
+
+
 class Piping(Actor):
     """Its background work raises."""
 
@@ -115,6 +124,12 @@ async def on_stop_of_a_child(exc: BaseException) -> None:
         parent = system.spawn(Parent, exc)
         assert await parent.ask("ready") == "ready"
         parent.stop()
+        await anyio.sleep_forever()
+
+
+async def on_stop_during_a_restart(exc: BaseException) -> None:
+    async with ActorSystem() as system:
+        system.spawn(FailsThenRaisesInOnStop, exc).tell("fail")
         await anyio.sleep_forever()
 
 
@@ -177,6 +192,7 @@ SCENARIOS: dict[str, Callable[[BaseException], Awaitable[None]]] = {
         handler_after_the_body_left,
         on_stop_of_a_stopped_actor,
         on_stop_of_a_child,
+        on_stop_during_a_restart,
         on_start,
         background_work,
         system_stop_pending,
