@@ -16,7 +16,7 @@ from ._stash import (
     unstash,
     unstash_all,
 )
-from ._strategies import SupervisorStrategy
+from ._strategies import SupervisorStrategy, check_strategy_attribute
 
 if TYPE_CHECKING:
     from typing_extensions import TypeVar
@@ -193,12 +193,22 @@ class Actor(Generic[M]):
     ``self.context.set_receive_timeout(seconds)`` delivers a
     [``ReceiveTimeout``][actors.ReceiveTimeout] when no message came for that long.
 
-    Lifecycle hooks, each sync or async, run in the actor's own task:
+    Lifecycle hooks, each sync or async, run in the actor's own task. Every
+    instance the runtime builds gets its start hook before anything else (a
+    stop requested before its task first ran included) and ``on_stop`` once
+    that hook has returned, whatever the timing (Akka's preStart/postStop
+    rule); an instance whose start hook raised gets no ``on_stop`` (as Akka's
+    postStop, OTP's ``terminate`` after a failed ``init``), so the start hook
+    cleans up what it opened before raising. Only a cancelled teardown
+    (``shutdown_timeout`` ran out, the block was cancelled) skips hooks that
+    have not run.
 
     * ``on_start()``: before the first message.
     * ``on_stop()``: after the last message (also before a restart); an
       exception here is logged and counted in ``system.failures``, and the
-      actor still stops (or restarts).
+      actor still stops (or restarts). A ``BaseException`` that is not an
+      ``Exception`` (``SystemExit``, ...) ends the incarnation, then shuts the
+      system down and surfaces from ``async with``.
     * ``on_restart(exc, message)``: on the fresh instance after a restart,
       before its first message; ``exc`` is the failure that caused it (None
       when a ``permanent`` child stopped itself), ``message`` the message
@@ -240,6 +250,11 @@ class Actor(Generic[M]):
             type.__setattr__(cls, "receive", _Receive(receive))
         if "stash_capacity" in own:
             check_stash_capacity(own["stash_capacity"], cls.__qualname__)
+        strategy = own.get("supervisor_strategy")
+        if strategy is not None and not hasattr(type(strategy), "__get__"):
+            # When the class is defined, not at its first child's failure
+            # (a property or other descriptor is read per instance, at spawn).
+            check_strategy_attribute(cls, cls.__qualname__)
         cls._actors_restart_message = _restart_call(cls)
 
     def receive(self, message: M) -> Any:
@@ -298,13 +313,19 @@ class Actor(Generic[M]):
 
         Raises:
             TypeError: ``handler`` is not callable.
+            RuntimeError: called from another task (this actor's own
+                background work included) or thread, as ``stash()``.
         """
         become(self, handler, discard_old)
 
     def unbecome(self) -> None:
         """Return to the behaviour below the current one on the stack
         (``receive`` at the bottom; at ``receive`` it does nothing). Takes
-        effect from the next message on."""
+        effect from the next message on.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
+        """
         unbecome(self)
 
     @property
@@ -337,6 +358,9 @@ class Actor(Generic[M]):
 
         Returns:
             How many messages were unstashed.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
         """
         return unstash_all(self)
 
@@ -346,6 +370,9 @@ class Actor(Generic[M]):
 
         Returns:
             Whether there was one.
+
+        Raises:
+            RuntimeError: called from another task or thread (see ``become``).
         """
         return unstash(self)
 

@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._control import REBIND
+from ._lifecycle import current_cell
 
 if TYPE_CHECKING:
     from ._actor import Actor
     from ._cell import Cell
     from ._timers import TimerScheduler
 
-__all__ = ["ActorState", "cell_of", "request_rebind", "state_of"]
+__all__ = ["ActorState", "cell_of", "check_own_task", "request_rebind", "state_of"]
 
 
 class ActorState:
@@ -75,6 +76,34 @@ def cell_of(instance: Actor) -> Cell | None:
     (a plain instantiation in a unit test)."""
     context = instance.__dict__.get("context")
     return None if context is None else context._cell
+
+
+def check_own_task(instance: Actor, what: str) -> Cell | None:
+    """The rule of the calls that change what an actor's own message loop
+    does next (``become``, ``unbecome``, ``unstash_all``, ``unstash``): only
+    the actor's own code, in its own task, may make them (its ``__init__``,
+    hooks and handlers; not another task, its background work included, nor
+    another thread, which would race with the loop). An instance made
+    outside the runtime (a unit test's) has no loop: anything goes.
+
+    Returns:
+        The instance's cell (None outside the runtime).
+
+    Raises:
+        RuntimeError: called from another task or thread, or on an instance
+            the cell no longer runs (an ended incarnation's).
+    """
+    cell = cell_of(instance)
+    if cell is None:
+        return None
+    if current_cell.get() is not cell:
+        raise RuntimeError(
+            f"{what}() changes what {cell.path} does with its next messages: "
+            "call it from this actor's own code (__init__, a hook, a handler), "
+            "in its own task, not from another task (its background work "
+            "included) or thread"
+        )
+    return cell
 
 
 def request_rebind(instance: Actor) -> None:

@@ -7,6 +7,15 @@ backoff the supervisor chose). Whatever ends the task, ``_termination`` runs
 last. What no supervisor handles (a bug in the runtime; ``SystemExit`` or
 ``KeyboardInterrupt`` from a handler) shuts the system down, so it surfaces
 from ``async with`` instead of leaving askers and joiners waiting.
+
+The hooks' rule (Akka's, for preStart and postStop): every instance built
+gets ``on_start`` (``on_restart`` after a restart) before anything else, a
+stop requested before its task first ran included, and ``on_stop`` once its
+start hook has returned. An instance whose start hook raised gets no
+``on_stop`` (as Akka's postStop, OTP's ``terminate`` after a failed
+``init``): the start hook cleans up after itself. Only a cancelled teardown
+(``shutdown_timeout`` ran out, or the block was cancelled) skips hooks that
+have not run.
 """
 
 from __future__ import annotations
@@ -40,13 +49,24 @@ async def run_actor(cell: Cell) -> None:
     done: anyio.Event | None = None
     delay = 0.0
     system = cell.runtime
+    if system.cancelling:
+        # Torn down before its first step (asyncio never runs such a task at
+        # all): nothing starts, its hooks are skipped as every actor's are.
+        with system.shield():
+            await terminate(cell, cancelled=True)
+        return
     try:
         while True:
             try:
                 if delay:  # backoff: the old incarnation has ended already
                     await cell.backoff(delay)
                     delay = 0.0
-                if cell.stop_requested:  # also: a stop during backoff wins
+                if cell.stop_requested and (restarting or cell.instance is None):
+                    # Nothing built yet (a stop during backoff wins, a pool's
+                    # worker made in its task): nothing to start or stop. An
+                    # instance the spawner built is started, then stopped
+                    # (below, before its first message): every instance built
+                    # gets on_start, then on_stop, whatever the timing.
                     raise Stop
                 try:
                     await start_incarnation(cell, cause, restarting)

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._actor_state import request_rebind, state_of
+from ._actor_state import check_own_task, request_rebind, state_of
 from ._receive_timeout import timed_handler, timed_signals
 
 if TYPE_CHECKING:
@@ -34,12 +34,15 @@ def become(
 
     Raises:
         TypeError: ``handler`` is not callable.
+        RuntimeError: not called from the actor's own task (see
+            ``check_own_task``).
     """
     if not callable(handler):
         raise TypeError(
             f"become() takes a callable handler (a method, a function), not "
             f"{type(handler).__name__}: {handler!r}"
         )
+    check_own_task(instance, "become")
     stack = state_of(instance).behaviours
     if discard_old and stack:
         stack[-1] = handler
@@ -50,7 +53,12 @@ def become(
 
 def unbecome(instance: Actor) -> None:
     """Go back to the behaviour before the current one (``receive`` at the
-    bottom of the stack: no-op there)."""
+    bottom of the stack: no-op there).
+
+    Raises:
+        RuntimeError: not called from the actor's own task.
+    """
+    check_own_task(instance, "unbecome")
     state = instance._actors_state
     if state is not None and state.behaviours:
         state.behaviours.pop()

@@ -55,6 +55,7 @@ class CellExtras:
         "escalated",
         "intensity",
         "last_restart",
+        "own_intensity",
         "remote_watched",
         "tasks",
         "timers",
@@ -77,6 +78,9 @@ class CellExtras:
         #: Its restarts of its own children, for the restart intensity; reset
         #: when it is itself restarted.
         self.intensity: RestartIntensity | None = None
+        #: Its own restarts, when its supervisor counts them per child (the
+        #: default guardian): kept across its restarts, gone with the cell.
+        self.own_intensity: RestartIntensity | None = None
         #: Its own consecutive restarts with backoff, and when the last was.
         self.backoff_attempt = 0
         self.last_restart = 0.0

@@ -13,7 +13,7 @@ from ._death_watch import unwatch_remote, watch_remote
 from ._death_watch import watch as watch_cell
 from ._errors import ActorStopped
 from ._lifecycle import StopReason
-from ._pipe import Result
+from ._pipe import Result, check_job
 from ._pipe import start as start_job
 from ._receive_timeout import set_receive_timeout
 from ._ref import ActorRef, signal_error
@@ -30,11 +30,40 @@ if TYPE_CHECKING:
     from ._system import ActorSystem
     from ._timers import TimerScheduler
 
-__all__ = ["ActorContext"]
+__all__ = ["ActorContext", "check_ask", "check_ref"]
 
 M = TypeVar("M")
 Ts = TypeVarTuple("Ts")
 T = TypeVar("T")
+
+
+def check_ref(ref: object, call: str, alternative: str = "") -> None:
+    """A ref argument of a context call (``watch``, ``unwatch``, ``stop``,
+    ``ask``): one home for the rule, the runtime's context and the
+    BehaviorTestKit's.
+
+    Raises:
+        TypeError: ``ref`` is not an ActorRef (``alternative`` says what
+            else the call takes).
+    """
+    if not isinstance(ref, ActorRef):
+        raise TypeError(
+            f"{call}() takes an ActorRef{alternative}, not {type(ref).__name__}"
+        )
+
+
+def check_ask(target: object, message: object, timeout: float) -> None:
+    """The arguments of ``context.ask`` (see ``check_ref``).
+
+    Raises:
+        TypeError: ``target`` is not an ActorRef, ``message`` is a runtime
+            signal, or ``timeout`` is not a number.
+        ValueError: ``timeout`` is not > 0.
+    """
+    check_ref(target, "ask")
+    if isinstance(message, Signal):
+        raise signal_error(message)
+    check_timeout(timeout)
 
 
 class ActorContext:
@@ -141,10 +170,8 @@ class ActorContext:
             ValueError: ``ref`` is neither this actor nor one of its children.
         """
         cell = self._cell
-        if ref is not None and not isinstance(ref, ActorRef):
-            raise TypeError(
-                f"stop() takes an ActorRef or nothing, not {type(ref).__name__}"
-            )
+        if ref is not None:
+            check_ref(ref, "stop", " or nothing")
         if ref is None or ref._cell is cell:
             cell.request_stop(StopReason.NORMAL)
             return
@@ -167,8 +194,7 @@ class ActorContext:
         Raises:
             TypeError: ``ref`` is not an ActorRef.
         """
-        if not isinstance(ref, ActorRef):
-            raise TypeError(f"watch() takes an ActorRef, not {type(ref).__name__}")
+        check_ref(ref, "watch")
         target = ref._cell
         if target is None:  # another node's actor
             watch_remote(self._cell, ref)
@@ -183,8 +209,7 @@ class ActorContext:
         Raises:
             TypeError: ``ref`` is not an ActorRef.
         """
-        if not isinstance(ref, ActorRef):
-            raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
+        check_ref(ref, "unwatch")
         target = ref._cell
         if target is None:  # another node's actor
             unwatch_remote(self._cell, ref)
@@ -248,10 +273,7 @@ class ActorContext:
             ActorStopped: this actor is stopping (its background work has
                 been cancelled already).
         """
-        if not inspect.isawaitable(work) and not callable(work):
-            raise TypeError(
-                f"work must be an async function or an awaitable, not {work!r}"
-            )
+        check_job(work, then)
         self._start(work, then)
 
     def ask(
@@ -290,33 +312,25 @@ class ActorContext:
             ValueError: ``timeout`` is not > 0.
             ActorStopped: this actor is stopping.
         """
-        if not isinstance(target, ActorRef):
-            raise TypeError(f"ask() takes an ActorRef, not {target!r}")
-        if isinstance(message, Signal):
-            raise signal_error(message)
-        check_timeout(timeout)
-        self._start(lambda: target.ask(message, timeout), then)
+        check_ask(target, message, timeout)
+
+        def work() -> Awaitable[Any]:
+            return target.ask(message, timeout)
+
+        check_job(work, then)
+        self._start(work, then)
 
     def _start(
         self,
         work: Callable[[], Awaitable[Any]] | Awaitable[Any],
         then: Callable[[Result[Any]], object] | None,
     ) -> None:
+        """Start checked work, unless this actor is stopping."""
         cell = self._cell
-        error: Exception | None = None
-        if then is not None and not callable(then):
-            error = TypeError(f"then must be callable or None, not {then!r}")
-        elif inspect.iscoroutinefunction(then):
-            error = TypeError(
-                f"then must be a sync function (it makes the message receive "
-                f"gets; await in receive instead), not the async {then!r}"
-            )
-        elif not cell.alive or not cell.runtime.running:
-            error = ActorStopped(f"{cell.path} is stopping: it cannot start work")
-        if error is not None:
+        if not cell.alive or not cell.runtime.running:
             if inspect.iscoroutine(work):
                 work.close()  # refused: never left un-awaited
-            raise error
+            raise ActorStopped(f"{cell.path} is stopping: it cannot start work")
         start_job(cell, work, then)
     def set_receive_timeout(self, timeout: float | None) -> None:
         """Receive a [``ReceiveTimeout``][actors.ReceiveTimeout] when no message
@@ -329,7 +343,8 @@ class ActorContext:
         fires it is armed again for another ``timeout`` seconds. A restart
         starts without one; a stop cancels it. It goes to the current
         behaviour (see ``Actor.become``). It runs on the system's timers:
-        never early, at most about a millisecond late. While it is set, each
+        never early, at most about a millisecond late (so, as a timer, none
+        is armed while the actor or its system stops). While it is set, each
         message costs a little more (a clock reading); without one, nothing.
 
         Raises:
@@ -337,7 +352,6 @@ class ActorContext:
             ValueError: ``timeout`` is not > 0 and finite.
             RuntimeError: called before the instance exists (the factory has
                 not been called yet).
-            SystemNotRunning: the system is not running.
         """
         cell = self._cell
         instance = instance_of(cell)

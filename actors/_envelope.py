@@ -23,6 +23,7 @@ counted as a reply is (state ``ERROR_REPLIED``).
 from __future__ import annotations
 
 from contextvars import ContextVar
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from .channel.lowlevel import EMPTY, Backend, Slot, ki_protected
@@ -39,6 +40,7 @@ __all__ = [
     "Ask",
     "abandon",
     "error_replied",
+    "own_traceback",
 ]
 
 #: Returned by ``Ask.wait`` when its timeout expired (a reply can be None,
@@ -83,6 +85,7 @@ class Ask(Slot):
         "next",
         "prev",
         "recipient",
+        "traceback",
     )
 
     prev: Ask | None
@@ -132,6 +135,10 @@ class Ask(Slot):
         failure, but an answer nothing else counts (no handler failed), so an
         asker that leaves after the hand-over counts it (see ``abandon``).
         False if nobody waits any more (the caller counts it)."""
+        if self.state != PENDING:
+            return False
+        # The traceback it is raised with, whatever earlier asks added.
+        self.traceback = own_traceback(exc.__traceback__)
         return self.fill(ERROR_REPLIED, exc, backend)
 
     async def wait(self, backend: Backend) -> Any:
@@ -163,7 +170,25 @@ class Ask(Slot):
             return self.outcome
         if state == ERROR_REPLIED:
             error_replied.set(self)
+            # An answer, often one shared exception object: each raise starts
+            # from its own traceback, or every ask would add its frames to it
+            # (and keep them alive).
+            raise self.outcome.with_traceback(self.traceback)
         raise self.outcome
+
+
+def own_traceback(tb: TracebackType | None) -> TracebackType | None:
+    """An exception's traceback without what the runtime's raises of it at
+    askers added (an ``ErrorReply``'s exception is raised at each asker; the
+    entries of those raises, and of the askers' frames around them, come
+    before ours in its chain): the part after the innermost such raise."""
+    own = tb
+    code = Ask.outcome_or_raise.__code__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            own = tb.tb_next
+        tb = tb.tb_next
+    return own
 
 
 def abandon(ask: Ask) -> None:

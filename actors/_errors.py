@@ -22,8 +22,10 @@ __all__ = [
 class ActorStopped(Exception):
     """The actor is not running, so the request cannot be served.
 
-    Raised by ``tell``, ``send`` and ``ask`` on a stopped actor, and to every
-    ``ask`` still queued or in flight when its actor stops (no ask hangs).
+    Raised by ``send`` and ``ask`` on a stopped actor, and to every ``ask``
+    still queued or in flight when its actor stops (no ask hangs). A ``tell``
+    to a stopped actor is a dead letter instead (Erlang's ``!``, Akka's
+    ``tell``).
     """
 
 

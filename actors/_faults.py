@@ -32,7 +32,6 @@ from ._lifecycle import NOTHING, RUNNING, SUSPENDED
 from ._log import log_failure
 from ._stash import message_of, stashed_current, take_unstashed
 from ._supervisor import handle_child_failure
-from .mailbox import Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -163,8 +162,10 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any, kept: bool) -> N
             add_note_once(exc, f"raised by actor {cell.path} while handling an ask")
             item.fail(exc, system.backend)
             system.dead_letter(cell, item.message, "handler failed")
-        elif item is not NOTHING and not isinstance(item, Signal):
-            system.dead_letter(cell, item, "handler failed")
+        elif item is not NOTHING:
+            # Whatever its kind (told, a timer's, a piped result, a
+            # Terminated): the message the failed handler got.
+            system.dead_letter(cell, message_of(item), "handler failed")
     parent = cell.parent
     if parent is None:  # the guardian itself failed: the system fails
         if exc is not None:

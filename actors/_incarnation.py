@@ -14,6 +14,8 @@ import inspect
 from functools import partial
 from typing import TYPE_CHECKING
 
+import anyio
+
 from ._actor import Actor, Construction, constructing
 from ._children import stop_children
 from ._errors import describe
@@ -161,6 +163,10 @@ async def stop_incarnation(cell: Cell) -> None:
             extras.timers.cancel_all()
     instance = cell.instance
     if instance is not None and cell.started_ok:
+        # Once per instance, whatever happens in it (a crash below stops the
+        # cell again, without the hook).
+        cell.started_ok = False
+        crash: BaseException | None = None
         try:
             await call_hook(instance.on_stop)
         except Exception as exc:  # reported, but the actor still stops
@@ -172,9 +178,18 @@ async def stop_incarnation(cell: Cell) -> None:
                 extra=log_extra(cell, "failure"),
             )
             cell.runtime.count_failure(cell, exc)
+        except anyio.get_cancelled_exc_class():
+            raise  # torn down (a stray one is a StrayCancellation, above)
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt, a BaseException of the user's:
+            # not supervised. The incarnation still ends (what on_stop
+            # started too), then it goes on to shut the system down.
+            crash = exc
         if cell.children:  # spawned by on_stop: they end with the incarnation
             await stop_children(
                 cell, StopReason.SYSTEM if system_stop else StopReason.PARENT
             )
         await end_tasks(cell)  # started by on_stop: the same
+        if crash is not None:
+            raise crash
     cell.started_ok = False

@@ -31,7 +31,15 @@ from .mailbox import MailboxClosed, Signal
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["ActorTasks", "Piped", "Result", "cancel_tasks", "end_tasks", "start"]
+__all__ = [
+    "ActorTasks",
+    "Piped",
+    "Result",
+    "cancel_tasks",
+    "check_job",
+    "end_tasks",
+    "start",
+]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -206,8 +214,9 @@ class Piped(Signal):
         self.result = result
         self.then = then
         self.incarnation = incarnation
-        #: What the handler got (``then(result)``), once delivered.
-        self.message: object = None
+        #: What the handler gets: the result, then ``then(result)`` once
+        #: ``then`` has run (what a stash keeps, a failure's dead letter).
+        self.message: object = result
         #: Whether ``then`` has run (the result is the handler's message).
         self.handed = False
 
@@ -241,6 +250,34 @@ class Piped(Signal):
         letter is what the handler got, ``then`` has taken the result)."""
         message = self.message if self.handed else self.result
         cell.runtime.dead_letter(cell, message, "actor stopped")
+
+
+def check_job(work: object, then: object) -> None:
+    """The arguments of ``context.run`` (and ``context.ask``'s ``then``):
+    one home for the rule, the runtime's context and the BehaviorTestKit's.
+    A coroutine object refused is closed (never left un-awaited).
+
+    Raises:
+        TypeError: ``work`` is neither awaitable nor callable, or ``then`` is
+            neither None nor a sync function (an ``async def`` makes a
+            coroutine, not the message ``receive`` gets).
+    """
+    error: TypeError | None = None
+    if not inspect.isawaitable(work) and not callable(work):
+        error = TypeError(
+            f"work must be an async function or an awaitable, not {work!r}"
+        )
+    elif then is not None and not callable(then):
+        error = TypeError(f"then must be callable or None, not {then!r}")
+    elif inspect.iscoroutinefunction(then):
+        error = TypeError(
+            f"then must be a sync function (it makes the message receive "
+            f"gets; await in receive instead), not the async {then!r}"
+        )
+    if error is not None:
+        if inspect.iscoroutine(work):
+            work.close()
+        raise error
 
 
 def start(

@@ -47,6 +47,7 @@ from ._ref import (
     ReplyTypeMismatch,
     prepare_ask,
     signal_error,
+    told_stopped,
 )
 from ._request import Request
 from ._shared_queue import SharedQueue, WorkerMailbox
@@ -160,13 +161,15 @@ class PoolRef(ActorRef[M]):
     def tell(self, message: M) -> None:
         """Give a message to one worker; never waits.
 
+        To a pool that has stopped (or is stopping) the message is a dead
+        letter to the pool, reason ``"actor stopped"``, as a tell to a stopped
+        actor (see [``ActorRef.tell``][actors.ActorRef.tell]).
+
         Raises:
             MailboxFull: the shared queue is full (``shared_queue``), or every
                 worker's mailbox is (``round_robin``; while the workers are
                 being replaced: the pool holds ``size * capacity`` at most).
-            ActorStopped: the pool has stopped;
-                [``SystemNotRunning``][actors.SystemNotRunning] (a subclass)
-                once its system has exited.
+            SystemNotRunning: the pool's system has exited.
             TypeError: ``message`` is a runtime signal.
         """
         shared = self._shared
@@ -174,7 +177,9 @@ class PoolRef(ActorRef[M]):
             try:
                 shared.try_send(message)
             except MailboxClosed:
-                raise self._stopped() from None
+                error = told_stopped(self._cell, message)
+                if error is not None:
+                    raise error from None
             except TypeError:  # the queue refuses signals
                 raise signal_error(message) from None
             return
@@ -187,9 +192,32 @@ class PoolRef(ActorRef[M]):
         try:
             workers[index % len(workers)]._cell.mailbox.try_send(message)
         except (MailboxFull, MailboxClosed):
-            self._route(message)
+            try:
+                self._route(message)
+            except ActorStopped:  # every worker has stopped, and the pool
+                error = told_stopped(self._cell, message)
+                if error is not None:
+                    raise error from None
         except TypeError:  # the mailbox refuses signals
             raise signal_error(message) from None
+
+    def _offer(self, item: object) -> None:
+        """Queue ``item`` (an ask's envelope) at once, as ``tell`` does, but
+        raising where a tell is a dead letter: an ask must fail.
+
+        Raises:
+            MailboxFull: no room (see ``tell``).
+            ActorStopped: the pool has stopped (SystemNotRunning once its
+                system has exited).
+        """
+        shared = self._shared
+        try:
+            if shared is not None:
+                shared.try_send(item)
+            else:
+                self._route(item)
+        except MailboxClosed:
+            raise self._stopped() from None
 
     def _route(self, message: object) -> None:
         workers = self._workers
@@ -297,12 +325,8 @@ class PoolRef(ActorRef[M]):
         except SystemNotRunning:
             raise self._stopped() from None
         envelope = Ask(message, self._cell)
-        shared = self._shared
         try:
-            if shared is not None:
-                shared.try_send(envelope)
-            else:
-                self._route(envelope)
+            self._offer(envelope)
         except MailboxFull:
             # Wait for room and the reply under one deadline.
             with anyio.move_on_after(timeout):
@@ -315,8 +339,6 @@ class PoolRef(ActorRef[M]):
             raise AskTimeout(
                 f"{self._cell.path} did not reply within {timeout} s"
             ) from None
-        except MailboxClosed:
-            raise self._stopped() from None
         # The usual case, queued at once: one timer per timeout value (as
         # ActorRef.ask).
         reply = await deadlines.wait(envelope, timeout)
@@ -332,18 +354,22 @@ class PoolRef(ActorRef[M]):
         dead letter (nobody is left to raise MailboxFull to).
 
         A worker that has stopped (alone, or just before its pool's restart)
-        does not get it: it is counted as a dead letter for that worker.
+        does not get it: it is counted as a dead letter for that worker. To a
+        pool that has stopped (or is stopping) it is a dead letter for each
+        worker, reason ``"actor stopped"``, as a tell to a stopped actor.
 
         Raises:
             MailboxFull: a worker's mailbox is full (the others still got it).
-            ActorStopped: the pool has stopped;
-                [``SystemNotRunning``][actors.SystemNotRunning] (a subclass)
-                once its system has exited.
+            SystemNotRunning: the pool's system has exited.
         """
         if isinstance(message, Signal):
             raise signal_error(message)
         if not self.is_alive:
-            raise self._stopped()
+            for worker in self._workers:
+                error = told_stopped(worker._cell, message)
+                if error is not None:
+                    raise error
+            return
         self._broadcast(message)
 
     def _broadcast(self, message: object, held: bool = False) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ._actor import Actor
 from ._errors import SystemNotRunning
 from ._pool import ROUTINGS, PoolRef, Routing
+from ._runtime import check_factory
 from ._shared_queue import SharedQueue
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import OneForOne, SupervisorStrategy
@@ -19,7 +20,7 @@ from .mailbox import Mailbox
 if TYPE_CHECKING:
     from ._cell import Cell
 
-__all__ = ["PoolSupervisor", "spawn_pool"]
+__all__ = ["PoolSupervisor", "check_pool", "spawn_pool"]
 
 
 #: How a pool supervises its workers unless told otherwise.
@@ -82,6 +83,34 @@ class _PoolMailbox(Mailbox[Any]):
             self._pool._stopping()
 
 
+def check_pool(
+    factory: object,
+    size: object,
+    routing: object,
+    capacity: object,
+    strategy: object,
+) -> None:
+    """A ``spawn_pool``'s arguments (its name, drain and the workers' options
+    are ``SpawnOptions``'): one home for the rule, the runtime's and the
+    BehaviorTestKit's.
+
+    Raises:
+        TypeError: ``size`` or ``capacity`` is not an integer, ``factory`` is
+            not an Actor factory, ``strategy`` is neither None nor a
+            SupervisorStrategy.
+        ValueError: ``size`` < 1, ``capacity`` < 1, an unknown ``routing``.
+    """
+    check_limit(size, "size")  # type: ignore[arg-type]
+    if strategy is not None and not isinstance(strategy, SupervisorStrategy):
+        raise TypeError(
+            f"strategy must be a SupervisorStrategy or None, not {strategy!r}"
+        )
+    if routing not in ROUTINGS:
+        raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
+    check_factory(factory)
+    check_capacity(capacity)  # type: ignore[arg-type]
+
+
 def spawn_pool(
     parent: Cell,
     factory: Callable[..., Actor],
@@ -103,19 +132,8 @@ def spawn_pool(
         ValueError: ``size`` < 1, unknown ``routing``, bad ``capacity`` /
             ``drain``, or a taken name.
     """
-    check_limit(size, "size")
-    if strategy is not None and not isinstance(strategy, SupervisorStrategy):
-        raise TypeError(
-            f"strategy must be a SupervisorStrategy or None, not {strategy!r}"
-        )
-    if routing not in ROUTINGS:
-        raise ValueError(f"routing must be one of {ROUTINGS}, not {routing!r}")
-    if isinstance(factory, type) and not issubclass(factory, Actor):
-        raise TypeError(f"{factory.__name__} is not an Actor subclass")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable, not {factory!r}")
+    check_pool(factory, size, routing, capacity, strategy)
     system = parent.runtime
-    check_capacity(capacity)
     # The workers' options: the shared queue carries a shared_queue pool's
     # quota, so its workers' own lanes are unbounded.
     worker = SpawnOptions(

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._actor_state import ActorState, request_rebind, state_of
-from ._errors import SystemNotRunning
 from ._invoke import PLAIN, awaitable_class
 from ._validation import check_duration
 
@@ -93,7 +92,6 @@ def set_receive_timeout(cell: Cell, instance: Actor, timeout: float | None) -> N
     Raises:
         TypeError: ``timeout`` is neither a number nor None.
         ValueError: ``timeout`` is not > 0 and finite.
-        SystemNotRunning: the system is not running.
     """
     if timeout is not None:
         timeout = check_duration("timeout", timeout)
@@ -188,13 +186,11 @@ def _check(receive: Callable[[Any], Any], state: ActorState) -> Any:
         return None  # cancelled after its firing was queued
     current = now()
     remaining = state.last_message + timeout - current
-    try:
-        if remaining > 0:  # a message came meanwhile: wait for the rest
-            timers.start_single(TIMEOUT_CHECK, TIMEOUT_CHECK, remaining)
-            return None
-        # Fires: and again a full timeout later unless a message comes.
-        state.last_message = current
-        timers.start_single(TIMEOUT_CHECK, TIMEOUT_CHECK, timeout)
-    except SystemNotRunning:  # the system is shutting down
+    # (A timer started while the actor or its system stops does nothing.)
+    if remaining > 0:  # a message came meanwhile: wait for the rest
+        timers.start_single(TIMEOUT_CHECK, TIMEOUT_CHECK, remaining)
         return None
+    # Fires: and again a full timeout later unless a message comes.
+    state.last_message = current
+    timers.start_single(TIMEOUT_CHECK, TIMEOUT_CHECK, timeout)
     return receive(RECEIVE_TIMEOUT)

@@ -25,6 +25,7 @@ __all__ = [
     "ReplyTypeMismatch",
     "prepare_ask",
     "signal_error",
+    "told_stopped",
 ]
 
 M = TypeVar("M", contravariant=True)
@@ -73,6 +74,22 @@ def signal_error(message: object) -> TypeError:
 
 
 
+def told_stopped(cell: Cell, message: object) -> SystemNotRunning | None:
+    """A tell found ``cell``'s mailbox closed (the actor stopped, or is
+    stopping): one home for the rule of every local ref (the actor's, the
+    pool's, traced or not). A dead letter while its system runs; once the
+    system has exited, the error to raise (every call of a ref that outlived
+    its system raises it)."""
+    runtime = cell.runtime
+    if runtime.exited:
+        return SystemNotRunning(f"the system of {cell.path} has exited")
+    telemetry = runtime.telemetry
+    if telemetry is not None:  # a traced tell's envelope: the user's message
+        message = telemetry._unwrap_one(message)
+    runtime.dead_letter(cell, message, "actor stopped")
+    return None
+
+
 def prepare_ask(
     target: Cell, message: object, timeout: float, pool: bool = False
 ) -> AskDeadlines:
@@ -115,9 +132,12 @@ class ActorRef(Generic[M]):
     """A handle on one actor: tell, send, ask, stop, join.
 
     Refs compare equal when they name the same actor (incarnations included: a
-    restart keeps the ref), hash accordingly, and outlive their actor (calls
-    then raise [``ActorStopped``][actors.ActorStopped]). Use them from the
-    system's event loop; from other threads use ``system.from_thread``.
+    restart keeps the ref), hash accordingly, and outlive their actor: a
+    ``tell`` is then a dead letter, ``send`` and ``ask`` raise
+    [``ActorStopped``][actors.ActorStopped], and once the system has exited
+    every call raises [``SystemNotRunning``][actors.SystemNotRunning]. Use
+    them from the system's event loop; from other threads use
+    ``system.from_thread``.
     """
 
     __slots__ = ("_cell",)
@@ -128,15 +148,26 @@ class ActorRef(Generic[M]):
     def tell(self, message: M) -> None:
         """Enqueue a message and return at once (never waits, never yields).
 
+        To an actor that has stopped (or is stopping) the message is a dead
+        letter, reason ``"actor stopped"`` (counted in
+        ``system.dead_letters``, seen by its subscribers), not an exception:
+        as Erlang's ``!`` and Akka's ``tell``, so an ``on_stop`` or a handler
+        telling a peer that stopped first does not fail, and a local ref
+        behaves as a remote one, whose tell cannot know its target is gone.
+        ``send`` and ``ask`` still raise ``ActorStopped``.
+
         Raises:
             TypeError: ``message`` is a runtime signal object.
             MailboxFull: the actor's mailbox is at its capacity.
-            ActorStopped: the actor has stopped (or is stopping).
+            SystemNotRunning: the actor's system has exited (the ref outlived
+                its ``async with`` block).
         """
         try:
             self._cell.mailbox.try_send(message)
         except MailboxClosed:
-            raise self._stopped() from None
+            error = told_stopped(self._cell, message)
+            if error is not None:
+                raise error from None
         except TypeError:  # the mailbox refuses signals
             raise signal_error(message) from None
 

@@ -48,7 +48,23 @@ if TYPE_CHECKING:
     from .channel.lowlevel import Backend
     from .extension import RemoteExtension
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "check_factory"]
+
+
+def check_factory(factory: object) -> None:
+    """A ``spawn``'s (or ``spawn_pool``'s) factory: one home for the rule, the
+    runtime's and the BehaviorTestKit's.
+
+    Raises:
+        TypeError: it is not callable, or is a class that is not an Actor
+            subclass (or has a wrong ``supervisor_strategy``).
+    """
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, not {factory!r}")
+    if isinstance(factory, type):
+        if not issubclass(factory, Actor):
+            raise TypeError(f"{factory.__name__} is not an Actor subclass")
+        check_strategy_attribute(factory, factory.__qualname__)
 
 
 class Runtime:
@@ -62,11 +78,13 @@ class Runtime:
         "deadlines",
         "drain",
         "escalations",
+        "exited",
         "exiting",
         "failure",
         "failures",
         "from_thread",
         "guardian",
+        "guardian_per_child",
         "log_failures",
         "loop_token",
         "make_timers",
@@ -99,6 +117,10 @@ class Runtime:
         self.system = system
         #: How the guardian supervises top-level actors.
         self.strategy = strategy
+        #: The guardian's strategy is the default one: its restart intensity
+        #: counts each top-level actor on its own (Akka's guardian), not all
+        #: of them together (a strategy the user gives: OTP's).
+        self.guardian_per_child = False
         #: Default items per wake.
         self.drain = drain
         self.dead_letters = dead_letters
@@ -110,6 +132,8 @@ class Runtime:
         self.running = False
         #: Leaving its ``async with``: what stops now stops because of it.
         self.exiting = False
+        #: Its ``async with`` has ended: every task of the system is over.
+        self.exited = False
         self.tg: TaskGroup | None = None
         self.guardian: Cell | None = None
         self.failures = 0
@@ -174,12 +198,7 @@ class Runtime:
         """
         if not self.running or self.tg is None:
             raise SystemNotRunning("the actor system is not running")
-        if not callable(factory):
-            raise TypeError(f"factory must be callable, not {factory!r}")
-        if isinstance(factory, type):
-            if not issubclass(factory, Actor):
-                raise TypeError(f"{factory.__name__} is not an Actor subclass")
-            check_strategy_attribute(factory, factory.__qualname__)
+        check_factory(factory)
         name = options.name
         if name is None:
             name = self.default_name(parent, factory_name(factory))

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._actor_state import cell_of, request_rebind, state_of
+from ._actor_state import cell_of, check_own_task, request_rebind, state_of
 from ._envelope import Ask
 from ._errors import StashOverflow
 from ._invoke import call_handler, call_hook
@@ -222,7 +222,11 @@ def unstash_all(instance: Actor) -> int:
 
     Returns:
         How many there were.
+
+    Raises:
+        RuntimeError: not called from the actor's own task.
     """
+    check_own_task(instance, "unstash_all")
     state = instance._actors_state
     if state is None or not state.stash:
         return 0
@@ -240,7 +244,11 @@ def unstash(instance: Actor) -> bool:
 
     Returns:
         Whether there was one.
+
+    Raises:
+        RuntimeError: not called from the actor's own task.
     """
+    check_own_task(instance, "unstash")
     state = instance._actors_state
     if state is None or not state.stash:
         return False

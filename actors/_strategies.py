@@ -56,7 +56,9 @@ Decider = Callable[[BaseException], Directive]
 
 
 def check_strategy_attribute(owner: object, where: str) -> None:
-    """Check an actor's (or actor class's) ``supervisor_strategy`` attribute.
+    """Check an actor's (or actor class's) ``supervisor_strategy`` attribute:
+    when an Actor subclass is defined, when an instance is built (an
+    assignment in ``__init__``) and when a child fails (a later one).
 
     Raises:
         TypeError: it is set and is not a
@@ -65,8 +67,8 @@ def check_strategy_attribute(owner: object, where: str) -> None:
     strategy = getattr(owner, "supervisor_strategy", None)
     if strategy is not None and not isinstance(strategy, SupervisorStrategy):
         raise TypeError(
-            f"{where}: supervisor_strategy must be a SupervisorStrategy or None, "
-            f"not {strategy!r}"
+            f"{where}: supervisor_strategy must be a SupervisorStrategy "
+            f"(OneForOne(), OneForAll(), RestForOne()) or None, not {strategy!r}"
         )
 
 

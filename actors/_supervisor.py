@@ -89,10 +89,18 @@ async def handle_child_failure(
     if directive is Directive.ESCALATE:
         await _escalate(parent, child, exc, "escalates")
         return
-    parent_extras = parent.ensure_extras()
-    intensity = parent_extras.intensity
-    if intensity is None:
-        intensity = parent_extras.intensity = RestartIntensity()
+    if parent.parent is None and parent.runtime.guardian_per_child:
+        # The default guardian: each top-level actor's restarts on their own
+        # (Akka classic's guardian), so unrelated ones never add up.
+        child_extras = child.ensure_extras()
+        intensity = child_extras.own_intensity
+        if intensity is None:
+            intensity = child_extras.own_intensity = RestartIntensity()
+    else:  # OTP: the supervisor's restarts, all children together
+        parent_extras = parent.ensure_extras()
+        intensity = parent_extras.intensity
+        if intensity is None:
+            intensity = parent_extras.intensity = RestartIntensity()
     clock = parent.runtime.clock
     now = anyio.current_time() if clock is None else clock.now()
     if not intensity.allow(strategy, now):

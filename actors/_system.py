@@ -1,38 +1,38 @@
 """``ActorSystem``: the ``async with`` scope that owns every actor task.
 
-Its size: the public face in one class, whose entering and leaving (the
-graceful stop, its bound, cancellation, the remote extension) are documented in
-full; what its actors share lives in ``_runtime``.
+The class is made of parts named for concepts, as Akka's actor cell is
+(``akka/actor/dungeon/``): this module holds its construction, options,
+spawning and statistics; ``_system_scope`` its entering, stopping and leaving
+(the graceful stop, its bound, cancellation, what surfaces); ``_system_names``
+finding actors by path and name. What its actors share lives in
+``_runtime``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple
 
 import anyio
 
 from ._actor import Actor
-from ._actor_task import run_actor
 from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
-from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
-from ._lifecycle import StopReason, current_cell
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
 from ._spawn_options import SpawnOptions
 from ._strategies import OneForOne, RestartType, SupervisorStrategy
 from ._system_names import ActorNames
+from ._system_scope import SystemScope
 from ._telemetry import Telemetry
-from ._threads import FromThread, call_soon_in_loop, in_loop_thread
+from ._threads import FromThread
 from ._timers import TimerScheduler
 from ._validation import check_count, check_limit, check_seconds_type
-from .channel.lowlevel import Backend, current_backend
-from .extension import R, RemoteExtension, RemoteHost
+from .channel.lowlevel import Backend
+from .extension import R, RemoteExtension
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -50,11 +50,7 @@ Ts = TypeVarTuple("Ts")
 DEFAULT_DRAIN = 64
 
 
-class _Guardian(Actor):
-    """The parent of top-level actors (path ``/user``)."""
-
-
-class ActorSystem(ActorNames, Generic[R]):
+class ActorSystem(SystemScope, ActorNames, Generic[R]):
     """The scope that owns every actor: ``async with ActorSystem() as system``.
 
     All actor tasks run in one anyio task group. Leaving the block stops every
@@ -72,8 +68,15 @@ class ActorSystem(ActorNames, Generic[R]):
     ``failures``, ``restarts`` and ``escalations`` count them.
 
     Args:
-        strategy: how the guardian supervises top-level actors (default
-            ``OneForOne()``: restart, at most 3 restarts within 5 seconds).
+        strategy: how the guardian supervises top-level actors. The default
+            restarts a failed top-level actor, at most 3 times within 5
+            seconds for each one: its restart intensity is counted per child
+            (as Akka classic's guardian), so unrelated top-level actors that
+            fail now and then never add up to a shutdown; one that fails a
+            fourth time within 5 seconds shuts the system down. A strategy
+            given here counts the restarts of all the top-level actors
+            together, as an Erlang/OTP supervisor does (``OneForOne()``
+            given explicitly included).
         drain: default for how many queued items an actor takes per wake.
         dead_letters_kept: how many recent dead letters ``dead_letters.recent``
             keeps (every one is counted and published to the subscribers of
@@ -143,6 +146,7 @@ class ActorSystem(ActorNames, Generic[R]):
         journal: object = None,
         snapshot_store: object = None,
     ) -> None:
+        per_child = strategy is None
         if strategy is None:
             strategy = OneForOne()
         if not isinstance(strategy, SupervisorStrategy):
@@ -191,6 +195,7 @@ class ActorSystem(ActorNames, Generic[R]):
             spawn_pool,
         )
         self._runtime.remote = remote
+        self._runtime.guardian_per_child = per_child
         self._runtime.log_failures = failure_logging
         self._runtime.clock = clock
 
@@ -264,238 +269,6 @@ class ActorSystem(ActorNames, Generic[R]):
     def escalations(self) -> int:
         """Escalations by supervisors so far."""
         return self._runtime.escalations
-
-    # -- stopping ---------------------------------------------------------
-
-    def stop(self) -> None:
-        """Stop the system (Akka's ``terminate``): every actor stops, children
-        before parents, as when the ``async with`` block is left; returns at
-        once. Callable from an actor's handler, from any task of the
-        system's event loop, or from another thread (the stop is then handed
-        to the event loop, and starts there soon after this returns).
-
-        Once every actor has stopped, the block ends as a normal exit: a
-        body waiting in [``wait_exited``][actors.ActorSystem.wait_exited]
-        returns from it; a body doing anything else is cancelled (the
-        cancellation ends at the block, which exits without an exception).
-        Put what must run after the stop after the ``async with`` block.
-        ``spawn`` and ``spawn_pool`` (the system's, and
-        ``from_thread.spawn``) raise
-        [``SystemNotRunning``][actors.SystemNotRunning] from the stop on; an
-        actor's own ``context.spawn`` works until that actor is asked to
-        stop, and its children stop with it. Stopping twice, or a system that
-        is not running, does nothing. The graceful stop takes as long as the
-        actors' ``on_stop`` take (``shutdown_timeout`` bounds the block's
-        exit, not this stop).
-        """
-        runtime = self._runtime
-        if runtime.guardian is None or not runtime.running:
-            return
-        token = runtime.loop_token
-        if token is not None and not in_loop_thread(token):
-            # Another thread: the actors' state is the event loop's own.
-            call_soon_in_loop(token, self._stop)
-            return
-        self._stop()
-
-    def _stop(self) -> None:
-        """``stop()``, in the event loop's thread."""
-        runtime = self._runtime
-        guardian = runtime.guardian
-        if guardian is None or not runtime.running:
-            return
-        self._stop_called = True
-        guardian.request_stop(StopReason.SYSTEM)
-
-    async def wait_exited(self) -> None:
-        """Wait until every actor of the system has stopped: after
-        [``stop``][actors.ActorSystem.stop], after a failure nobody handled, or
-        as the block is left. Returns at once if that happened already. The body
-        of the ``async with`` (the task that entered the block) waiting here is
-        not cancelled by [``stop``][actors.ActorSystem.stop]: this returns, and
-        the block exits normally.
-
-        Raises:
-            SystemNotRunning: the system was never entered.
-            RuntimeError: called from an actor of the system (its own stop
-                would wait for it: use ``stop()`` alone, or watch).
-        """
-        guardian = self._runtime.guardian
-        if guardian is None:
-            raise SystemNotRunning("the actor system was never entered")
-        cell = current_cell.get()
-        if cell is not None and cell.runtime is self._runtime:
-            raise RuntimeError(
-                f"{cell.path} waits for its own system to exit: it would wait "
-                "forever (its stop waits for its handler)"
-            )
-        if guardian.terminated.is_set():
-            return
-        host = self._host is not None and anyio.get_current_task().id == self._host
-        if host:
-            self._host_waiting = True
-        try:
-            await guardian.terminated.wait()
-        finally:
-            if host:
-                self._host_waiting = False
-
-    # -- scope ------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        runtime = self._runtime
-        if runtime.running or runtime.tg is not None:
-            raise RuntimeError("an ActorSystem can be entered only once")
-        # Everything that can fail happens before the task group is entered:
-        # a task group entered by hand and then abandoned corrupts Trio's
-        # cancel scope stack.
-        backend = runtime.backend = current_backend()
-        runtime.deadlines = ask_deadlines(runtime, backend)
-        runtime.loop_token = anyio.lowlevel.current_token()
-        guardian = runtime.make_cell(
-            None, "user", _Guardian, (), {}, None, runtime.drain, "permanent", None
-        )
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        try:
-            runtime.tg = tg
-            runtime.guardian = guardian
-            runtime.running = True
-            if self._remote is not None:
-                # Before the first actor: nothing to undo but the task group.
-                await self._remote.start(RemoteHost(runtime))
-            runtime.unstarted.add(guardian)
-            tg.start_soon(self._run_guardian, name="/user")
-            # The body's own scope, inside the task group's: what system.stop()
-            # cancels once the actors have stopped (never raises).
-            self._host = anyio.get_current_task().id
-            body = self._body = anyio.CancelScope()
-            body.__enter__()
-        except BaseException:
-            runtime.running = False
-            if runtime.deadlines is not None:
-                runtime.deadlines.close()
-            tg.cancel_scope.cancel()
-            await tg.__aexit__(None, None, None)  # nothing started: returns
-            raise
-        return self
-
-    async def _run_guardian(self) -> None:
-        runtime = self._runtime
-        assert runtime.guardian is not None
-        await run_actor(runtime.guardian)
-        failure = runtime.failure
-        if failure is None:
-            body = self._body
-            if (
-                self._stop_called
-                and not runtime.exiting
-                and not self._host_waiting
-                and body is not None
-            ):
-                # system.stop(): every actor has stopped, the block ends.
-                body.cancel()
-            return
-        if not isinstance(failure, Exception):
-            # SystemExit, KeyboardInterrupt: raised in a task, asyncio
-            # would tear them out of the event loop itself. Cancel the
-            # body instead; __aexit__ raises it in the host task.
-            assert runtime.tg is not None
-            runtime.tg.cancel_scope.cancel()
-            return
-        # Cancels the body of the async with, and every task left.
-        raise failure
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        runtime = self._runtime
-        guardian = runtime.guardian
-        tg = runtime.tg
-        assert guardian is not None and tg is not None
-        body = self._body
-        replaced: BaseException | None = None
-        swallowed = False
-        if body is not None:
-            self._body = None
-            try:
-                if body.__exit__(exc_type, exc, tb):
-                    # system.stop() ended the body: a normal exit.
-                    swallowed = True
-                    exc_type, exc, tb = None, None, None
-            except BaseException as new:  # a group, without our cancellation
-                replaced = new
-                exc_type, exc, tb = type(new), new, new.__traceback__
-        runtime.exiting = True
-        try:
-            guardian.request_stop(StopReason.SYSTEM)
-            timeout = self.shutdown_timeout
-            cancelled = anyio.get_cancelled_exc_class()
-            if exc_type is not None and issubclass(exc_type, cancelled):
-                runtime.cancel_actors()  # cancelled from outside: at once
-            else:
-                try:
-                    if exc_type is None and timeout is None:
-                        await guardian.terminated.wait()
-                    else:
-                        if timeout is None:
-                            timeout = 5.0
-                        with anyio.CancelScope(shield=exc_type is not None):
-                            with anyio.move_on_after(timeout):
-                                await guardian.terminated.wait()
-                        if not guardian.terminated.is_set():
-                            logger.warning(
-                                "actor system: graceful stop took over %s s: "
-                                "cancelling the actors",
-                                timeout,
-                            )
-                            runtime.cancel_actors()
-                except cancelled:  # cancelled while waiting: end it at once
-                    runtime.cancel_actors()
-                    raise
-        finally:
-            runtime.running = False
-            if runtime.from_thread is not None:
-                runtime.from_thread._close()
-            if self._remote is not None:
-                # After the actors; its tasks end before the task group does.
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await self._remote.stop()
-                    except Exception:
-                        logger.exception(
-                            "actor system: stopping %r failed", self._remote
-                        )
-            if runtime.deadlines is not None:
-                runtime.deadlines.close()  # ends the Trio deadline task
-            try:
-                await tg.__aexit__(exc_type, exc, tb)
-            except BaseExceptionGroup as group:
-                raise self._surface(group) from None
-            finally:
-                runtime.finish_unstarted()
-                # Dead letter streams end after the teardown's letters.
-                self.dead_letters._close()
-        if runtime.failure is not None:
-            raise runtime.failure
-        if replaced is not None:
-            raise replaced
-        return swallowed
-
-    def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
-        """The one exception to raise from ``async with`` for a task group's."""
-        failure = self._runtime.failure
-        if failure is not None:
-            return failure
-        leaves = _leaves(group)
-        cancelled = anyio.get_cancelled_exc_class()
-        others = [e for e in leaves if not isinstance(e, cancelled)]
-        if len(others) == 1:
-            return others[0]
-        return group
 
     # -- spawning ---------------------------------------------------------
 
@@ -634,13 +407,3 @@ class ActorSystem(ActorNames, Generic[R]):
     def __repr__(self) -> str:
         state = "running" if self.running else "not running"
         return f"<ActorSystem {state}>"
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out

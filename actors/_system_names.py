@@ -19,7 +19,6 @@ __all__ = ["ActorNames"]
 class ActorNames:
     """The finding-actors part of [``ActorSystem``][actors.ActorSystem]."""
 
-    __slots__ = ()
     _runtime: Runtime
 
     def lookup(self, path: str) -> ActorRef[Any]:

@@ -46,6 +46,12 @@ async def terminate(cell: Cell, cancelled: bool) -> None:
             # The system's shutdown_timeout ran out (or it was cancelled from
             # outside): what is left of the stop is skipped.
             cancelled = True
+        except BaseException as exc:
+            # on_stop raised SystemExit, KeyboardInterrupt or another
+            # BaseException (its incarnation has ended): the system shuts
+            # down and it surfaces from the async with; the cell terminates.
+            cell.runtime.crash(cell, exc)
+            cancelled = True
     if cancelled:
         request_stop_of_children(cell, StopReason.SYSTEM)
         cancel_tasks(cell)

@@ -123,11 +123,11 @@ class FromThread:
 
         Blocks only until the event loop has taken the message (it never waits
         for mailbox room), so errors reach the caller and the tells of one
-        thread arrive in the order they were made.
+        thread arrive in the order they were made. To an actor that has
+        stopped it is a dead letter, as ``ref.tell``.
 
         Raises:
             MailboxFull: the actor's mailbox is at its capacity.
-            ActorStopped: the actor has stopped.
             SystemNotRunning: the system is not running (see the class).
             TypeError: ``ref`` is not an ActorRef or a PoolRef.
             RuntimeError: called from the event loop's thread.

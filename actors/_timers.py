@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     from ._cell import Cell
     from ._runtime import Runtime
 
-__all__ = ["RESOLUTION", "TIMER_TASK_NAME", "TimerScheduler", "TimerService"]
+__all__ = [
+    "RESOLUTION",
+    "TIMER_TASK_NAME",
+    "TimerScheduler",
+    "TimerService",
+    "check_key",
+]
 
 #: The name of each system's timer task (``anyio.get_running_tasks()`` shows it).
 TIMER_TASK_NAME: Final = "actors.timers"
@@ -152,7 +158,8 @@ class TimerScheduler:
 
         Replaces any timer with the same key. The timer stays active until its
         message has been delivered. An actor that is stopping starts no timer:
-        the call then does nothing.
+        the call then does nothing (so while the system stops or exits, when
+        every actor is stopping).
 
         Args:
             key: names the timer (hashable).
@@ -181,7 +188,8 @@ class TimerScheduler:
         and never pile up: a firing due while the previous one still waits in
         the mailbox is skipped, as are firings missed while the event loop was
         blocked. Replaces any timer with the same key. An actor that is
-        stopping starts no timer: the call then does nothing.
+        stopping starts no timer: the call then does nothing (so while the
+        system stops or exits, when every actor is stopping).
 
         Args:
             key: names the timer (hashable).
@@ -235,21 +243,41 @@ class TimerScheduler:
     def _start(
         self, key: Hashable, message: object, delay: float, interval: float | None
     ) -> None:
+        check_key(key)  # also when the call does nothing: a bad call is one
         cell = self._cell
-        if cell.stop_requested or cell.state >= STOPPING:
-            return  # it could never be delivered
-        service = TimerService.of(cell.runtime)
-        try:
-            old = self._timers.get(key)
-        except TypeError:
-            raise TypeError(
-                f"key must be hashable, not {type(key).__name__}"
-            ) from None
+        runtime = cell.runtime
+        guardian = runtime.guardian
+        if (
+            cell.stop_requested
+            or cell.state >= STOPPING
+            or guardian is None
+            or not guardian.alive
+            or not runtime.running
+        ):
+            # It could never be delivered: the actor is stopping, or the
+            # system is (every actor is, then: system.stop(), the block's
+            # exit, a shutdown after a failure, its teardown).
+            return
+        service = TimerService.of(runtime)
+        old = self._timers.get(key)
         timer = _Timer(self, key, message, service.now() + delay, interval)
         if old is not None:
             _cancel(old)
         self._timers[key] = timer
         service.schedule(timer)
+
+
+def check_key(key: object) -> None:
+    """A timer's key: one home for the rule, the runtime's timers and the
+    BehaviorTestKit's.
+
+    Raises:
+        TypeError: it is not hashable.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"key must be hashable, not {type(key).__name__}") from None
 
 
 def _cancel(timer: _Timer) -> None:

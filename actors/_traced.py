@@ -31,7 +31,7 @@ from ._errors import AskTimeout, SystemNotRunning
 from ._invoke import PLAIN, awaitable_class, stray_failure
 from ._lifecycle import NOTHING, current_cell
 from ._pool import PoolRef
-from ._ref import ActorRef, prepare_ask, signal_error
+from ._ref import ActorRef, prepare_ask, signal_error, told_stopped
 from ._telemetry_labels import (
     ABANDONED,
     ERROR,
@@ -94,7 +94,10 @@ class TracedRef(ActorRef[M]):
         try:
             self._cell.mailbox.try_send(Traced(message, get_current(), perf_counter()))
         except MailboxClosed:
-            raise self._stopped() from None
+            error = told_stopped(self._cell, message)  # as ActorRef.tell
+            if error is not None:
+                raise error from None
+            return
         self.labels.counts[SENT] += 1
 
     async def send(self, message: M) -> None:
@@ -200,8 +203,9 @@ class TracedPoolRef(PoolRef[M]):
         except SystemNotRunning:
             raise self._stopped() from None
         telemetry, labels = self._telemetry()
-        # PoolRef's tell and send, not ours: the envelope carries the client
-        # span's context already.
+        # PoolRef's own queueing, not our tell and send: the envelope carries
+        # the client span's context already (and an ask to a stopped pool
+        # must raise, where a tell is a dead letter).
         return await _ask(
             telemetry,
             labels,
@@ -209,7 +213,7 @@ class TracedPoolRef(PoolRef[M]):
             message,
             deadlines,
             timeout,
-            super().tell,
+            self._offer,
             super().send,
         )
 

@@ -18,7 +18,6 @@ from ._behavior import ReceiveTimeoutSet as ReceiveTimeoutSet
 from ._behavior import Spawned as Spawned
 from ._behavior import SpawnedPool as SpawnedPool
 from ._behavior import Stopped as Stopped
-from ._behavior import TestInbox as TestInbox
 from ._behavior import TimerCancelled as TimerCancelled
 from ._behavior import TimerStarted as TimerStarted
 from ._behavior import Unwatched as Unwatched
@@ -26,6 +25,7 @@ from ._behavior import Watched as Watched
 from ._behavior import WorkStarted as WorkStarted
 from ._blocked import wait_all_blocked as wait_all_blocked
 from ._dead_letter_log import DeadLetterLog as DeadLetterLog
+from ._inbox import TestInbox as TestInbox
 from ._manual_clock import ManualClock as ManualClock
 from ._probe import TestProbe as TestProbe
 from ._probe import await_assert as await_assert

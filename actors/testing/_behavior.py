@@ -13,20 +13,30 @@ here, and the kit says so.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Generic, TypeVar
 
 import anyio
 
-from .._actor import UNHANDLED, Actor, Construction, constructing
+from .._actor import UNHANDLED, Actor
 from .._behaviour import current_behaviour
-from .._context import ActorContext
+from .._context import ActorContext, check_ask, check_ref
 from .._dead_letters import DeadLetter
-from .._lifecycle import StopReason
+from .._envelope import own_traceback
+from .._errors import ActorStopped
+from .._incarnation import construct
+from .._lifecycle import StopReason, current_cell
+from .._pipe import check_job
+from .._pool_spawn import check_pool
 from .._ref import ActorRef
+from .._replies import ErrorReply
+from .._runtime import check_factory
+from .._spawn_options import SpawnOptions, factory_name
 from .._system_signals import Terminated
-from .._validation import check_duration, check_timeout
+from .._timers import check_key
+from .._validation import check_duration
 from ._effects import (
     AskStarted,
     Effect,
@@ -40,6 +50,7 @@ from ._effects import (
     Watched,
     WorkStarted,
 )
+from ._inbox import InboxRef, TestInbox
 
 __all__ = [
     "AskStarted",
@@ -59,148 +70,6 @@ __all__ = [
 
 T = TypeVar("T")
 A = TypeVar("A", bound=Actor)
-
-
-# -- inboxes ----------------------------------------------------------------------
-
-
-class _InboxCell:
-    """What an inbox ref stands on: a name, a path, the inbox (identity makes
-    ref equality)."""
-
-    __slots__ = ("inbox", "name", "path")
-
-    def __init__(self, inbox: TestInbox[Any], name: str, path: str) -> None:
-        self.inbox = inbox
-        self.name = name
-        self.path = path
-
-
-class _InboxRef(ActorRef[T]):
-    """A ref whose messages land in a [``TestInbox``][actors.testing.TestInbox]."""
-
-    __slots__ = ()
-
-    _cell: Any
-
-    def tell(self, message: T) -> None:
-        self._cell.inbox._put(message)
-
-    async def send(self, message: T) -> None:
-        self._cell.inbox._put(message)
-
-    async def ask(self, message: Any, timeout: float = 5.0) -> Any:
-        return self._cell.inbox._ask(message)
-
-    def stop(self) -> None:
-        self._cell.inbox.stopped = True
-
-    async def join(self) -> StopReason | BaseException:
-        raise RuntimeError(
-            f"{self.path} is a TestInbox ref: nothing terminates in a "
-            "BehaviorTestKit (use the async kit: actor_system, TestProbe)"
-        )
-
-    @property
-    def is_alive(self) -> bool:
-        return not self._cell.inbox.stopped
-
-    @property
-    def name(self) -> str:
-        return str(self._cell.name)
-
-    @property
-    def path(self) -> str:
-        return str(self._cell.path)
-
-    def __repr__(self) -> str:
-        return f"<TestInbox ref {self.path}>"
-
-
-class TestInbox(Generic[T]):
-    """Where tells to its ``ref`` land, for a synchronous test.
-
-    Args:
-        name: a name for the ref (its path is ``/inbox/<name>``).
-        reply: for asks of the ref: a function of the message that returns
-            the reply (without it, an ask raises RuntimeError).
-    """
-
-    __test__ = False
-
-    def __init__(
-        self,
-        name: str = "inbox",
-        *,
-        reply: Callable[[Any], Any] | None = None,
-        path: str | None = None,
-    ) -> None:
-        #: The messages told, sent or asked to ``ref``, not taken yet.
-        self.messages: list[T] = []
-        #: Whether ``ref.stop()`` was called.
-        self.stopped = False
-        self._reply = reply
-        #: The ref to hand to the actor under test.
-        self.ref: ActorRef[T] = _InboxRef(
-            _InboxCell(self, name, path or f"/inbox/{name}")  # type: ignore[arg-type]
-        )
-
-    def _put(self, message: T) -> None:
-        self.messages.append(message)
-
-    def _ask(self, message: T) -> Any:
-        self.messages.append(message)
-        if self._reply is None:
-            raise RuntimeError(
-                f"{self.ref.path} was asked {message!r}: give its TestInbox a "
-                "reply= function to answer asks"
-            )
-        return self._reply(message)
-
-    def receive_all(self) -> list[T]:
-        """Take every message, oldest first."""
-        out, self.messages = self.messages, []
-        return out
-
-    def expect_message(self, expected: Any) -> T:
-        """Take the oldest message and check it: a type (an instance of it), a
-        predicate, or a value (equal).
-
-        Raises:
-            AssertionError: no message, or the oldest does not match.
-        """
-        __tracebackhide__ = True  # pytest: a failure starts at the test's line
-        if not self.messages:
-            raise AssertionError(
-                f"{self.ref.path}: expected a message, but none was sent"
-            )
-        message = self.messages.pop(0)
-        if isinstance(expected, type):
-            ok, wanted = isinstance(message, expected), expected.__qualname__
-        elif callable(expected):
-            ok, wanted = bool(expected(message)), "a message the predicate accepts"
-        else:
-            ok, wanted = message == expected, repr(expected)
-        if not ok:
-            left = f"; still queued: {self.messages!r}" if self.messages else ""
-            raise AssertionError(
-                f"{self.ref.path}: expected {wanted}, got {message!r}{left}"
-            )
-        return message
-
-    def expect_no_message(self) -> None:
-        """Raises AssertionError if any message is queued."""
-        __tracebackhide__ = True  # pytest: a failure starts at the test's line
-        if self.messages:
-            raise AssertionError(
-                f"{self.ref.path}: expected no message, got {self.messages!r}"
-            )
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def __repr__(self) -> str:
-        return f"<TestInbox {self.ref.path}: {len(self.messages)} messages>"
 
 
 # -- the stand-in context ------------------------------------------------------
@@ -234,12 +103,9 @@ class _Timers:
         self._start(TimerStarted(key, message, first, interval))
 
     def _start(self, effect: TimerStarted) -> None:
-        try:
-            hash(effect.key)
-        except TypeError:
-            raise TypeError(
-                f"key must be hashable, not {type(effect.key).__name__}"
-            ) from None
+        check_key(effect.key)
+        if self._kit._stop_requested:
+            return  # a stopping actor starts no timer (the runtime's rule)
         self._active[effect.key] = effect
         self._kit._effects.append(effect)
 
@@ -272,15 +138,33 @@ class _FakeCell:
     """What the runtime's helpers reach for on an instance's cell: the dead
     letters, the context (``self.context`` in ``__init__``), the control
     queue (``become`` asks the loop to bind the handler again: the kit binds
-    it at each run anyway)."""
+    it at each run anyway). It is the current cell while the kit runs the
+    actor's code, so the runtime's own checks (``become`` from the actor's
+    own task only, ...) apply as they do in a system."""
 
-    __slots__ = ("context", "control", "path", "runtime")
+    __slots__ = ("args", "context", "control", "factory", "kwargs", "path", "runtime")
 
     def __init__(self, kit: BehaviorTestKit[Any]) -> None:
         self.runtime = _FakeRuntime(kit)
         self.control: list[Any] = []
         self.path = kit.path
         self.context: Any = None
+        #: What the runtime's construct builds the instance with.
+        self.factory: Callable[..., Any] = Actor
+        self.args: tuple[Any, ...] = ()
+        self.kwargs: dict[str, Any] = {}
+
+    @property
+    def handling(self) -> Any:
+        """What ``stash()`` reads first: the kit has no message loop to hand
+        a stashed message back."""
+        raise RuntimeError(
+            f"stash() needs the runtime's message loop, which hands stashed "
+            f"messages back: {_USE_ASYNC}"
+        )
+
+    def kick(self) -> None:
+        """Unstashing asks the loop to look at its queue: there is none."""
 
 
 class _KitContext(ActorContext):
@@ -331,6 +215,10 @@ class _KitContext(ActorContext):
         restart: str = "transient",
         **kwargs: Any,
     ) -> ActorRef[Any]:
+        # The runtime's checks, in its order: the options, the factory, the
+        # name, then whether this actor may still spawn.
+        SpawnOptions(name, capacity, drain, restart)  # type: ignore[arg-type]
+        check_factory(factory)
         inbox = self._kit._new_child(factory, name)
         self._kit._effects.append(
             Spawned(factory, args, kwargs, inbox.ref.name, inbox.ref)
@@ -346,9 +234,12 @@ class _KitContext(ActorContext):
         name: str | None = None,
         capacity: int | None = None,
         drain: int | None = None,
+        strategy: Any = None,
         **kwargs: Any,
     ) -> Any:
-        inbox = self._kit._new_child(factory, name)
+        check_pool(factory, size, routing, capacity, strategy)
+        SpawnOptions(name, None, drain)
+        inbox = self._kit._new_child(factory, name, pool=True)
         self._kit._effects.append(
             SpawnedPool(factory, size, args, kwargs, inbox.ref.name, inbox.ref)
         )
@@ -356,13 +247,12 @@ class _KitContext(ActorContext):
 
     def stop(self, ref: ActorRef[Any] | None = None) -> None:
         kit = self._kit
-        if ref is not None and not isinstance(ref, ActorRef):
-            raise TypeError(
-                f"stop() takes an ActorRef or nothing, not {type(ref).__name__}"
-            )
+        if ref is not None:
+            check_ref(ref, "stop", " or nothing")
         if ref is None or ref == kit.self_ref:
-            kit.stopped = True
-            kit._effects.append(Stopped(None))
+            if not kit.stopped and not kit._stopping:
+                kit._stopping = True  # on_stop runs after the current message
+                kit._effects.append(Stopped(None))
             return
         if ref not in self.children:
             raise ValueError(
@@ -372,13 +262,11 @@ class _KitContext(ActorContext):
         kit._effects.append(Stopped(ref))
 
     def watch(self, ref: ActorRef[Any]) -> None:
-        if not isinstance(ref, ActorRef):
-            raise TypeError(f"watch() takes an ActorRef, not {type(ref).__name__}")
+        check_ref(ref, "watch")
         self._kit._effects.append(Watched(ref))
 
     def unwatch(self, ref: ActorRef[Any]) -> None:
-        if not isinstance(ref, ActorRef):
-            raise TypeError(f"unwatch() takes an ActorRef, not {type(ref).__name__}")
+        check_ref(ref, "unwatch")
         self._kit._effects.append(Unwatched(ref))
 
     @property
@@ -392,12 +280,10 @@ class _KitContext(ActorContext):
         return None if inbox is None else inbox.ref
 
     def run(self, work: Any, *, then: Callable[..., Any] | None = None) -> None:
-        if not inspect.isawaitable(work) and not callable(work):
-            raise TypeError(
-                f"work must be an async function or an awaitable, not {work!r}"
-            )
+        check_job(work, then)  # the runtime's rule (an async then is refused)
         if inspect.iscoroutine(work):
             work.close()  # never run here: not left un-awaited either
+        self._kit._check_running("start work")
         self._kit._effects.append(WorkStarted(work, then))
 
     def ask(
@@ -408,10 +294,10 @@ class _KitContext(ActorContext):
         *,
         then: Callable[..., Any] | None = None,
     ) -> None:
-        if not isinstance(target, ActorRef):
-            raise TypeError(f"ask() takes an ActorRef, not {target!r}")
-        check_timeout(timeout)
-        if isinstance(target, _InboxRef):
+        check_ask(target, message, timeout)
+        check_job(target.ask, then)
+        self._kit._check_running("start work")
+        if isinstance(target, InboxRef):
             target._cell.inbox._put(message)
         self._kit._effects.append(AskStarted(target, message, timeout, then))
 
@@ -490,6 +376,17 @@ class BehaviorTestKit(Generic[A]):
     [``fire_timer``][actors.testing.BehaviorTestKit.fire_timer] runs one's
     message.
 
+    The kit agrees with the runtime: every call the actor makes goes through
+    the runtime's own checks (an ``async def`` ``then`` raises TypeError, a
+    bad timer, spawn option or ask timeout raises as it would in a system,
+    ``become`` from outside the actor's code raises RuntimeError), an
+    ``ErrorReply`` raises its exception from ``run`` as from an ask, and
+    ``self.context.stop()`` runs ``on_stop`` after the message, as a system
+    does. What it cannot do says so: ``stash()`` (it needs the message loop)
+    raises a RuntimeError naming the async kit. It builds no children (each
+    is an inbox) and does not supervise (a handler's exception propagates
+    from ``run``; nothing restarts).
+
     Args:
         factory: the actor class (or a callable making the instance).
         *args: its positional arguments.
@@ -497,7 +394,8 @@ class BehaviorTestKit(Generic[A]):
         name: the actor's name (its path is ``/user/<name>``).
 
     Raises:
-        TypeError: ``factory`` did not make an Actor.
+        TypeError: ``factory`` did not make an Actor (the runtime's checks
+            and messages).
         RuntimeError: ``on_start`` waited for something (see
             [``run``][actors.testing.BehaviorTestKit.run]).
     """
@@ -517,30 +415,53 @@ class BehaviorTestKit(Generic[A]):
         self._children: dict[str, TestInbox[Any]] = {}
         self._counter = 0
         self._timers = _Timers(self)
-        #: Whether the actor stopped itself (``context.stop()``).
+        #: Whether the actor has stopped (``context.stop()``, then its
+        #: ``on_stop`` ran after the message that asked for it).
         self.stopped = False
+        self._stopping = False
         #: Tells to the actor's own ref.
         self.self_inbox: TestInbox[Any] = TestInbox(name, path=self.path)
         #: Tells to ``context.parent``.
         self.parent_inbox: TestInbox[Any] = TestInbox("parent", path="/user")
-        #: Every reply ``run`` returned, oldest first.
+        #: Every reply ``run`` returned, oldest first (an ``ErrorReply`` too).
         self.replies: list[Any] = []
         #: Messages the actor did not handle (``super().receive``).
         self.dead_letters: list[DeadLetter] = []
         self._receive_timeout: float | None = None
         self.context = _KitContext(self)
-        # As the runtime builds an instance: self.context works in __init__.
-        token = constructing.set(Construction(self.context._cell))
-        try:
-            instance = factory(*args, **kwargs)
-        finally:
-            constructing.reset(token)
-        if not isinstance(instance, Actor):
-            raise TypeError(f"{factory!r} did not make an Actor, but {instance!r}")
-        instance.context = self.context
+        cell = self.context._cell
+        cell.factory, cell.args, cell.kwargs = factory, args, kwargs
+        # As the runtime builds an instance (its own construct: the same
+        # checks, self.context in __init__, the kit's cell as the current one).
+        instance: Any = construct(cell)
         #: The actor instance under test.
         self.instance: A = instance
-        _run_sync(instance.on_start(), f"{type(instance).__qualname__}.on_start")
+        with self._own_task():
+            _run_sync(instance.on_start(), f"{type(instance).__qualname__}.on_start")
+
+    @contextlib.contextmanager
+    def _own_task(self) -> Iterator[None]:
+        """Run the actor's code as its own task would: with its cell as the
+        current one (what the runtime's checks look at)."""
+        token = current_cell.set(self.context._cell)
+        try:
+            yield
+        finally:
+            current_cell.reset(token)
+
+    def _check_running(self, what: str) -> None:
+        """As the runtime: a stopping actor cannot spawn or start work.
+
+        Raises:
+            ActorStopped: it stopped itself (in this message or before).
+        """
+        if self._stop_requested:
+            raise ActorStopped(f"{self.path} is stopping: it cannot {what}")
+
+    @property
+    def _stop_requested(self) -> bool:
+        """Stopped, or stopping after the current message."""
+        return self.stopped or self._stopping
 
     @property
     def self_ref(self) -> ActorRef[Any]:
@@ -552,24 +473,52 @@ class BehaviorTestKit(Generic[A]):
         asker would get (the runtime's ``UNHANDLED`` marker when the actor did
         not handle it: [``handled``][actors.testing.BehaviorTestKit.handled] says so).
 
-        A [``Terminated``][actors.Terminated] goes to ``on_terminated`` if the actor
-        defines it, as the runtime does.
+        As for an asker, an [``ErrorReply``][actors.ErrorReply] raises its
+        exception, and so does a handler's failure (the kit does not
+        supervise: nothing restarts). A
+        [``Terminated``][actors.Terminated] goes to ``on_terminated`` if the
+        actor defines it, as the runtime does. When the handler stopped its
+        actor (``self.context.stop()``), ``on_stop`` runs after it, as in a
+        system (its timers are cancelled, its children's inboxes stopped).
 
         Raises:
+            ActorStopped: the actor has stopped, as an ask to it would.
             RuntimeError: ``receive`` is async and waited for something (use
-                the async kit), or the actor has stopped.
-            Exception: whatever ``receive`` raised.
+                the async kit).
+            Exception: whatever ``receive`` raised, or the ``ErrorReply``'s
+                exception.
         """
         if self.stopped:
-            raise RuntimeError(f"{self.path} has stopped itself")
+            raise ActorStopped(f"{self.path} has stopped")
         instance = self.instance
         kind = type(instance).__qualname__
         handler = current_behaviour(instance)  # receive, or what become set
         if isinstance(message, Terminated):
             handler = getattr(instance, "on_terminated", handler)
-        result = _run_sync(handler(message), f"{kind}.receive({message!r})")
+        try:
+            with self._own_task():
+                result = _run_sync(handler(message), f"{kind}.receive({message!r})")
+        finally:
+            if self._stopping:
+                self._stop()
         self.replies.append(result)
+        if result.__class__ is ErrorReply:
+            error = result.error
+            raise error.with_traceback(own_traceback(error.__traceback__))
         return result
+
+    def _stop(self) -> None:
+        """The actor stopped itself: what the runtime does after the message
+        (children stopped, timers cancelled, then ``on_stop``)."""
+        self._stopping = False
+        self.stopped = True
+        for inbox in self._children.values():
+            inbox.stopped = True
+        self._timers._active.clear()
+        self._receive_timeout = None
+        instance = self.instance
+        with self._own_task():
+            _run_sync(instance.on_stop(), f"{type(instance).__qualname__}.on_stop")
 
     def terminated(
         self, ref: ActorRef[Any], reason: StopReason | BaseException = StopReason.NORMAL
@@ -651,14 +600,15 @@ class BehaviorTestKit(Generic[A]):
     # -- children -----------------------------------------------------------------
 
     def _new_child(
-        self, factory: Callable[..., Any], name: str | None
+        self, factory: Callable[..., Any], name: str | None, pool: bool = False
     ) -> TestInbox[Any]:
-        if name is None:
+        if name is None:  # the runtime's default names
             self._counter += 1
-            base = getattr(factory, "__name__", "actor").lower()
-            name = f"{base}-{self._counter}"
+            base = factory_name(factory)
+            name = f"pool-{base}-{self._counter}" if pool else f"{base}-{self._counter}"
         if name in self._children:
             raise ValueError(f"{self.path} already has a child named {name!r}")
+        self._check_running("spawn children")
         inbox: TestInbox[Any] = TestInbox(name, path=f"{self.path}/{name}")
         self._children[name] = inbox
         return inbox

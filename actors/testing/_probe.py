@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import anyio
 
 from .._actor import Actor
-from .._context import ActorContext
+from .._context import ActorContext, check_ref
 from .._envelope import Ask
 from .._errors import ActorStopped, SystemNotRunning
 from .._spawn_options import SpawnOptions
 from .._system_signals import Terminated
 from .._traced import Traced
+from .._validation import check_duration
 from ..mailbox import Mailbox, MailboxClosed, Signal
 from ._blocked import wait_all_blocked
 from ._timefactor import DEFAULT_TIMEOUT, NO_MESSAGE_TIMEOUT, dilated
@@ -193,9 +194,12 @@ class TestProbe(Generic[T]):
     the remaining time of the innermost
     [``within``][actors.testing.TestProbe.within] block, else 3 seconds times
     the time factor, see [``time_factor``][actors.testing.time_factor]).
-    Timeouts are on the event loop's clock, whatever the system's clock is. A
-    failed expectation raises ``AssertionError`` listing the messages the probe
-    received, which one it failed on, and those not taken yet.
+    Timeouts are on the event loop's clock, whatever the system's clock is,
+    and are checked as the runtime checks durations: a number of seconds,
+    >= 0 and finite (0: only what is queued already), else a TypeError or
+    ValueError naming the argument. A failed expectation raises
+    ``AssertionError`` listing the messages the probe received, which one it
+    failed on, and those not taken yet.
 
     An ``ask`` to the probe waits until the test answers it with
     [``reply``][actors.testing.TestProbe.reply] (or
@@ -212,7 +216,8 @@ class TestProbe(Generic[T]):
 
     Raises:
         SystemNotRunning: the system is not running.
-        ValueError: ``name`` is taken or malformed.
+        ValueError: ``name`` is taken or malformed, or ``default_timeout``
+            is not > 0 and finite (TypeError: not a number).
     """
 
     __test__ = False  # a class pytest must not collect, despite its name
@@ -224,6 +229,7 @@ class TestProbe(Generic[T]):
         name: str | None = None,
         default_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
+        check_duration("default_timeout", default_timeout)
         runtime = system._runtime
         guardian = runtime.guardian
         if guardian is None or not runtime.running:
@@ -285,9 +291,16 @@ class TestProbe(Generic[T]):
     # -- taking messages -----------------------------------------------------
 
     def _deadline(self, timeout: float | None) -> tuple[float, float]:
-        """(deadline, timeout) on the event loop's clock."""
+        """(deadline, timeout) on the event loop's clock.
+
+        Raises:
+            TypeError, ValueError: ``timeout`` is not a number of seconds
+                >= 0 and finite (the runtime's ``check_duration``; 0: only
+                what is queued already).
+        """
         now = anyio.current_time()
         if timeout is not None:
+            check_duration("timeout", timeout, zero=True)
             return now + timeout, timeout
         if self._deadlines:
             deadline = self._deadlines[-1]
@@ -370,6 +383,8 @@ class TestProbe(Generic[T]):
         Raises:
             AssertionError: no message came in time, or the next one does not
                 match (it is taken all the same).
+            TypeError, ValueError: ``timeout`` is not a number of seconds
+                >= 0 and finite.
         """
         __tracebackhide__ = True  # pytest: a failure starts at the test's line
         deadline, timeout = self._deadline(timeout)
@@ -403,10 +418,13 @@ class TestProbe(Generic[T]):
 
         Raises:
             AssertionError: a message came (it is taken).
+            TypeError, ValueError: ``within`` is not a number of seconds
+                >= 0 and finite.
         """
         __tracebackhide__ = True  # pytest: a failure starts at the test's line
         if within is None:
             within = dilated(NO_MESSAGE_TIMEOUT)
+        check_duration("within", within, zero=True)
         if within == 0:
             await wait_all_blocked()
             deadline = anyio.current_time()
@@ -432,8 +450,20 @@ class TestProbe(Generic[T]):
 
         Raises:
             AssertionError: nothing came in time, or something else came.
+            RuntimeError: the probe does not watch ``ref`` and has no
+                ``Terminated`` of it queued: no timeout would help (at once).
+            TypeError: ``ref`` is not an ActorRef.
         """
         __tracebackhide__ = True  # pytest: a failure starts at the test's line
+        check_ref(ref, "expect_terminated")
+        if not self._watches(ref) and not any(
+            isinstance(item.message, Terminated) and item.message.ref == ref
+            for item in self._queue
+        ):
+            raise RuntimeError(
+                f"{self.path} does not watch {ref.path}: its Terminated would "
+                f"never come; call probe.watch(ref) first"
+            )
         message = await self.expect_message(
             _TerminatedOf(ref), timeout=timeout
         )
@@ -497,6 +527,15 @@ class TestProbe(Generic[T]):
             out.append(item.message)  # type: ignore[arg-type]
         return out
 
+    def _watches(self, ref: ActorRef[Any]) -> bool:
+        """Whether the probe watches ``ref`` (its Terminated not taken by
+        the probe's actor yet)."""
+        extras = self._cell.extras
+        if extras is None:
+            return False
+        target = ref._cell
+        return (ref if target is None else target) in extras.watching
+
     def within(self, low: float, high: float | None = None) -> _Within:
         """A block that must take at most ``high`` seconds (and at least
         ``low``): ``async with probe.within(1.0):`` or ``within(0.5, 1.0)``.
@@ -509,12 +548,15 @@ class TestProbe(Generic[T]):
 
         Raises:
             AssertionError: (on leaving) the block took too short or too long.
-            ValueError: a bound is negative, or the minimum is over the
-                maximum.
+            TypeError: a bound is not a number of seconds.
+            ValueError: a bound is negative, NaN or infinite, or the minimum
+                is over the maximum.
         """
         if high is None:
             low, high = 0.0, low
-        if not 0 <= low <= high:
+        check_duration("min", low, zero=True)
+        check_duration("max", high, zero=True)
+        if not low <= high:
             raise ValueError(
                 f"within() needs 0 <= min <= max seconds, got {low!r}, {high!r}"
             )
@@ -624,10 +666,14 @@ async def await_assert(
     Raises:
         AssertionError: ``fn``'s last one, once the timeout has passed (with
             a note saying how long it was tried).
+        TypeError, ValueError: ``timeout`` is not a number of seconds >= 0
+            and finite, or ``interval`` not one > 0.
     """
     __tracebackhide__ = True  # pytest: a failure starts at the test's line
+    check_duration("interval", interval)
     if timeout is None:
         timeout = dilated(DEFAULT_TIMEOUT)
+    check_duration("timeout", timeout, zero=True)
     deadline = anyio.current_time() + timeout
     blocked_once = False
     while True:

@@ -1,6 +1,6 @@
 import anyio
 
-from actors import Actor, ActorStopped, ActorSystem, DeadLetter
+from actors import Actor, ActorSystem, DeadLetter
 
 
 class Worker(Actor):
@@ -26,10 +26,7 @@ async def main() -> None:
             worker.stop()  # stops after the current message
             go.set()
             await worker.join()
-            try:
-                worker.tell("d")
-            except ActorStopped:
-                print("a tell to a stopped actor raises ActorStopped")
+            worker.tell("d")  # to a stopped actor: a dead letter too
     for letter in letters:
         print(f"dead letter: {letter.message!r} to {letter.recipient.path}"
               f" ({letter.reason})")

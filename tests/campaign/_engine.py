@@ -26,7 +26,13 @@ A run (:func:`run_seed`) builds, from ``random.Random(seed)``:
 * messages of four shapes: an object holding the id, a ``("m", id)`` tuple, a
   bare int id, and a bare ``None`` (booked in aggregate); some ids are planned
   to fail (with a fault kind the supervisor's decider maps) or to stop their
-  actor.
+  actor;
+* the rules of issue 22: a ``tell`` (or a broadcast) never raises
+  ``ActorStopped`` (a tell to a stopped actor is a dead letter, checked per
+  id when the target was stopped at the call); a third of the runs keep the
+  default guardian strategy, whose intensity counts per top-level actor: the
+  planned faults per top-level subtree are budgeted (at most 3, now and then
+  more), and the system may fail only by a subtree over that budget.
 
 Then the system exits (sometimes with the clients still running, sometimes
 with a ``shutdown_timeout``), and the run checks every id. A run that does not
@@ -71,6 +77,7 @@ from actors import (
     ReceiveTimeout,
     RestForOne,
     Result,
+    StrayCancellation,
     SupervisorStrategy,
     SystemNotRunning,
 )
@@ -148,7 +155,15 @@ FEATURES: dict[str, bool] = {
     "stash_timers": True,  # some single timer firings are stashed once
     # ErrorReply answers to system.from_thread.ask (some given up on).
     "thread_error_replies": True,
+    # Some runs keep the default guardian strategy, whose restart intensity
+    # counts per top-level actor: each top-level subtree gets a budget of
+    # planned faults (3 at most: the system must not fail; now and then one
+    # gets more: a shutdown by that subtree's failure is allowed).
+    "default_guardian": True,
 }
+
+#: The default guardian's intensity: restarts allowed per top-level actor.
+GUARDIAN_RESTARTS = 3
 
 BACKENDS: dict[str, tuple[str, dict[str, Any]]] = {
     "asyncio": ("asyncio", {}),
@@ -249,6 +264,31 @@ class World:
         self.pools: dict[str, PoolRef[Any]] = {}
         self.exiting = False  # the run is leaving the system
         self.stash_timers = False  # stash some single timer firings once
+        # The default guardian's runs: planned faults left per top-level
+        # subtree (None: unbounded, the guardian's strategy is given), and
+        # the subtrees allowed past the guardian's intensity.
+        self.budgets: dict[str, int] | None = None
+        self.over: set[str] = set()
+
+    def may_fault(self, path: str, cost: int = 1) -> bool:
+        """Whether a fault may be planned for a message to ``path`` (it then
+        counts against its top-level subtree's budget)."""
+        budgets = self.budgets
+        if budgets is None:
+            return True
+        top = subtree_of(path)
+        left = budgets.get(top)
+        if left is None:
+            if self.rng.random() < 0.1:
+                left = GUARDIAN_RESTARTS + 3  # may shut the system down
+                self.over.add(top)
+            else:
+                left = self.rng.choice((0, 1, 2, 3, 3))
+        if left < cost:
+            budgets[top] = left
+            return False
+        budgets[top] = left - cost
+        return True
 
     def book(self, i: int | None, outcome: str, reply: object = None) -> None:
         if i is None:
@@ -284,6 +324,13 @@ class World:
                     restart=spec.restart,  # type: ignore[arg-type]
                 )
                 self.targets[ref.path] = ref
+
+
+def subtree_of(label: str) -> str:
+    """The top-level actor's path of a path (or a ledger target label,
+    ``"/user/p3 (round_robin pool)"``): ``"/user/p3"``."""
+    parts = label.split(" ")[0].split("/")
+    return "/".join(parts[:3])
 
 
 class Node(Actor):
@@ -432,7 +479,7 @@ class Node(Actor):
             return key
         target = targets[int(key) % len(targets)]  # type: ignore[call-overload]
         k = ledger.new_id("context ask", target.path)
-        if k % 7 == 0:
+        if k % 7 == 0 and self.world.may_fault(target.path):
             ledger.plans[k] = "restart"
         elif k % 7 == 1:
             ledger.plans[k] = "error_reply"
@@ -464,8 +511,10 @@ class Node(Actor):
             ledger.plans[j] = "stash"
         try:
             back.tell(Volley(j, message.hops - 1, self.context.self_ref))
-        except (MailboxFull, ActorStopped):
+        except MailboxFull:
             ledger.outcome[j] = REJECTED
+        except ActorStopped as exc:  # a tell to a stopped actor: a dead letter
+            ledger.outcome[j] = f"tell raised {exc!r}"
         else:
             ledger.outcome[j] = ACCEPTED
 
@@ -539,10 +588,16 @@ def node_class(spec: Spec) -> type[Node]:
 
 
 class Builder:
-    def __init__(self, rng: random.Random, features: Mapping[str, bool]) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        features: Mapping[str, bool],
+        default_guardian: bool = False,
+    ) -> None:
         self.rng = rng
         self.f = features
         self.names = 0
+        self.default_guardian = default_guardian
 
     def name(self, base: str) -> str:
         self.names += 1
@@ -565,7 +620,8 @@ class Builder:
                 rng.choice((0, 2, 3, 5))
                 if self.f["failures"] and self.f["none_messages"]
                 else 0
-            ),
+            )
+            * (not self.default_guardian),  # (their faults are not budgeted)
             in_pool=in_pool,
             tick=rng.choice((0.0005, 0.001, 0.004)),
             stubborn=is_async and self.f["stuck_on_stop"] and rng.random() < 0.3,
@@ -723,7 +779,11 @@ class Run:
         self.ledger = Ledger()
         self.world = World(self.ledger, self.rng)
         self.world.stash_timers = self.f["stash_timers"] and self.f["stash"]
-        self.builder = Builder(self.rng, self.f)
+        # The default guardian's per-child intensity (a third of the runs).
+        self.default_guardian = self.f["default_guardian"] and seed % 3 == 1
+        if self.default_guardian:
+            self.world.budgets = {}
+        self.builder = Builder(self.rng, self.f, self.default_guardian)
         self.native_ok = backend != "trio" and self.f["native_cancel"]
         self.stray_ok = backend != "trio" and self.f["stray_cancel"]
         self.done_ops = 0
@@ -768,13 +828,19 @@ class Run:
         i = ledger.new_id(kind, label)
         if self.f["failures"]:
             roll = rng.random()
+            may = self.world.may_fault
             if roll < 0.06:
-                ledger.plans[i] = rng.choice(
+                fault = rng.choice(
                     FAULT_KINDS if self.f["escalation"] else FAULT_KINDS[:3]
                 )
+                if may(target.path):
+                    ledger.plans[i] = fault
             elif roll < 0.075 and self.f["stops"]:
-                ledger.plans[i] = "stop"
-            elif roll < 0.08 and kind == "tell" and self.stray_ok:
+                if may(target.path):  # a permanent child's exit: a restart
+                    ledger.plans[i] = "stop"
+            elif (
+                roll < 0.08 and kind == "tell" and self.stray_ok and may(target.path)
+            ):
                 ledger.plans[i] = "stray"
         roll = rng.random()
         for plan, share in EXTRA_PLANS:
@@ -813,12 +879,18 @@ class Run:
 
     async def tell(self, target: Any) -> None:
         msg, i = self.message("tell", target)
+        stopped = not target.is_alive
         try:
             target.tell(msg)
-        except (MailboxFull, ActorStopped):
+        except MailboxFull:
             self.book(i, REJECTED)
+        except ActorStopped as exc:  # a tell to a stopped actor: a dead letter
+            self.book(i, f"tell raised {exc!r}")
         else:
             self.book(i, ACCEPTED)
+            if stopped and i is not None:
+                # Not handled: a dead letter "actor stopped" at the call.
+                self.ledger.told_stopped.add(i)
 
     async def send(self, target: Any, scope: anyio.CancelScope | None = None) -> None:
         msg, i = self.message("send" if scope is None else "scoped send", target)
@@ -920,11 +992,20 @@ class Run:
         self.ledger.next_id += 1
         i = self.ledger.next_id
         self.ledger.casts[i] = pool.size
-        if self.f["failures"] and self.rng.random() < 0.05:
+        if (
+            self.f["failures"]
+            and self.rng.random() < 0.05
+            and self.world.may_fault(pool.path, pool.size)
+        ):
             self.ledger.plans[i] = "restart"
-        # MailboxFull / ActorStopped: the others still got it (booked per worker).
-        with contextlib.suppress(MailboxFull, ActorStopped):
+        # MailboxFull: the others still got it (booked per worker). A stopped
+        # pool: a dead letter per worker, no exception.
+        try:
             pool.broadcast(Cast(i))
+        except MailboxFull:
+            pass
+        except ActorStopped as exc:
+            self.errors.append(f"broadcast {i} to {pool.path} raised {exc!r}")
 
     def stop(self) -> None:
         target = self.pick()
@@ -972,8 +1053,10 @@ class Run:
         hops = rng.randint(1, 30)
         try:
             target.tell(Volley(i, hops, back))
-        except (MailboxFull, ActorStopped):
+        except MailboxFull:
             self.book(i, REJECTED)
+        except ActorStopped as exc:  # a tell to a stopped actor: a dead letter
+            self.book(i, f"tell raised {exc!r}")
         else:
             self.book(i, ACCEPTED)
 
@@ -1038,6 +1121,9 @@ class Run:
                     if what == "ask":
                         queued = "before replying" in str(exc)
                         self.book(i, ASK_STOPPED_QUEUED if queued else ASK_STOPPED)
+                    elif what == "tell" and isinstance(exc, ActorStopped):
+                        # A tell to a stopped actor: a dead letter.
+                        self.book(i, f"tell raised {exc!r}")
                     else:
                         self.book(i, REJECTED)
                 except AskTimeout:
@@ -1119,7 +1205,13 @@ class Run:
         if stubborn_exit:  # the documented bound must end the exit
             shutdown_timeout = rng.choice((0.01, 0.05))
         system = ActorSystem(
-            strategy=OneForOne(max_restarts=10**9, within=1.0),
+            # A strategy given: OTP's shared intensity, never reached here.
+            # None: the default guardian, its intensity per top-level actor.
+            strategy=(
+                None
+                if self.default_guardian
+                else OneForOne(max_restarts=10**9, within=1.0)
+            ),
             dead_letters_kept=10**8,
             shutdown_timeout=shutdown_timeout,
             drain=rng.choice((1, 4, 64)),
@@ -1152,11 +1244,40 @@ class Run:
                         tg.start_soon(self.stop_system, stop_after, stop_from_thread)
                 self.world.exiting = stubborn_exit
         except Fault as exc:
-            self.errors.append(f"a planned fault surfaced from the system: {exc!r}")
+            self.surfaced(exc, subtree_of(self._label_of(exc.key)))
+        except StrayCancellation as exc:  # a "stray" plan's failure (no id)
+            self.surfaced(exc, None)
+        except RuntimeError as exc:
+            # A permanent top-level actor's exits past the intensity.
+            if "exceeded its restart intensity" not in str(exc):
+                raise
+            self.surfaced(exc, None)
         if letters is not None:
             self.dead_letters = letters()
         else:
             self.dead_letters = []
+
+
+    def _label_of(self, key: object) -> str:
+        if type(key) is tuple:  # a broadcast: ("cast", id, worker path)
+            return str(key[2])
+        return self.ledger.target.get(key, "?")  # type: ignore[call-overload]
+
+    def surfaced(self, exc: BaseException, subtree: str | None) -> None:
+        """A failure nobody handled ended the system: allowed only past the
+        default guardian's intensity, by a subtree whose budget allowed more
+        planned faults than that (``subtree`` None: any such one)."""
+        over = self.world.over
+        if self.default_guardian and (
+            subtree in over if subtree is not None else bool(over)
+        ):
+            self.ledger.ops["guardian shutdowns"] += 1
+            return
+        self.errors.append(
+            f"a planned fault surfaced from the system: {exc!r} (from "
+            f"{subtree}; default guardian: {self.default_guardian}, "
+            f"budgets {self.world.budgets}, allowed past: {sorted(over)})"
+        )
 
 
 _STATES = ("starting", "running", "suspended", "stopping", "terminated")

@@ -42,6 +42,11 @@ reply adapter) at most once, and otherwise is at most one dead letter
 (``Result`` dead letters that hold no id, an ``AskTimeout`` say, are checked
 in aggregate).
 
+A tell whose target had stopped at the call (``ledger.told_stopped``) is
+accepted, never handled, and is exactly one dead letter "actor stopped" (as
+Erlang's ``!``: the call does not raise); an ``ActorStopped`` from a tell is
+an outcome of its own, a violation.
+
 and, always: no id is handled twice, nothing is handled or dead-lettered that
 was never sent.
 """
@@ -223,6 +228,9 @@ class Ledger:
     ctx_asks: int = 0
     # Stashes: ids stashed once (a stashed id is handled when it comes back).
     stashed: set[Any] = field(default_factory=set)
+    # Tells to an actor (or pool) already stopped at the call: each one a
+    # dead letter "actor stopped", never handled.
+    told_stopped: set[int] = field(default_factory=set)
     # Op counts by kind, for the report.
     ops: Counter[str] = field(default_factory=Counter)
 
@@ -356,6 +364,18 @@ def check(
                     else ""
                 ),
             )
+
+    # A tell to a stopped actor is a dead letter at the call ("actor
+    # stopped"), as Erlang's ! and Akka's tell, never an exception.
+    for i in ledger.told_stopped:
+        if handled.get(i, 0) or dead_reasons.get(i) != ["actor stopped"]:
+            bad(
+                "tell to a stopped actor",
+                f"id {i} (tell to {ledger.target[i]}, stopped at the call): "
+                f"handled {handled.get(i, 0)}x, dead letters "
+                f"{dead_reasons.get(i, [])}",
+            )
+    totals["tells to stopped actors"] = len(ledger.told_stopped)
 
     # context.ask replies: each reaches its actor or is a dead letter, at most
     # once (the work asking may be cancelled: then neither).

@@ -11,7 +11,6 @@ import pytest
 
 from actors import (
     Actor,
-    ActorStopped,
     ActorSystem,
     AskSelfError,
     AskTimeout,
@@ -177,15 +176,22 @@ async def test_broadcast_reaches_a_restarted_worker(routing: Any) -> None:
 
 
 @ROUTINGS
-async def test_broadcast_to_a_stopped_pool_raises_actor_stopped(routing: Any) -> None:
+async def test_broadcast_to_a_stopped_pool_is_a_dead_letter_per_worker(
+    routing: Any,
+) -> None:
+    # A tell to every worker: each a dead letter, as a tell to a stopped actor.
     async with ActorSystem() as system:
         pool = system.spawn_pool(Worker, 2, Journal(), routing=routing)
         pool.stop()
-        with pytest.raises(ActorStopped):
-            pool.broadcast("late")
+        pool.broadcast("late")
         await pool.join()
-        with pytest.raises(ActorStopped):
-            pool.broadcast("later")
+        pool.broadcast("later")
+        told = [
+            (d.recipient, d.message)
+            for d in system.dead_letters.recent
+            if d.reason == "actor stopped"
+        ]
+        assert told == [(w, m) for m in ("late", "later") for w in pool.workers]
 
 
 @ROUTINGS

@@ -26,22 +26,34 @@ pytestmark = pytest.mark.anyio
 
 
 @ROUTINGS
-async def test_tell_send_and_ask_after_stop_raise_actor_stopped(routing: Any) -> None:
+async def test_send_and_ask_after_stop_raise_actor_stopped_a_tell_is_a_dead_letter(
+    routing: Any,
+) -> None:
     journal = Journal()
     async with ActorSystem() as system:
         pool = system.spawn_pool(Worker, 2, journal, routing=routing)
         await wait_all_blocked()
         pool.stop()
         assert not pool.is_alive
-        with pytest.raises(ActorStopped):
-            pool.tell("late")
+        pool.tell("late")
         with pytest.raises(ActorStopped):
             await pool.send("late")
         with pytest.raises(ActorStopped):
             await pool.ask("late")
         await pool.join()
-        with pytest.raises(ActorStopped):
-            pool.tell("later")
+        pool.tell("later")
+        pool.broadcast("to all")
+        told = [
+            (d.recipient, d.message, d.reason)
+            for d in system.dead_letters.recent
+            if d.message != "late" or d.reason == "actor stopped"
+        ]
+        workers = pool.workers
+        assert told == [
+            (pool, "late", "actor stopped"),
+            (pool, "later", "actor stopped"),
+            *[(worker, "to all", "actor stopped") for worker in workers],
+        ]
     assert journal.entries == []
 
 
@@ -220,5 +232,5 @@ async def test_a_pools_owner_stopping_stops_the_pool() -> None:
         await owner.join()
         assert not pool.is_alive
         assert await pool.join() is StopReason.PARENT
-        with pytest.raises(ActorStopped):
-            pool.tell(2)
+        pool.tell(2)  # a dead letter
+        assert system.dead_letters.recent[-1].message == 2

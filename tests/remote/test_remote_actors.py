@@ -319,6 +319,61 @@ async def test_a_tell_to_a_missing_or_full_actor_is_a_dead_letter_where_it_lands
         release.set()
 
 
+class Parks(Actor):
+    """Parks in its handler until ``release`` is set; ``entered`` says so."""
+
+    def __init__(self, entered: anyio.Event, release: anyio.Event) -> None:
+        self.entered = entered
+        self.release = release
+
+    async def receive(self, message: Any) -> None:
+        self.entered.set()
+        await self.release.wait()
+
+
+@pytest.mark.parametrize("kind", ["local", "remote"])
+async def test_a_tell_to_a_stopped_actor_is_a_dead_letter_through_either_ref(
+    nats_server: NatsServer, kind: str
+) -> None:
+    # Location transparency (issue 22): neither ref's tell raises for an actor
+    # that stopped; the message is a dead letter on the actor's node.
+    async with two_nodes(nats_server) as (a, b):
+        letters: list[DeadLetter] = []
+        changed = anyio.Event()
+
+        def seen(letter: DeadLetter) -> None:
+            nonlocal changed
+            letters.append(letter)
+            changed.set()
+            changed = anyio.Event()
+
+        b.dead_letters.subscribe(seen)
+        entered, release = anyio.Event(), anyio.Event()
+        parked = b.spawn(Parks, entered, release, name="parked")
+        ref = parked if kind == "local" else await a.remote.lookup("b", "/user/parked")
+        parked.tell("park")
+        await entered.wait()
+        parked.stop()  # stopping: it is still in its handler
+        with anyio.fail_after(10):
+            waiting = changed
+            ref.tell(1)  # no exception, on either ref
+            await waiting.wait()
+            release.set()
+            await parked.join()
+            waiting = changed
+            ref.tell(2)
+            await waiting.wait()
+        assert [(x.recipient.path, x.message) for x in letters] == [
+            ("/user/parked", 1),
+            ("/user/parked", 2),
+        ]
+        # The reason: a remote tell names an actor by its path, and the node
+        # finds no live actor there (stopping or gone alike).
+        reason = "actor stopped" if kind == "local" else "actor not found"
+        assert [x.reason for x in letters] == [reason, reason]
+        assert a.dead_letters.count == 0
+
+
 async def test_a_remote_stop_stops_the_actor(nats_server: NatsServer) -> None:
     async with two_nodes(nats_server) as (a, b):
         echo = b.spawn(Echo, name="echo")

@@ -6,6 +6,7 @@ is refused instead of ignored."""
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from actors import (
     ActorSystem,
     Directive,
     OneForOne,
+    Result,
     UnhandledMessage,
 )
 
@@ -343,3 +345,94 @@ async def test_a_singledispatchmethod_receive_still_dispatches() -> None:
         assert await ref.ask("x") == "other"
         assert await ref.ask(1) == "int"
         assert await ref.ask("y") == "after"
+
+
+class Changes(Actor):
+    """Answers "which"; "from work" changes its behaviour from its
+    background work, "from a thread" from another thread; each reports what
+    the call raised."""
+
+    outcome: BaseException | None = None
+
+    def receive(self, message: Any) -> Any:
+        if message == "which":
+            return "receive"
+        if message == "from work":
+
+            async def work() -> None:
+                self.become(self.other)
+
+            self.context.run(work)
+            return None
+        if message == "from a thread":
+            return self._in_a_thread()
+        if isinstance(message, Result):  # the work's outcome
+            self.outcome = message.error
+            return None
+        if message == "outcome":
+            return self.outcome
+        return None
+
+    def _in_a_thread(self) -> BaseException | None:
+        seen: list[BaseException | None] = []
+
+        def call() -> None:
+            try:
+                self.become(self.other)
+            except BaseException as exc:
+                seen.append(exc)
+            else:
+                seen.append(None)
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+        return seen[0]
+
+    def other(self, message: Any) -> Any:
+        return "other"
+
+
+async def test_become_from_another_task_or_thread_is_refused_as_stash_is() -> None:
+    # Issue 22: accepted silently (the loop could not see it), where stash()
+    # refuses the same misuse.
+    async with ActorSystem() as system:
+        ref = system.spawn(Changes)
+        error = await ref.ask("from a thread")
+        assert isinstance(error, RuntimeError) and "own task" in str(error)
+        await ref.ask("from work")
+        with anyio.fail_after(10):
+            while (error := await ref.ask("outcome")) is None:
+                pass
+        assert isinstance(error, RuntimeError) and "own task" in str(error)
+        assert await ref.ask("which") == "receive"  # nothing changed
+
+
+async def test_another_actor_cannot_change_an_actors_behaviour() -> None:
+    instances: list[Door] = []
+
+    class Meddler(Actor):
+        def receive(self, message: Any) -> Any:
+            target = instances[0]
+            for call in (
+                lambda: target.become(target.opened),
+                target.unbecome,
+                target.unstash_all,
+                target.unstash,
+            ):
+                try:
+                    call()
+                except RuntimeError:
+                    continue
+                return "accepted"
+            return "refused"
+
+    def door() -> Door:
+        instance = Door([])
+        instances.append(instance)
+        return instance
+
+    async with ActorSystem() as system:
+        system.spawn(door)
+        meddler = system.spawn(Meddler)
+        assert await meddler.ask("go") == "refused"

@@ -124,3 +124,75 @@ def test_error_reply_takes_an_exception_instance_only() -> None:
     error = ValueError("x")
     assert ErrorReply(error) == ErrorReply(error)
     assert repr(ErrorReply(error)) == "ErrorReply(ValueError('x'))"
+
+
+class Shared(Actor):
+    """Answers every ask with the same exception object, or with one it
+    caught (``"caught"``): the origin of that one is its raise site."""
+
+    ERROR = KeyError("missing")
+
+    def receive(self, message: Any) -> Any:
+        if message == "caught":
+            try:
+                _raise_it()
+            except LookupError as exc:
+                return ErrorReply(exc)
+        return ErrorReply(self.ERROR)
+
+
+def _raise_it() -> None:
+    raise LookupError("raised in the handler")
+
+
+def _frames(exc: BaseException) -> list[str]:
+    names = []
+    tb = exc.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return names
+
+
+async def _ask_once(ref: Any, message: Any) -> list[str]:
+    try:
+        await ref.ask(message)
+    except LookupError as exc:
+        return _frames(exc)
+    raise AssertionError("the ask did not raise")
+
+
+async def test_a_shared_error_reply_exception_keeps_the_same_traceback_each_raise() -> (
+    None
+):
+    # Issue 22: 4, 7, 10, 13, 16 frames over five asks, each ask's frames kept
+    # alive by the exception.
+    async with ActorSystem() as system:
+        ref = system.spawn(Shared)
+        # Each raise holds its own ask's frames only (the first ask may take
+        # another path, parking for the reply).
+        seen = [await _ask_once(ref, "shared") for _ in range(5)]
+        assert all(frames.count("_ask_once") == 1 for frames in seen), seen
+        assert seen[1:] == seen[2:] + seen[-1:]
+        # From another thread and through a pool too: no growth either.
+        pool = system.spawn_pool(Shared, 2)
+        via_pool = [await _ask_once(pool, "shared") for _ in range(3)]
+        assert all(frames.count("_ask_once") == 1 for frames in via_pool)
+
+        def from_thread() -> list[str]:
+            try:
+                system.from_thread.ask(ref, "shared")
+            except LookupError as exc:
+                return _frames(exc)
+            raise AssertionError("the ask did not raise")
+
+        threaded = [await anyio.to_thread.run_sync(from_thread) for _ in range(3)]
+        assert all(frames.count("from_thread") == 1 for frames in threaded)
+        assert all(frames.count("outcome_or_raise") == 1 for frames in threaded)
+
+
+async def test_an_error_reply_of_a_caught_exception_keeps_its_raise_site() -> None:
+    async with ActorSystem() as system:
+        ref = system.spawn(Shared)
+        frames = await _ask_once(ref, "caught")
+        assert frames[-1] == "_raise_it" and "receive" in frames

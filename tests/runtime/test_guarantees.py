@@ -487,9 +487,25 @@ async def test_a_bad_telemetry_argument_raises_type_error() -> None:
         ActorSystem(telemetry="yes")  # type: ignore[arg-type]
 
 
-async def test_a_wrong_supervisor_strategy_attribute_is_refused_at_spawn() -> None:
+def test_a_wrong_supervisor_strategy_class_attribute_is_refused_with_the_class() -> (
+    None
+):
+    # When the class is defined (issue 22: it failed only at the first child
+    # failure, failing the parent), naming the attribute and the type wanted.
+    with pytest.raises(TypeError) as info:
+
+        class Misconfigured(Actor):
+            supervisor_strategy = "one_for_one"  # type: ignore[assignment]
+
+    message = str(info.value)
+    assert "Misconfigured: supervisor_strategy must be a " in message
+    assert "SupervisorStrategy" in message and "'one_for_one'" in message
+
+
+async def test_a_wrong_supervisor_strategy_set_in_init_is_refused_at_spawn() -> None:
     class Misconfigured(Actor):
-        supervisor_strategy = "one_for_one"  # type: ignore[assignment]
+        def __init__(self) -> None:
+            self.supervisor_strategy = "one_for_all"  # type: ignore[assignment]
 
     async with ActorSystem() as system:
         with pytest.raises(TypeError, match="supervisor_strategy must be a"):
@@ -497,13 +513,25 @@ async def test_a_wrong_supervisor_strategy_attribute_is_refused_at_spawn() -> No
         assert system.failures == 0
 
 
-async def test_a_stopped_actor_still_refuses_with_actor_stopped() -> None:
+def test_a_supervisor_strategy_property_is_read_per_instance() -> None:
+    # A descriptor is not a value yet: nothing to check with the class.
+    class Computed(Actor):
+        @property
+        def supervisor_strategy(self) -> OneForOne:  # type: ignore[override]
+            return OneForOne()
+
+    assert isinstance(Computed.__dict__["supervisor_strategy"], property)
+
+
+async def test_a_stopped_actor_still_refuses_a_send_with_actor_stopped() -> None:
     async with ActorSystem() as system:
         ref = system.spawn(Recorder, [])
         ref.stop()
         await ref.join()
         with pytest.raises(ActorStopped):
-            ref.tell(1)
+            await ref.send(1)
+        ref.tell(2)  # a tell is a dead letter
+        assert [d.message for d in system.dead_letters.recent] == [2]
 
 
 async def test_an_actor_whose_task_never_ran_still_settles_its_mailbox() -> None:

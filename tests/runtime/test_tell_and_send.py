@@ -9,8 +9,11 @@ import anyio
 import pytest
 
 from actors import (
+    Actor,
+    ActorRef,
     ActorStopped,
     ActorSystem,
+    DeadLetter,
     MailboxFull,
     SystemNotRunning,
     Terminated,
@@ -56,17 +59,29 @@ async def test_tell_to_a_full_mailbox_raises_mailbox_full() -> None:
         assert log == ["hold", 1, 2, "barrier"]
 
 
-async def test_tell_to_a_stopped_actor_raises_actor_stopped() -> None:
+async def test_tell_to_a_stopped_actor_is_a_dead_letter() -> None:
+    # As Erlang's ! and Akka's tell: the sender is not failed by a peer that
+    # stopped first; nothing is lost silently either.
     async with ActorSystem() as system:
+        letters: list[DeadLetter] = []
+        system.dead_letters.subscribe(letters.append)
         ref = system.spawn(Recorder, [])
         ref.stop()
-        with pytest.raises(ActorStopped):
-            ref.tell("at once")  # stopping already refuses messages
+        ref.tell("at once")  # stopping already: refused as a dead letter
         await ref.join()
+        ref.tell("after")
+        assert [(d.recipient, d.message, d.reason) for d in letters] == [
+            (ref, "at once", "actor stopped"),
+            (ref, "after", "actor stopped"),
+        ]
+        assert system.dead_letters.count == 2
+        # send and ask still raise: they wait, and their caller is told.
         with pytest.raises(ActorStopped) as info:
-            ref.tell("after")
+            await ref.send("sent")
         assert not isinstance(info.value, SystemNotRunning)
         assert ref.path in str(info.value)
+        with pytest.raises(ActorStopped):
+            await ref.ask("asked")
 
 
 async def test_a_stopped_actor_overrides_full() -> None:
@@ -74,8 +89,40 @@ async def test_a_stopped_actor_overrides_full() -> None:
         ref = system.spawn(Recorder, [], capacity=1)
         ref.tell(1)
         ref.stop()
-        with pytest.raises(ActorStopped):
-            ref.tell(2)
+        ref.tell(2)  # not MailboxFull: a dead letter
+        await ref.join()
+        # 2 at the call, then 1 as the queue is settled at the termination.
+        assert [d.message for d in system.dead_letters.recent] == [2, 1]
+
+
+class Notifies(Actor):
+    """Tells its peer from its handler and from its on_stop."""
+
+    def __init__(self, peer: ActorRef[Any]) -> None:
+        self.peer = peer
+
+    def receive(self, message: Any) -> Any:
+        self.peer.tell(("handled", message))
+        return message
+
+    def on_stop(self) -> None:
+        self.peer.tell("stopping")
+
+
+async def test_telling_a_peer_that_stopped_first_fails_nobody() -> None:
+    async with ActorSystem() as system:
+        peer = system.spawn(Recorder, [])
+        notifier = system.spawn(Notifies, peer)
+        peer.stop()
+        await peer.join()
+        assert await notifier.ask("work") == "work"  # its handler did not fail
+        notifier.stop()
+        await notifier.join()
+        assert system.failures == 0
+        assert [(d.message, d.reason) for d in system.dead_letters.recent] == [
+            (("handled", "work"), "actor stopped"),
+            ("stopping", "actor stopped"),
+        ]
 
 
 async def test_telling_or_sending_a_runtime_signal_raises_type_error() -> None:

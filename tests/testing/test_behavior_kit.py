@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorRef, Result, StopReason, Terminated
+from actors import Actor, ActorRef, ActorStopped, Result, StopReason, Terminated
 from actors._actor import UNHANDLED
 from actors.testing import (
     AskStarted,
@@ -163,7 +163,8 @@ def test_a_stop_of_itself_and_a_terminated_are_delivered_as_the_runtime_would() 
     assert kit.stopped
     assert kit.effects[-1] == Stopped(None)
     kit.self_inbox.expect_message("bye")
-    with pytest.raises(RuntimeError, match="has stopped itself"):
+    # As an ask of a stopped actor: ActorStopped.
+    with pytest.raises(ActorStopped, match="has stopped"):
         kit.run("tick")
 
 
@@ -237,7 +238,8 @@ def test_the_context_has_no_system_and_says_what_to_use_instead() -> None:
 
 
 def test_a_factory_that_makes_no_actor_is_refused() -> None:
-    with pytest.raises(TypeError, match="did not make an Actor"):
+    # The runtime's own check and message.
+    with pytest.raises(TypeError, match="returned an instance of dict, not an Actor"):
         BehaviorTestKit(dict)  # type: ignore[type-var]
 
 

@@ -9,8 +9,16 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorRef, ActorStopped, ActorSystem, AskTimeout, StopReason
-from actors.testing import TestProbe, await_assert
+from actors import (
+    Actor,
+    ActorRef,
+    ActorStopped,
+    ActorSystem,
+    AskTimeout,
+    StopReason,
+    Terminated,
+)
+from actors.testing import TestProbe, await_assert, wait_all_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -187,8 +195,8 @@ async def test_an_unanswered_ask_fails_with_actor_stopped_when_the_probe_stops(
         await probe.expect_message("q")
         probe.stop()
     assert len(outcome) == 1
-    with pytest.raises(ActorStopped):
-        probe.ref.tell("after")
+    probe.ref.tell("after")  # a dead letter, as to any stopped actor
+    assert probe.queued == []
 
 
 async def test_an_ask_the_probe_never_answers_times_out(
@@ -213,6 +221,7 @@ async def test_expect_terminated_fails_on_another_message(
     actor_system: ActorSystem, probe: TestProbe[Any]
 ) -> None:
     ponger = actor_system.spawn(Ponger)
+    probe.watch(ponger)
     probe.ref.tell("not it")
     with pytest.raises(AssertionError, match=r"Terminated\(/user/ponger-\d+\) is true"):
         await probe.expect_terminated(ponger, timeout=0.01)
@@ -326,3 +335,83 @@ async def test_an_expectation_on_a_stopped_probe_fails_at_once_and_says_why(
     probe.stop()
     with pytest.raises(AssertionError, match="The probe has stopped"):
         await probe.expect_message(timeout=60.0)
+
+
+BAD_TIMEOUTS = [
+    ("1", TypeError, "timeout must be a number of seconds"),
+    (float("nan"), ValueError, "timeout must be >= 0 and finite"),
+    (-1, ValueError, "timeout must be >= 0 and finite"),
+    (float("inf"), ValueError, "timeout must be >= 0 and finite"),
+    (True, TypeError, "timeout must be a number of seconds"),
+]
+
+
+@pytest.mark.parametrize(("timeout", "error", "says"), BAD_TIMEOUTS)
+async def test_a_bad_timeout_is_refused_at_once_naming_it(
+    actor_system: ActorSystem,
+    probe: TestProbe[Any],
+    timeout: Any,
+    error: type[Exception],
+    says: str,
+) -> None:
+    # Issue 22: "1" failed inside with float + str, NaN with anyio's message,
+    # a negative one was accepted, inf with no message hung.
+    ponger = actor_system.spawn(Ponger)
+    probe.watch(ponger)
+    with anyio.fail_after(5):
+        for expectation in (
+            lambda: probe.expect_message(timeout=timeout),
+            lambda: probe.fish_for_message(bool, timeout=timeout),
+            lambda: probe.receive_messages(1, timeout=timeout),
+            lambda: probe.expect_terminated(ponger, timeout=timeout),
+            lambda: probe.await_assert(lambda: None, timeout=timeout),
+            lambda: await_assert(lambda: None, timeout=timeout),
+        ):
+            with pytest.raises(error, match=says):
+                await expectation()
+        with pytest.raises(error, match=says.replace("timeout", "within")):
+            await probe.expect_no_message(timeout)
+        with pytest.raises(error, match=says.replace("timeout", "max")):
+            probe.within(timeout)
+        with pytest.raises(error, match=says.replace("timeout", "min")):
+            probe.within(timeout, 1.0)
+
+
+async def test_a_zero_timeout_takes_only_what_is_queued(
+    probe: TestProbe[Any],
+) -> None:
+    probe.ref.tell("here")
+    assert await probe.expect_message("here", timeout=0) == "here"
+    with pytest.raises(AssertionError, match="none came within 0 s"):
+        await probe.expect_message(timeout=0)
+
+
+async def test_a_bad_default_timeout_or_interval_is_refused(
+    actor_system: ActorSystem,
+) -> None:
+    with pytest.raises(ValueError, match="default_timeout must be > 0"):
+        TestProbe(actor_system, default_timeout=0)
+    with pytest.raises(TypeError, match="default_timeout must be a number"):
+        TestProbe(actor_system, default_timeout="3")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="interval must be > 0"):
+        await await_assert(lambda: None, interval=-0.5)
+
+
+async def test_expect_terminated_of_an_unwatched_ref_fails_at_once_saying_watch(
+    actor_system: ActorSystem, probe: TestProbe[Any]
+) -> None:
+    ponger = actor_system.spawn(Ponger)
+    with anyio.fail_after(1):  # at once, not after the (long) timeout
+        with pytest.raises(RuntimeError, match=r"call probe\.watch\(ref\) first"):
+            await probe.expect_terminated(ponger, timeout=60)
+    # Once watched, and also after its Terminated arrived (the watch is over
+    # then, the notice is queued), it works.
+    probe.watch(ponger)
+    ponger.stop()
+    await ponger.join()
+    await wait_all_blocked()  # the probe's actor has taken the notice
+    assert [type(m) for m in probe.queued] == [Terminated]
+    terminated = await probe.expect_terminated(ponger)
+    assert terminated.reason is StopReason.NORMAL
+    with pytest.raises(TypeError, match="expect_terminated"):
+        await probe.expect_terminated("ponger")  # type: ignore[arg-type]
