@@ -50,7 +50,7 @@ from ._ref import (
     told_stopped,
 )
 from ._request import Request
-from ._shared_queue import SharedQueue, WorkerMailbox
+from ._shared_queue import SharedQueue
 from .mailbox import MailboxClosed, Signal
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ M = TypeVar("M", contravariant=True)
 R = TypeVar("R")
 
 
-class _Broadcast:
+class Broadcast:
     """A broadcast the pool holds while all its workers are being replaced."""
 
     __slots__ = ("message",)
@@ -114,47 +114,6 @@ class PoolRef(ActorRef[M]):
         # being replaced (a restart of the pool), for the new workers.
         self._held: deque[Any] = deque()
         self._respawned: anyio.Event | None = None  # senders waiting for room
-
-    def _spawn_workers(self) -> None:
-        """Spawn (or, after a restart of the pool, re-spawn) every worker, and
-        hand them what the pool held meanwhile."""
-        factory, args, kwargs, options = self._spawn_args
-        shared = self._shared
-        fresh = not self._workers
-        for index in range(self.size):
-            mailbox = WorkerMailbox(shared) if shared is not None else None
-            ref = self._cell.runtime.spawn(
-                self._cell,
-                factory,
-                args,
-                kwargs,
-                options.named(f"worker-{index}"),
-                mailbox,
-                # The first workers are made by the spawner (a factory that
-                # fails raises from spawn_pool); after a restart of the pool,
-                # in their own tasks, under the pool's supervision.
-                construct_now=fresh,
-            )
-            if fresh:
-                self._workers.append(ref)
-            else:
-                self._workers[index] = ref
-        held = list(self._held)
-        self._held.clear()
-        for item in held:
-            if type(item) is _Broadcast:
-                # Nobody to raise MailboxFull to: a full worker misses it as a
-                # dead letter, and the rest of the hold still goes on.
-                self._broadcast(item.message, held=True)
-            else:
-                try:
-                    self._route(item)
-                except (MailboxFull, ActorStopped):
-                    self._dead_letters([item], "pool restarting")
-        event = self._respawned
-        if event is not None:
-            self._respawned = None
-            event.set()
 
     # -- sending ------------------------------------------------------------
 
@@ -388,7 +347,7 @@ class PoolRef(ActorRef[M]):
             except MailboxClosed:
                 skipped.append(worker)
         if len(skipped) == len(self._workers):
-            self._held.append(_Broadcast(message))  # all being replaced
+            self._held.append(Broadcast(message))  # all being replaced
             return
         # A worker that stopped alone (or just before its pool's restart) does
         # not get it: counted, not silently skipped.
@@ -410,34 +369,6 @@ class PoolRef(ActorRef[M]):
         after their current message; what is queued becomes dead letters."""
         self._cell.request_stop(StopReason.NORMAL)  # see _stopping
 
-    def _stopping(self) -> None:
-        """The pool stops, however it was asked to (see _PoolMailbox): refuse
-        new messages, fail queued asks, make queued messages dead letters, and
-        stop every worker now (idempotent)."""
-
-        shared = self._shared
-        items = []
-        if shared is not None and not shared.closed:
-            items = shared.close()
-        if self._held:
-            items.extend(self._held)
-            self._held.clear()
-        if items:
-            self._dead_letters(items, "pool stopped")
-        event = self._respawned
-        if event is not None:  # waiting senders: they see the pool stopped
-            self._respawned = None
-            event.set()
-        # Every worker now, not one by one as the pool's termination reaches
-        # them: meanwhile round-robin workers would take new tells, and every
-        # worker would go on handling its queue and batch, which a stop makes
-        # dead letters. A system shutdown reaches them as such.
-        cell = self._cell
-        system_stop = cell.stop_reason is StopReason.SYSTEM
-        reason = StopReason.SYSTEM if system_stop else StopReason.PARENT
-        for worker in self._workers:
-            worker._cell.request_stop(reason)
-
     def _unwrap(self, items: list[Any]) -> list[Any]:
         telemetry = self._cell.runtime.telemetry
         if telemetry is not None:  # take off the trace envelopes
@@ -449,7 +380,7 @@ class PoolRef(ActorRef[M]):
         system = self._cell.runtime
         stopped = ActorStopped(f"{self._cell.path} stopped before replying")
         for item in self._unwrap(
-            [i.message if type(i) is _Broadcast else i for i in items]
+            [i.message if type(i) is Broadcast else i for i in items]
         ):
             if type(item) is Ask:
                 item.fail(stopped, system.backend)

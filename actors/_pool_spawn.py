@@ -7,15 +7,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._actor import Actor
-from ._errors import SystemNotRunning
-from ._pool import ROUTINGS, PoolRef, Routing
+from ._errors import ActorStopped, SystemNotRunning
+from ._lifecycle import StopReason
+from ._pool import ROUTINGS, Broadcast, PoolRef, Routing
 from ._runtime import check_factory
-from ._shared_queue import SharedQueue
+from ._shared_queue import SharedQueue, WorkerMailbox
 from ._spawn_options import SpawnOptions, factory_name
 from ._strategies import OneForOne, SupervisorStrategy
 from ._system_signals import Terminated
 from ._validation import check_capacity, check_limit
-from .mailbox import Mailbox
+from .mailbox import Mailbox, MailboxFull
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -46,7 +47,7 @@ class PoolSupervisor(Actor):
         self._watch_workers()
 
     def on_restart(self, exc: BaseException | None, message: Any = None) -> None:
-        self.pool._spawn_workers()
+        spawn_workers(self.pool)
         self._watch_workers()
 
     def _watch_workers(self) -> None:
@@ -61,6 +62,81 @@ class PoolSupervisor(Actor):
         # new cells, alive by the time their predecessors' notices arrive.)
         if all(w._cell.terminated.is_set() for w in self.pool._workers):
             self.context.stop()
+
+
+# What the pool's supervisor does to its PoolRef: the ref routes, this module
+# makes and unmakes its workers.
+
+
+def spawn_workers(pool: PoolRef[Any]) -> None:
+    """Spawn (or, after a restart of the pool, re-spawn) every worker, and
+    hand them what the pool held meanwhile."""
+    factory, args, kwargs, options = pool._spawn_args
+    shared = pool._shared
+    fresh = not pool._workers
+    for index in range(pool.size):
+        mailbox = WorkerMailbox(shared) if shared is not None else None
+        ref = pool._cell.runtime.spawn(
+            pool._cell,
+            factory,
+            args,
+            kwargs,
+            options.named(f"worker-{index}"),
+            mailbox,
+            # The first workers are made by the spawner (a factory that
+            # fails raises from spawn_pool); after a restart of the pool,
+            # in their own tasks, under the pool's supervision.
+            construct_now=fresh,
+        )
+        if fresh:
+            pool._workers.append(ref)
+        else:
+            pool._workers[index] = ref
+    held = list(pool._held)
+    pool._held.clear()
+    for item in held:
+        if type(item) is Broadcast:
+            # Nobody to raise MailboxFull to: a full worker misses it as a
+            # dead letter, and the rest of the hold still goes on.
+            pool._broadcast(item.message, held=True)
+        else:
+            try:
+                pool._route(item)
+            except (MailboxFull, ActorStopped):
+                pool._dead_letters([item], "pool restarting")
+    event = pool._respawned
+    if event is not None:
+        pool._respawned = None
+        event.set()
+
+
+def settle_stopping_pool(pool: PoolRef[Any]) -> None:
+    """The pool stops, however it was asked to (see _PoolMailbox): refuse
+    new messages, fail queued asks, make queued messages dead letters, and
+    stop every worker now (idempotent)."""
+
+    shared = pool._shared
+    items = []
+    if shared is not None and not shared.closed:
+        items = shared.close()
+    if pool._held:
+        items.extend(pool._held)
+        pool._held.clear()
+    if items:
+        pool._dead_letters(items, "pool stopped")
+    event = pool._respawned
+    if event is not None:  # waiting senders: they see the pool stopped
+        pool._respawned = None
+        event.set()
+    # Every worker now, not one by one as the pool's termination reaches
+    # them: meanwhile round-robin workers would take new tells, and every
+    # worker would go on handling its queue and batch, which a stop makes
+    # dead letters. A system shutdown reaches them as such.
+    cell = pool._cell
+    system_stop = cell.stop_reason is StopReason.SYSTEM
+    reason = StopReason.SYSTEM if system_stop else StopReason.PARENT
+    for worker in pool._workers:
+        worker._cell.request_stop(reason)
 
 
 class _PoolMailbox(Mailbox[Any]):
@@ -80,7 +156,7 @@ class _PoolMailbox(Mailbox[Any]):
     def close(self) -> None:
         if not self.closed:
             super().close()
-            self._pool._stopping()
+            settle_stopping_pool(self._pool)
 
 
 def check_pool(
@@ -166,7 +242,7 @@ def spawn_pool(
         vars(pool)["labels"] = labels
     cell.ref = pool
     try:
-        pool._spawn_workers()
+        spawn_workers(pool)
     except BaseException as exc:
         # A worker's factory failed at once: the pool ends now with that
         # reason (the workers made so far stop with it), and spawn_pool

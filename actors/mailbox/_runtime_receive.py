@@ -1,0 +1,213 @@
+"""The actor runtime's receive paths of a ``Mailbox``: one wake, no frame of
+ours per message.
+
+A base class of [``Mailbox``][actors.mailbox.Mailbox] (it declares the
+mailbox's slots): ``receive_many_unchecked`` (checkpoint, then take, parking
+only when still empty) and the pair the runtime's loop writes out itself,
+``take_ready`` / ``wait_ready``. Each is ``Mailbox.receive_many``
+written out for a caller that validated its limit once; their bodies repeat
+the take and the park on purpose (a call or a coroutine frame saved per
+wake: the call-count gates in tests/gates measure it).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..channel.lowlevel import Backend, ReceiveWaiter, ki_protected
+from ._errors import EndOfMailbox
+from ._signal import Signal
+
+if TYPE_CHECKING:
+    from ._quota import Quota
+
+__all__ = ["RuntimeReceive"]
+
+M = TypeVar("M")
+
+
+class RuntimeReceive(Generic[M]):
+    """The runtime's receive paths (see the module doc)."""
+
+    __slots__ = (
+        "_backend",
+        "_capacity",
+        "_closed",
+        "_consumer",
+        "_peak",
+        "_queue",
+        "_quota",
+        "_signals",
+        "_waiter",
+        "_wakeups",
+    )
+
+    # The mailbox's state, set by Mailbox.__init__ (declared here, where the
+    # slots are, so both classes' methods see one layout).
+    _backend: Backend | None
+    _closed: bool
+    _consumer: ReceiveWaiter[Any] | None
+    _peak: int
+    _queue: deque[M | Signal]
+    _quota: Quota[M]
+    _signals: int
+    _waiter: ReceiveWaiter[Any]
+
+    if TYPE_CHECKING:
+
+        def _admit(self) -> None: ...
+
+        def _get_backend(self) -> Backend: ...
+
+    @ki_protected
+    async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
+        """[``receive_many``][actors.mailbox.Mailbox.receive_many] for a caller
+        that validated ``limit`` once (the actor runtime, per wake): the same
+        semantics, no check per call, and one difference: it always checkpoints
+        first, also on an empty mailbox, and parks only if the mailbox is still
+        empty after that yield (so it can suspend twice; three times on Trio,
+        where an empty mailbox gets a second checkpoint, see
+        ``Backend.recheck``).
+
+        Checkpoint, then take: in request/response traffic the peer runs
+        during the yield and its message is found already queued, so the
+        consumer never parks, nobody has to wake it, and no wait handle is
+        made (what anyio's memory stream does with its ``checkpoint()``
+        before ``receive_nowait()``). An actor that is really idle pays one
+        yield more before it parks.
+        """
+        backend = self._backend or self._get_backend()
+        await backend.checkpoint()
+        if not self._queue and backend.recheck and not self._closed:
+            await backend.checkpoint()  # Trio: the peer may run later in the batch
+        if not self._queue:
+            # Still empty after the yield (or drained by another party
+            # meanwhile): wait (returns at once if closed) instead of letting
+            # the take below raise WouldBlock out of an async receive.
+            # Inlined rather than calling _wait(): this is an idle actor's
+            # per-message path (no extra coroutine frame, no waiter per park).
+            waiter = self._waiter
+            while not self._queue and not self._closed:
+                if self._consumer is not None:
+                    raise RuntimeError(
+                        "a mailbox has one consumer: another task is already waiting"
+                    )
+                self._consumer = waiter
+                # The backend's wait handle, awaited directly: a future on
+                # asyncio (no frame of ours), a wait_task_rescheduled on Trio.
+                handle = waiter.handle = backend.new_handle()
+                try:
+                    await handle
+                except BaseException:
+                    # Woken or not, nothing was taken: the items stay queued.
+                    if self._consumer is waiter:
+                        self._consumer = None
+                    raise
+        # _take() written out: a call saved per wake.
+        queue = self._queue
+        released = len(queue)
+        if not released:  # closed (the wait returns at once then)
+            raise EndOfMailbox("the mailbox is closed and empty")
+        if released > self._peak:
+            self._peak = released
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+            released = limit
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    @ki_protected
+    def take_ready(self, limit: int) -> list[M | Signal]:
+        """Take up to ``limit`` queued items without waiting; an empty list
+        when none is queued.
+
+        For the actor runtime's loop, which makes the checkpoint itself, then
+        takes, and parks ([``wait_ready``][actors.mailbox.Mailbox.wait_ready])
+        only when this returns nothing:
+        [``receive_many_unchecked``][actors.mailbox.Mailbox.receive_many_unchecked]
+        written out by its caller, without a coroutine frame per wake. ``limit``
+        is trusted (validated once).
+
+        Raises:
+            EndOfMailbox: the mailbox is empty and closed.
+        """
+        queue = self._queue
+        released = len(queue)
+        if not released:
+            if self._closed:
+                raise EndOfMailbox("the mailbox is closed and empty")
+            return []
+        if released > self._peak:
+            self._peak = released
+        if released == 1:  # request/response traffic: one item per wake
+            items = [queue.popleft()]  # cheaper than list(queue) + clear()
+        elif released <= limit:
+            items = list(queue)
+            queue.clear()
+        else:
+            popleft = queue.popleft
+            items = [popleft() for _ in range(limit)]
+            released = limit
+        if self._signals:
+            signals = 0
+            for item in items:
+                if isinstance(item, Signal):
+                    signals += 1
+            self._signals -= signals
+            released -= signals
+        quota = self._quota
+        quota.used -= released
+        if quota.senders:
+            self._admit()
+        return items
+
+    @ki_protected
+    async def wait_ready(self) -> None:
+        """Wait until an item is queued or the mailbox is closed, taking
+        nothing; for a caller whose
+        [``take_ready``][actors.mailbox.Mailbox.take_ready] just found nothing
+        after its checkpoint.
+
+        On Trio it first checkpoints once more (see ``Backend.recheck``);
+        then it parks until a send wakes it. Returns at once if the mailbox
+        is closed. A cancelled wait leaves every item queued.
+
+        Raises:
+            RuntimeError: another task is already waiting on this mailbox.
+        """
+        backend = self._backend or self._get_backend()
+        if backend.recheck and not self._queue and not self._closed:
+            await backend.checkpoint()
+        # _wait() written out: no extra coroutine frame per park.
+        waiter = self._waiter
+        while not self._queue and not self._closed:
+            if self._consumer is not None:
+                raise RuntimeError(
+                    "a mailbox has one consumer: another task is already waiting"
+                )
+            self._consumer = waiter
+            handle = waiter.handle = backend.new_handle()
+            try:
+                await handle
+            except BaseException:
+                # Cancelled, woken or not: nothing was taken.
+                if self._consumer is waiter:
+                    self._consumer = None
+                raise
