@@ -33,6 +33,9 @@ from ._codec import Codec
 from ._envelopes import (
     AckEnvelope,
     AskEnvelope,
+    CreditEnvelope,
+    CreditQueryEnvelope,
+    CreditStateEnvelope,
     DeathEnvelope,
     FailureEnvelope,
     HeartbeatAckEnvelope,
@@ -51,6 +54,7 @@ from ._node import NodeAddress
 from ._observer import Observer, Receipt
 from ._peers import Peers, Received
 from ._serving import Serving
+from ._shares import Shares
 from ._subjects import frame_number
 from ._watch import Watch
 from ._wire import Wire
@@ -74,7 +78,8 @@ class Inbound:
             subjects ending in ``.nr.<node>.<incarnation>.<number>``).
         codec: the node's codec (bodies are decoded here).
         wire: the node's encoder (heartbeat acks, lookup replies).
-        peers, local, serving, asks, watch: what acts on the envelopes.
+        peers, local, serving, asks, watch, shares: what acts on the
+            envelopes (tells from nodes go through ``shares``).
     Frames are accepted once ``attach`` gave the client (the largest frame
     accepted is its server's ``max_payload``, read at each frame).
     """
@@ -89,6 +94,7 @@ class Inbound:
         serving: Serving,
         asks: Asks,
         watch: Watch,
+        shares: Shares,
     ) -> None:
         self._codec = codec
         self._wire = wire
@@ -97,6 +103,7 @@ class Inbound:
         self._serving = serving
         self._asks = asks
         self._watch = watch
+        self._shares = shares
         self._client: Client | None = None
         #: How the reply subject of a numbered frame to this node ends,
         #: before the number.
@@ -124,6 +131,9 @@ class Inbound:
             WatchEnvelope: self._watched,
             UnwatchEnvelope: self._unwatched,
             DeathEnvelope: self._death,
+            CreditEnvelope: self._credit,
+            CreditQueryEnvelope: self._credit_query,
+            CreditStateEnvelope: self._credit_state,
         }
 
     def attach(self, client: Client) -> None:
@@ -186,6 +196,8 @@ class Inbound:
                     self.bad(sender, f"{type(envelope).__name__} not handled", exc)
         finally:
             self._parent = None
+            if self._shares.touched:
+                self._shares.frame_done()
         if seq is not None:
             assert sender is not None
             self._received(sender, seq, len(msg.data), len(frame.envelopes))
@@ -239,7 +251,7 @@ class Inbound:
         except DecodeError as exc:
             self.bad(sender, "undecodable message", exc)
             return
-        self._local.deliver(envelope.path, message, sender)
+        self._shares.deliver(envelope.path, message, sender)
 
     def _ask(
         self, envelope: AskEnvelope, sender: NodeAddress | None, reply_to: str | None
@@ -337,6 +349,40 @@ class Inbound:
             outbound = self._peers.outbounds.get(sender)
             if outbound is not None:
                 outbound.acked(envelope.seq)
+
+    def _credit(
+        self, envelope: CreditEnvelope, sender: NodeAddress | None, reply_to: str | None
+    ) -> None:
+        if sender is not None:
+            credits = self._peers.credits.get(sender)
+            if credits is not None:
+                credits.granted(envelope.path, envelope.count)
+
+    def _credit_query(
+        self,
+        envelope: CreditQueryEnvelope,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        if sender is None:
+            return
+        held = self._shares.held_for(sender, envelope.path)
+        outbound = self._peers.outbound(sender)
+        if outbound is not None:
+            outbound.put_urgent(
+                self._wire.credit_state(envelope.path, envelope.query, held)
+            )
+
+    def _credit_state(
+        self,
+        envelope: CreditStateEnvelope,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        if sender is not None:
+            credits = self._peers.credits.get(sender)
+            if credits is not None:
+                credits.state(envelope.path, envelope.query, envelope.held)
 
     def _lookup(
         self, envelope: LookupEnvelope, sender: NodeAddress | None, reply_to: str | None

@@ -31,6 +31,7 @@ from ._node import NodeAddress, RefAddress
 from ._peers import Peers
 from ._ref import Owner, RemoteRef
 from ._serving import Serving
+from ._shares import Shares
 from ._subjects import Subjects
 from ._watch import Watch
 from ._wire import Wire
@@ -49,6 +50,8 @@ class Config(Owner, Protocol):
     #: of each peer's outbound buffer
     capacity: int
     window: int
+    #: messages outstanding per remote actor (``_credits``, ``_shares``)
+    share: int
     #: of the heartbeat monitor
     heartbeat_interval: float
     failure_detector: Callable[[], PhiAccrualFailureDetector]
@@ -92,6 +95,7 @@ class Parts:
             monitor,
             capacity=capacity,
             window=window,
+            share=config.share,
             fail_ask=self._fail_ask,
             dead_letter=local.dead_letter,
             remote_ref=self.remote_ref,
@@ -109,6 +113,8 @@ class Parts:
         self.serving = serving = Serving(
             wire, peers, local, host, serve_timeout, self._bad
         )
+        self.shares = shares = Shares(host, local, config.share, peers.grant)
+        peers.held_from = shares.held_from
         self.watch = watch = Watch(wire, peers, monitor, local, host, self.remote_ref)
         self.inbound = Inbound(
             address,
@@ -119,6 +125,7 @@ class Parts:
             serving,
             asks,
             watch,
+            shares,
         )
 
     def remote_ref(self, address: RefAddress) -> RemoteRef[Any]:
@@ -154,6 +161,7 @@ class Parts:
         error = NodeUnreachable(f"node {event.node} was declared down")
         error.__cause__ = event
         self.peers.lose(event.node, error)
+        self.shares.peer_lost(event.node)
         self.asks.peer_lost(event.node, error)
         self.watch.peer_lost(event.node, event)
 
@@ -166,6 +174,7 @@ class Parts:
         self.peers.attach(client, tg)
         self.asks.attach(client)
         self.serving.attach(client, tg)
+        self.shares.attach(tg)
         self.inbound.attach(client)
         tg.start_soon(self.monitor.run)
 

@@ -24,6 +24,7 @@ from anyio.abc import TaskGroup
 from .. import ActorRef, SystemNotRunning
 from ..nats import Client, Msg
 from ._codec import Codec
+from ._credits import Credits
 from ._envelopes import AskEnvelope, TellEnvelope, decode_envelope
 from ._errors import DecodeError, NodeUnreachable
 from ._heartbeat import HeartbeatMonitor
@@ -93,6 +94,18 @@ class PeerStatistics(NamedTuple):
     sending: bool
     #: whether numbered frames came from it
     receiving: bool
+    #: its actors this node has tells outstanding to (sent, not yet taken)
+    credit_lanes: int = 0
+    #: those tells
+    credit_outstanding: int = 0
+    #: senders here waiting for a credit to one of its actors
+    credit_waiting: int = 0
+    #: tells refused here because an actor's share was used up
+    credit_refused: int = 0
+    #: its tells to this node's actors not yet taken by them
+    share_outstanding: int = 0
+    #: of those, tells waiting for room in a full mailbox
+    share_held: int = 0
 
 
 class RemoteStatistics(NamedTuple):
@@ -117,6 +130,7 @@ class Peers:
         codec: the node's codec (to describe what was dropped).
         monitor: the heartbeat monitor (suspects are depended on).
         capacity, window: of each outbound buffer (see ``Outbound``).
+        share: messages outstanding per remote actor (see ``Credits``).
         fail_ask: fails the ask with this id (an envelope of it was dropped).
         dead_letter: ``(recipient, message, reason, peer)``: a tell that
             could not be sent.
@@ -132,6 +146,7 @@ class Peers:
         *,
         capacity: int,
         window: int,
+        share: int,
         fail_ask: Callable[[int, NodeUnreachable], None],
         dead_letter: Callable[[ActorRef[Any], object, str, object], None],
         remote_ref: Callable[[RefAddress], ActorRef[Any]],
@@ -142,6 +157,10 @@ class Peers:
         self._monitor = monitor
         self._capacity = capacity
         self._window = window
+        self._share = share
+        #: What this node holds of each peer's tells, ``(outstanding,
+        #: held)`` (set by the node: the receiving side's shares).
+        self.held_from: Callable[[NodeAddress], tuple[int, int]] = lambda _: (0, 0)
         self._fail_ask = fail_ask
         self._dead_letter = dead_letter
         self._remote_ref = remote_ref
@@ -153,6 +172,8 @@ class Peers:
         #: Each peer's outbound buffer, by peer: the senders' fast path (one
         #: dict lookup per tell).
         self.outbounds: dict[NodeAddress, Outbound] = {}
+        #: Each peer's credits (and its buffer), by peer: the tells' fast path.
+        self.credits: dict[NodeAddress, Credits] = {}
         #: Peer incarnations declared down: nothing is sent to them again.
         self.gone: set[NodeAddress] = set()
         #: Frames that never arrived from each peer (see ``_inbound``),
@@ -211,10 +232,35 @@ class Peers:
             ),
         )
         self.outbounds[address] = outbound
+        wire = self._wire
+        self.credits[address] = Credits(
+            self._share,
+            outbound.try_put,
+            outbound.put,
+            lambda path, query: outbound.put_system(wire.credit_query(path, query)),
+        )
         written = anyio.Event()
         self._writers.append(written)
         tg.start_soon(_write, outbound, written)
         return outbound
+
+    def credits_of(self, address: NodeAddress) -> Credits | None:
+        """The credits of ``address`` (made with its buffer), or None when it
+        is gone.
+
+        Raises:
+            SystemNotRunning: the node is not connected, or stopping.
+        """
+        if self.outbound(address) is None:
+            return None
+        return self.credits[address]
+
+    def grant(self, address: NodeAddress, path: str, count: int) -> None:
+        """Give ``address`` back ``count`` credits for ``path`` (out of band)."""
+        outbound = self.outbound(address) if self.open else None
+        if outbound is not None:
+            with suppress(NodeUnreachable):
+                outbound.put_urgent(self._wire.credit(path, count))
 
     def is_reachable(self, address: NodeAddress) -> bool:
         """Whether ``address`` is not known to be gone, nor suspected."""
@@ -229,6 +275,9 @@ class Peers:
         for address, peer in list(self.peers.items()):
             sent = None if peer.outbound is None else peer.outbound.statistics()
             received = peer.received
+            credits = self.credits.get(address)
+            lanes = None if credits is None else credits.statistics()
+            outstanding, held = self.held_from(address)
             stats[address] = PeerStatistics(
                 0 if sent is None else sent.frames,
                 0 if sent is None else sent.bytes,
@@ -240,6 +289,12 @@ class Peers:
                 0 if received is None else received.envelopes,
                 sent is not None,
                 received is not None,
+                0 if lanes is None else lanes.lanes,
+                0 if lanes is None else lanes.outstanding,
+                0 if lanes is None else lanes.waiting,
+                0 if lanes is None else lanes.refused,
+                outstanding,
+                held,
             )
         return stats
 
@@ -318,6 +373,9 @@ class Peers:
         outbound = self.outbounds.pop(address, None)
         if outbound is not None:
             outbound.abort(error)
+        credits = self.credits.pop(address, None)
+        if credits is not None:
+            credits.close(error)
 
     def send_heartbeat(self, address: NodeAddress, seq: int) -> None:
         """The monitor's ``send``: a heartbeat to ``address``, out of band."""
@@ -341,6 +399,8 @@ class Peers:
         self.open = False
         for outbound in self.outbounds.values():
             outbound.close()
+        for credits in self.credits.values():
+            credits.close(NodeUnreachable("the remote layer is stopping"))
         for written in self._writers:
             await written.wait()
 
@@ -349,6 +409,8 @@ class Peers:
         self.open = False
         for outbound in self.outbounds.values():
             outbound.abort(error)
+        for credits in self.credits.values():
+            credits.close(error)
 
 
 async def _write(outbound: Outbound, written: anyio.Event) -> None:

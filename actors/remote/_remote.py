@@ -2,12 +2,10 @@
 
 A façade over the modules that each own one concept (see
 docs/architecture.md): ``_local`` (this node's actors, names, dead letters),
-``_peers`` (the peer table, outbound buffers, suspects, loss), ``_outbound``
-(one peer's buffer, writer and window), ``_inbound`` (where bytes from the
-network become actions), ``_asks`` (outgoing asks and lookups), ``_serving``
-(inbound asks), ``_watch`` (remote death watch), ``_heartbeat`` (monitoring
-and the failure detector's verdicts), ``_telemetry`` (an observer of the hook
-points in ``_observer``), and the scale-out pieces in ``scaleout``.
+``_peers`` (the peer table), ``_outbound`` (one peer's buffer and writer),
+``_credits`` and ``_shares`` (each remote actor's share), ``_inbound``
+(bytes from the network become actions), ``_asks``, ``_serving``, ``_watch``,
+``_heartbeat``, ``_telemetry``, ``scaleout``.
 
 Entering the system starts it ([``Remote.start``][actors.remote.Remote.start]):
 it starts an embedded ``nats-server`` when no URL is given, connects,
@@ -19,8 +17,7 @@ task per inbound ask being served. Leaving the system stops it
 of the asks being served go out, the outbound buffers are flushed and closed,
 the tasks end, the client closes, the embedded server stops.
 
-Its size: a node's public API, documented in full (half the lines); the code
-is the options, start and stop, delegations, and the senders' fast path.
+Its size: a node's public API, documented in full (half the lines).
 """
 
 from __future__ import annotations
@@ -33,20 +30,18 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskStatus
 
-from .. import (
-    ActorRef,
-    SystemNotRunning,
-)
+from .. import ActorRef, SystemNotRunning
 from ..extension import RemoteHost
 from ..nats import Client, connect, embedded_nats_server
 from ._asks import check_seconds
 from ._codec import node_codec
+from ._credits import DEFAULT_SHARE, MAX_SHARE, Credits
 from ._errors import NodeUnreachable
 from ._failure_detector import PhiAccrualFailureDetector
 from ._heartbeat import DEFAULT_HEARTBEAT_INTERVAL
 from ._node import NodeAddress, RefAddress, check_token
 from ._observer import Observer
-from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
+from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW
 from ._parts import Parts
 from ._peers import RemoteStatistics
 from ._ref import RemoteRef
@@ -100,6 +95,11 @@ class Remote:
             by it (at least 256 KiB); with the window full, the buffer
             fills. It keeps a slow peer from being cut off by the server as
             a slow consumer (which would lose what is in flight).
+        share: the most tells (and sends) from this node to one remote actor
+            outstanding (sent and not yet taken by it): ``tell`` raises
+            ``MailboxFull`` beyond it, ``send`` waits; and the most this
+            node holds of each peer's tells to one of its actors (beyond: dead
+            letters). Use one value on all nodes of a system.
         heartbeat_interval: seconds between heartbeats to the peers this node
             has asks in flight to.
         failure_detector: makes each monitored peer's phi accrual detector
@@ -129,6 +129,7 @@ class Remote:
         types: Iterable[type | tuple[type, str]] = (),
         capacity: int = DEFAULT_CAPACITY,
         window: int = DEFAULT_WINDOW,
+        share: int = DEFAULT_SHARE,
         heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
         failure_detector: Callable[[], PhiAccrualFailureDetector] | None = None,
         serve_timeout: float | None = None,
@@ -153,6 +154,9 @@ class Remote:
         self.prefix = prefix
         self.capacity = _count("capacity", capacity, 1)
         self.window = _count("window", window, MIN_WINDOW)
+        self.share = _count("share", share, 1)
+        if share > MAX_SHARE:
+            raise ValueError(f"share must be at most {MAX_SHARE}, not {share}")
         self.heartbeat_interval = check_seconds(
             "heartbeat_interval", heartbeat_interval
         )
@@ -180,9 +184,9 @@ class Remote:
         self._client: Client | None = None
         self._url: str | None = None
         #: The senders' fast path: the started node's encoder and its peers'
-        #: outbound buffers (one dict lookup per tell).
+        #: credits and outbound buffers (one dict lookup per tell).
         self._wire: Wire | None = None
-        self._outbounds: dict[NodeAddress, Outbound] = {}
+        self._credits: dict[NodeAddress, Credits] = {}
         #: The hook points' observer (the telemetry of a traced system).
         self._observer: Observer | None = None
         self._stopping = anyio.Event()
@@ -361,7 +365,7 @@ class Remote:
         self._state = _STARTED
         parts = self._parts = Parts(self, host)
         self._wire = parts.wire
-        self._outbounds = parts.peers.outbounds
+        self._credits = parts.peers.credits
         telemetry = host.system.telemetry
         if telemetry is not None:
             # Optional dependency: imported only for a traced system.
@@ -433,13 +437,14 @@ class Remote:
             raise SystemNotRunning("the remote layer is not running")
         observer = self._observer
         headers = None if observer is None else observer.headers()
-        envelope = wire.tell(ref.address.path, message)
+        path = ref.address.path
+        envelope = wire.tell(path, message)
         peer = ref.node
-        outbound = self._outbounds.get(peer) or self._running().peers.outbound(peer)
+        credits = self._credits.get(peer) or self._running().peers.credits_of(peer)
         try:
-            if outbound is None:
+            if credits is None:
                 raise NodeUnreachable(f"node {peer} is gone")
-            outbound.try_put(envelope, headers)
+            credits.tell(path, envelope, headers)
         except NodeUnreachable:
             self._running().local.dead_letter(ref, message, "node unreachable", peer)
 
@@ -453,13 +458,14 @@ class Remote:
             raise SystemNotRunning("the remote layer is not running")
         observer = self._observer
         headers = None if observer is None else observer.headers()
-        envelope = wire.tell(ref.address.path, message)
+        path = ref.address.path
+        envelope = wire.tell(path, message)
         peer = ref.node
-        outbound = self._outbounds.get(peer) or self._running().peers.outbound(peer)
-        if outbound is None:
+        credits = self._credits.get(peer) or self._running().peers.credits_of(peer)
+        if credits is None:
             self._running().local.dead_letter(ref, message, "node unreachable", peer)
             return
-        await outbound.put(envelope, headers)
+        await credits.send(path, envelope, headers)
 
     def stop_actor(self, ref: RemoteRef[Any]) -> None:
         """``ref.stop()``; see [``RemoteRef.stop``][actors.remote.RemoteRef.stop]."""

@@ -17,6 +17,9 @@ from ._codec import Codec
 from ._envelopes import (
     ACK,
     ASK,
+    CREDIT,
+    CREDIT_QUERY,
+    CREDIT_STATE,
     DEATH,
     FAILURE,
     HEARTBEAT,
@@ -185,6 +188,18 @@ class Wire:
     def ack(self, seq: int) -> bytes:
         """An ``AckEnvelope`` of the frames up to number ``seq``."""
         return self._encode((ACK, seq))
+
+    def credit(self, path: str, count: int) -> bytes:
+        """A ``CreditEnvelope``: ``count`` tells to ``path`` were taken."""
+        return self._encode((CREDIT, path, count))
+
+    def credit_query(self, path: str, query: int) -> bytes:
+        """A ``CreditQueryEnvelope`` numbered ``query``."""
+        return self._encode((CREDIT_QUERY, path, query))
+
+    def credit_state(self, path: str, query: int, held: int) -> bytes:
+        """A ``CreditStateEnvelope``: the answer to query ``query``."""
+        return self._encode((CREDIT_STATE, path, query, held))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
         """A ``LookupReplyEnvelope``."""
