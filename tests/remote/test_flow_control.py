@@ -228,11 +228,11 @@ async def test_a_window_left_full_by_missing_acks_asks_for_one_and_goes_on(
     # The receiver acks only with its heartbeat answers (as if every other
     # ack were lost): a writer whose window stays full asks for an ack (a
     # heartbeat) and goes on, so a long stream still arrives whole.
-    from actors.remote import _inbound, _outbound
+    from actors.remote import _inbound, _window
     from tests.remote.test_remote_actors import Collector
 
     monkeypatch.setattr(_inbound, "ACK_BYTES", 1 << 62)
-    monkeypatch.setattr(_outbound, "ACK_TIMEOUT", 0.05)
+    monkeypatch.setattr(_window, "ACK_TIMEOUT", 0.05)
     system = "f" + new_nuid(10)
     done = anyio.Event()
     count = 1_000
