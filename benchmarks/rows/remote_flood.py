@@ -27,12 +27,17 @@ import time
 from typing import Any, NamedTuple
 
 import anyio
+import sniffio
 
 from actors import ActorSystem
 from actors.nats._protocol import new_nuid
 from actors.remote import Remote
+from actors.remote._credits import DEFAULT_SHARE
 
-__all__ = ["FloodFigures", "flood", "main"]
+from .._registry import Sample
+from ._flood_receiver import Handled, Slow
+
+__all__ = ["FloodFigures", "flood", "in_process_slow", "main", "ours_slow"]
 
 GUARD = 60.0  #: seconds before giving up on the receiver
 RECEIVER = "benchmarks.rows._flood_receiver"  #: the receiver's module
@@ -95,8 +100,11 @@ async def _refs(a: ActorSystem) -> tuple[Any, Any]:
         )
 
 
-async def flood(url: str, seconds: float, backend: str) -> FloodFigures:
-    """Flood a 1 ms actor in a receiver process for ``seconds``."""
+async def flood(
+    url: str, seconds: float, backend: str, size: int = 256
+) -> FloodFigures:
+    """Flood a 1 ms actor in a receiver process for ``seconds`` with
+    ``size``-byte messages."""
     system = "flood" + new_nuid(8)
     receiver = await anyio.to_thread.run_sync(Receiver, url, system, backend)
     try:
@@ -104,7 +112,7 @@ async def flood(url: str, seconds: float, backend: str) -> FloodFigures:
             remote=Remote(url, system=system, node="sender", stop_timeout=0.5)
         ) as a:
             slow, probe = await _refs(a)
-            await slow.send(-1)  # the peer's buffer, writer and lane exist
+            await slow.send(b"")  # the peer's buffer, writer and lane exist
             rss_before = peak = receiver.rss
             sent = waited = 0
             waiting = 0.0
@@ -120,9 +128,10 @@ async def flood(url: str, seconds: float, backend: str) -> FloodFigures:
                 tg.start_soon(sample)
                 send = slow.send
                 clock = time.perf_counter
+                payload = b"x" * size
                 start = clock()
                 while (now := clock()) < stop:
-                    await send(sent)
+                    await send(payload)
                     took = clock() - now
                     if took > 0.001:
                         waited += 1
@@ -152,6 +161,60 @@ async def flood(url: str, seconds: float, backend: str) -> FloodFigures:
     )
 
 
+async def _handled(probe: Any, count: int) -> None:
+    with anyio.fail_after(GUARD + count * 0.01):
+        while (await probe.ask("stats", timeout=GUARD))[0] < count:
+            await anyio.sleep(0.01)
+
+
+async def ours_slow(url: str, count: int) -> Sample:
+    """The ``remote/flood/slow`` row's subject: ``count`` sends to the 1 ms
+    actor of a receiver process, until it has handled them (wall time)."""
+    system = "flood" + new_nuid(8)
+    receiver = await anyio.to_thread.run_sync(Receiver, url, system, _backend())
+    try:
+        async with ActorSystem(
+            remote=Remote(url, system=system, node="sender", stop_timeout=0.5)
+        ) as a:
+            slow, probe = await _refs(a)
+            start = time.perf_counter()
+            for i in range(count):
+                await slow.send(i)
+            await _handled(probe, count)
+            elapsed = time.perf_counter() - start
+            handled, _ = await probe.ask("stats", timeout=GUARD)
+    finally:
+        await anyio.to_thread.run_sync(receiver.close)
+    return Sample(elapsed, handled)
+
+
+async def in_process_slow(count: int) -> Sample:
+    """Its baseline: the same sends to the same actor in this process, its
+    mailbox bounded by the default share (wall time)."""
+    handled = Handled()
+    async with ActorSystem() as system:
+        slow = system.spawn(Slow, handled, capacity=DEFAULT_SHARE)
+        start = time.perf_counter()
+        for i in range(count):
+            await slow.send(i)
+        with anyio.fail_after(GUARD + count * 0.01):
+            while handled.count < count:
+                await anyio.sleep(0.01)
+        elapsed = time.perf_counter() - start
+    return Sample(elapsed, handled.count)
+
+
+def _backend() -> str:
+    # The receiver runs on the sample's event loop too.
+    name = sniffio.current_async_library()
+    if name == "asyncio":
+        import asyncio
+
+        loop = type(asyncio.get_running_loop()).__module__
+        return "uvloop" if loop.startswith("uvloop") else "asyncio"
+    return name
+
+
 def _format(backend: str, f: FloodFigures) -> str:
     mb = 1024 * 1024
     return (
@@ -166,6 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     """The command line (see the module doc)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.rows.remote_flood")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--size", type=int, default=256, help="payload bytes")
     parser.add_argument(
         "--backend",
         action="append",
@@ -189,7 +253,13 @@ def main(argv: list[str] | None = None) -> None:
 
             backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
         figures = anyio.run(
-            flood, url, args.seconds, name, backend=backend, backend_options=options
+            flood,
+            url,
+            args.seconds,
+            name,
+            args.size,
+            backend=backend,
+            backend_options=options,
         )
         print(_format(name, figures), flush=True)
 
