@@ -43,15 +43,16 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import anyio
 
 from ..mailbox import EndOfMailbox, Mailbox, MailboxClosed, MailboxFull, Signal
 from ._errors import FrameTooLarge, NodeUnreachable
 from ._node import NodeAddress
+from ._publisher import Publisher
 from ._wire import Wire
 
 __all__ = [
@@ -111,42 +112,6 @@ def _data(item: object) -> bytes:
 
 def _headers(item: object) -> dict[str, str] | None:
     return item.headers if type(item) is _Traced else None
-
-
-class Publisher(Protocol):
-    """What an outbound buffer publishes with: the NATS client's API."""
-
-    @property
-    def max_payload(self) -> int:
-        """The server's ``max_payload`` in bytes (it may change on reconnect)."""
-        ...
-
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes queued in the client and not yet written (0: it is idle)."""
-        ...
-
-    def publish(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> Awaitable[None]:
-        """Queue a NATS message, waiting while the client's buffer is full."""
-        ...
-
-    def publish_nowait(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> None:
-        """Queue a NATS message without waiting (raises when it is full)."""
-        ...
 
 
 class OutboundStatistics(NamedTuple):
@@ -219,6 +184,10 @@ class Outbound:
         on_dropped: called with envelopes that were not published (or came
             back) and why (a sync function; an exception it raises is
             logged). Default: a warning is logged.
+        numbers: the last frame numbers used before on the two lanes
+            (numbered, out-of-band) to this peer, by an earlier buffer to
+            it: numbers go on from there (the receiver refuses a number at
+            or below one it accepted).
 
     Raises:
         TypeError / ValueError: a bad ``capacity``, ``batch`` or ``window``,
@@ -240,6 +209,7 @@ class Outbound:
         "_in_flight",
         "_limit",
         "_on_dropped",
+        "_oob",
         "_reply",
         "_returned",
         "_room",
@@ -265,6 +235,7 @@ class Outbound:
         batch: int = DEFAULT_BATCH,
         window: int = DEFAULT_WINDOW,
         on_dropped: Callable[[list[bytes], BaseException], None] | None = None,
+        numbers: tuple[int, int] = (0, 0),
     ) -> None:
         for name, value, least in (
             ("capacity", capacity, 1),
@@ -291,7 +262,9 @@ class Outbound:
         self._limit = wire.max_envelope(client.max_payload)
         #: The writer holds envelopes it has not yet handed to the client.
         self._busy = False
-        self._seq = 0  #: the number of the last numbered frame
+        #: The number of the last numbered frame, and of the last
+        #: out-of-band one (a lane of its own: ``put_urgent``).
+        self._seq, self._oob = numbers
         self._acked = 0  #: the highest frame number the peer acked
         self._unacked: deque[_Sent] = deque()
         self._in_flight = 0  #: bytes of the frames in _unacked
@@ -445,9 +418,16 @@ class Outbound:
         """
         if self._buffer.closed:
             raise self._unreachable()
+        reply = self._reply
+        if reply is not None:
+            # Numbered on the out-of-band lane ("o<n>"): the receiver
+            # refuses a number seen before (a replayed heartbeat or ack).
+            self._oob = oob = self._oob + 1
+            reply = f"{reply}.o{oob}"
+        subject = self._subject
         try:
             self._client.publish_nowait(
-                self._subject, self._wire.frame([envelope]), reply=self._reply
+                subject, self._wire.sealed(subject, reply, [envelope]), reply=reply
             )
         except Exception as exc:
             logger.debug("an out-of-band envelope to %s dropped: %s", self.peer, exc)
@@ -480,11 +460,18 @@ class Outbound:
 
     # -- acks and returns ------------------------------------------------------
 
-    def acked(self, seq: int) -> None:
+    def acked(self, seq: int) -> bool:
         """The peer received every frame up to number ``seq`` that it will
-        ever receive: they leave the window."""
+        ever receive: they leave the window.
+
+        Returns:
+            False when ``seq`` is beyond the last frame sent (a forged or
+            corrupt ack: ignored, the window stays as it is), else True.
+        """
+        if seq > self._seq:
+            return False
         if seq <= self._acked:
-            return
+            return True
         self._acked = seq
         unacked = self._unacked
         freed = 0
@@ -494,6 +481,7 @@ class Outbound:
             self._in_flight -= freed
             if self._in_flight < self.window:
                 self._open_window()
+        return True
 
     def returned(self, seq: int, error: BaseException) -> bool:
         """NATS returned frame ``seq`` (nobody listened): it leaves the
@@ -531,11 +519,11 @@ class Outbound:
     ) -> object:
         """Number a frame of ``envelopes``, account for it, and hand it to
         ``publish`` (its result returned: an awaitable for ``publish``)."""
-        frame = self._wire.frame(envelopes)
         self._seq = seq = self._seq + 1
         reply = self._reply
         subject = self._subject
         number = None if reply is None else f"{reply}.{seq}"
+        frame = self._wire.sealed(subject, number, envelopes)
         if headers is None:
             result = publish(subject, frame, reply=number)
         else:
@@ -666,6 +654,18 @@ class Outbound:
         self._bytes -= sent.size
 
     # -- observation ---------------------------------------------------------
+
+    @property
+    def numbers(self) -> tuple[int, int]:
+        """The last frame numbers used on the two lanes (numbered,
+        out-of-band): a later buffer to the same peer goes on from them."""
+        return self._seq, self._oob
+
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered, nothing in flight, no sender waiting, and the
+        writer holds nothing."""
+        return not (len(self._buffer) or self._unacked or self._busy)
 
     @property
     def closed(self) -> bool:
