@@ -26,6 +26,7 @@ from ._errors import (
     NoRespondersError,
     RequestTimeoutError,
 )
+from ._jetstream import JetStream
 from ._protocol import Msg, check_subject, new_nuid
 from ._publishing import Publisher
 from ._session import _FAILED, _Reply
@@ -232,6 +233,23 @@ class Client(Publisher):
     def servers(self) -> list[str]:
         """The URLs of the server list (those learnt from servers included)."""
         return [str(server) for server in self._servers]
+
+    def jetstream(
+        self, *, prefix: str = "$JS.API", timeout: float = 5.0
+    ) -> JetStream:
+        """The JetStream API through this client (streams, publishing with
+        acknowledgements, direct gets, key-value buckets): a
+        [``JetStream``][actors.nats.JetStream]; making one sends nothing.
+
+        Args:
+            prefix: the API's subject prefix (``"$JS.<domain>.API"`` for a
+                JetStream domain).
+            timeout: seconds each API request and publish waits.
+
+        Raises:
+            TypeError / ValueError: a bad ``prefix`` or ``timeout``.
+        """
+        return JetStream(self, prefix=prefix, timeout=timeout)
 
     def new_inbox(self) -> str:
         """A fresh unique reply subject (``_INBOX.<nuid>``)."""
