@@ -113,7 +113,10 @@ class Remote:
             ``tls``, reconnection, ...; see
             [``actors.nats.connect``][actors.nats.connect]).
         server_options: keyword arguments for the embedded server (``port``,
-            ``config``, ``args``, ...), used when ``url`` is None.
+            ``config``, ``args``, ``jetstream=True``, ``store_dir`` for
+            JetStream's files, ...: see
+            [``actors.nats.NatsServer``][actors.nats.NatsServer]), used when
+            ``url`` is None.
 
     Raises:
         TypeError / ValueError: a bad argument, naming it.
