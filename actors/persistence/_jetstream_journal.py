@@ -17,10 +17,15 @@ The layout is ``_jetstream_format``'s. How it keeps the journal's rules
   ``SequenceConflict`` too.
 * Retries: an append whose acknowledgement does not come (a lost reply, a
   server restarting, JetStream not ready yet) is published again with the
-  same ``Nats-Msg-Id`` until ``write_timeout`` seconds have passed: the
-  stream stores it at most once (a retry of a stored append is acknowledged
-  as a duplicate) within its ``duplicate_window``. Reads retry the same way.
-  What is still unanswered then is a ``JournalError`` (it may be stored).
+  same ``Nats-Msg-Id`` until ``write_timeout`` seconds have passed. The
+  stream stores it at most once: a retry of a stored append is refused for
+  its expected last subject sequence (the server checks that before the
+  duplicate window: nats-server 2.15), and a refused append whose first
+  event is held by a message with its own ``Nats-Msg-Id`` is known stored
+  (the id is ``<id>:<writer>:<first>``, the writer a random id per actor
+  incarnation); without the expected sequence the window makes it a
+  duplicate. Reads retry the same way. What is still unanswered then is a
+  ``JournalError`` (it may be stored).
 * Group commit: appends of many actors run at once, each waiting for its own
   acknowledgement; the client writes every request queued since its last
   write in one socket write, and the server stores them in one pass, so a
@@ -164,7 +169,14 @@ class JetStreamJournal(KeyValueStores, Journal):
             )
         except WrongLastSequenceError:
             self._last.pop(persistence_id, None)
-            raise SequenceConflict(persistence_id, expected_sequence_nr, None) from None
+            stored = await self._stored_by(js, subject, first, msg_id)
+            if stored is None:
+                raise SequenceConflict(
+                    persistence_id, expected_sequence_nr, None
+                ) from None
+            # An earlier attempt of this append was stored, its answer lost.
+            self._remember(self._last, persistence_id, (last, stored))
+            return
         except MaxPayloadError as exc:
             raise EventsRejected(
                 f"an append of {len(payload)} bytes to {persistence_id!r} is over "
@@ -182,6 +194,24 @@ class JetStreamJournal(KeyValueStores, Journal):
             self._last.pop(persistence_id, None)
             raise
         self._remember(self._last, persistence_id, (last, ack.seq))
+
+    async def _stored_by(
+        self, js: JetStream, subject: str, first: int, msg_id: str
+    ) -> int | None:
+        """The stream sequence of the message holding event ``first`` if it
+        has ``msg_id`` (an earlier attempt of the same append), else None."""
+        seq = await self._locate(js, subject, first)
+
+        async def get() -> StoredMsg | None:
+            try:
+                return await js.get_msg(self.stream, seq, next_by_subject=subject)
+            except MessageNotFoundError:
+                return None
+
+        found = await self._retrying(get, "read the journal")
+        if found is None or found.headers.get("Nats-Msg-Id") != msg_id:
+            return None
+        return found.seq if numbers_of(found.headers, found.seq)[0] == first else None
 
     async def _deleted_up_to(self, js: JetStream, escaped: str) -> int:
         marker = await self._last_message(js, self._deleted + escaped)

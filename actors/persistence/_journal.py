@@ -64,15 +64,17 @@ how it maps, so that it plugs in without changing it:
   (error 10071, wrong last sequence), which is a ``SequenceConflict`` too. So
   ``append(persistence_id, events, expected_sequence_nr)`` carries all the
   journal needs; no position token travels through the actor.
-* ``Nats-Msg-Id`` deduplicates a publish retried after a lost acknowledgement
-  (within the stream's duplicate window): the id is ``<writer>:<first
-  sequence number>``, built from ``StoredEvent.writer`` (a random id per actor
-  incarnation). The writer must be in it: JetStream checks duplicates before
-  the expected sequence, so with ``<persistence id>:<sequence number>`` alone
-  a stale writer's append of a number another writer already stored would be
-  acknowledged as a duplicate and believed stored. A retry that the server
-  reports as a duplicate of our own id is a success; a lost acknowledgement
-  that is not retried is a ``JournalError`` (the write may have been stored).
+* ``Nats-Msg-Id`` identifies an append retried after a lost acknowledgement:
+  the id is ``<persistence id>:<writer>:<first sequence number>``, built from
+  ``StoredEvent.writer`` (a random id per actor incarnation). The writer must
+  be in it, or a stale writer's append of a number another writer already
+  stored would be believed stored. nats-server (2.15) checks the expected
+  last subject sequence before the duplicate window, so a retry of a stored
+  append is refused (10071) rather than acknowledged as a duplicate: the
+  journal then looks at the message holding the append's first number, and
+  if it has the append's own id the append is stored (a success); otherwise
+  it is a ``SequenceConflict``. An acknowledgement still lost after the
+  retries is a ``JournalError`` (the write may have been stored).
 * ``read_events`` from a sequence number: our numbers increase with the
   stream sequences of the subject, so the first message to read is found by
   a binary search with ``STREAM.MSG.GET`` (``seq`` + ``next_by_subj``), then an
