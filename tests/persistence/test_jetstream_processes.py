@@ -32,6 +32,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from actors.nats import NatsServer
 
 from .test_processes import (
@@ -132,6 +134,8 @@ def _kill_run(
     return restarts
 
 
+# Each run takes seconds (process and server starts); the long mode many.
+@pytest.mark.timeout(120 + 60 * RUNS)
 def test_acknowledged_events_survive_sigkill_of_the_writer_and_of_the_server(
     nats_server_factory: Callable[..., NatsServer], tmp_path: Path
 ) -> None:
@@ -151,6 +155,7 @@ def test_acknowledged_events_survive_sigkill_of_the_writer_and_of_the_server(
     assert tally.acknowledged > 0
 
 
+@pytest.mark.timeout(120 + 60 * RUNS)
 def test_two_processes_released_at_once_on_one_persistence_id(
     nats_server_factory: Callable[..., NatsServer], tmp_path: Path
 ) -> None:
