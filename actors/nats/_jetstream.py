@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -71,6 +72,10 @@ _DIRECT_HEADERS: Final = frozenset(
         "Nats-UpTo-Sequence",
     )
 )
+#: The usual publish acknowledgement (anything else goes through ``json``).
+_PLAIN_ACK: Final = re.compile(
+    rb'\{"stream":"([A-Za-z0-9_-]{1,255})","seq":([1-9][0-9]{0,18})\}'
+).fullmatch
 #: The most messages one direct get batch asks for.
 MAX_BATCH: Final = 10_000
 
@@ -316,6 +321,12 @@ class JetStream:
             raise NoStreamResponseError(
                 503, 0, f"no stream takes the subject {subject!r}"
             ) from None
+        # The usual acknowledgement, {"stream":"S","seq":N}, without the JSON
+        # parser (the fields a JSON object of another shape would have are
+        # checked the long way).
+        match = _PLAIN_ACK(reply.data)
+        if match is not None and reply.status is None:
+            return PubAck(match[1].decode(), int(match[2]))
         return PubAck.from_api(parse_api(reply.data, subject))
 
     # -- reading ----------------------------------------------------------------

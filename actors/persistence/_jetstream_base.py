@@ -187,7 +187,7 @@ class JetStreamBase(_Closable):
             JournalError: it failed for good (another NATS error, the cause)
                 or kept failing.
         """
-        deadline = anyio.current_time() + self.write_timeout
+        deadline = 0.0
         pause = _PAUSE
         while True:
             try:
@@ -206,6 +206,8 @@ class JetStreamBase(_Closable):
                 raise JournalError(f"{self!r} could not {what}: {exc}") from exc
             if self._closed:
                 raise JournalClosed(f"{self!r} is closed") from error
+            if not deadline:  # the first failure: the clock starts
+                deadline = anyio.current_time() + self.write_timeout
             if anyio.current_time() + pause > deadline:
                 raise JournalError(
                     f"{self!r} could not {what} within {self.write_timeout} s: {error}"
