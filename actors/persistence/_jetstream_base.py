@@ -33,12 +33,12 @@ from ..nats import (
 from ._errors import JournalClosed, JournalError
 from ._journal import _Closable
 
-__all__ = ["JetStreamBase"]
+__all__ = ["TRANSIENT", "JetStreamBase"]
 
 T = TypeVar("T")
 
 #: Errors after which an operation is tried again (until its deadline).
-_TRANSIENT: Final = (
+TRANSIENT: Final = (
     RequestTimeoutError,
     NoStreamResponseError,
     JetStreamNotEnabledError,
@@ -192,14 +192,16 @@ class JetStreamBase(_Closable):
         while True:
             try:
                 return await operation()
-            except passing:
-                raise
-            except _TRANSIENT as exc:
+            except TRANSIENT as exc:
                 error: Exception = exc
             except StreamNotFoundError as exc:
                 if exc.code != 503:  # 503: a restarting server's direct gets
+                    if isinstance(exc, passing):
+                        raise
                     raise JournalError(f"{self!r} could not {what}: {exc}") from exc
                 error = exc
+            except passing:
+                raise
             except ConnectionClosedError as exc:
                 raise JournalError(f"{self!r}: the NATS client is closed") from exc
             except NatsError as exc:
@@ -232,6 +234,7 @@ class JetStreamBase(_Closable):
         if self._closed:
             return
         self._closed = True
+        self._js = None  # the operations' fast path sees the close too
         exit_stack, self._exit = self._exit, None
         if exit_stack is not None:
             await exit_stack.aclose()

@@ -43,15 +43,18 @@ The layout is ``_jetstream_format``'s. How it keeps the journal's rules
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Final
 
 from ..nats import (
+    ConnectionClosedError,
     JetStream,
     JetStreamError,
     MaxPayloadError,
     MessageNotFoundError,
+    PubAck,
     StoredMsg,
+    StreamNotFoundError,
     WrongLastSequenceError,
 )
 from ._errors import (
@@ -59,6 +62,7 @@ from ._errors import (
     JournalError,
     SequenceConflict,
 )
+from ._jetstream_base import TRANSIENT
 from ._jetstream_format import (
     FIRST,
     LAST,
@@ -78,6 +82,9 @@ from ._records import StoredEvent, check_persistence_id
 
 __all__ = ["JetStreamJournal"]
 
+#: What makes an append go through the retries (``_retrying``'s transient
+#: errors, a restarting server's direct gets).
+_RETRIED: Final = (*TRANSIENT, StreamNotFoundError, ConnectionClosedError)
 #: JetStream error codes of a message the stream refuses for its size.
 _TOO_LARGE: Final = frozenset((10054,))
 
@@ -139,7 +146,7 @@ class JetStreamJournal(KeyValueStores, Journal):
         expected_sequence_nr: int,
     ) -> None:
         check_append(persistence_id, events, expected_sequence_nr)
-        js = await self._ready()
+        js = self._js or await self._ready()
         known = self._last.get(persistence_id)
         if known is None or known[0] != expected_sequence_nr:
             known = await self._highest(js, persistence_id)
@@ -155,18 +162,24 @@ class JetStreamJournal(KeyValueStores, Journal):
         payload = encode_events(events)
         subject = self._events + escaped
         msg_id = f"{escaped}:{writer.encode().hex()}:{first}"
-        try:
-            ack = await self._retrying(
-                lambda: js.publish(
-                    subject,
-                    payload,
-                    headers=headers,
-                    msg_id=msg_id,
-                    expected_last_subject_sequence=known[1],
-                ),
-                f"append to {persistence_id!r}",
-                (WrongLastSequenceError, MaxPayloadError, JetStreamError),
+        def publish() -> Awaitable[PubAck]:
+            return js.publish(
+                subject,
+                payload,
+                headers=headers,
+                msg_id=msg_id,
+                expected_last_subject_sequence=known[1],
             )
+
+        try:
+            try:  # the usual case first: no retry machinery on the way
+                ack = await publish()
+            except _RETRIED:
+                ack = await self._retrying(
+                    publish,
+                    f"append to {persistence_id!r}",
+                    (WrongLastSequenceError, MaxPayloadError, JetStreamError),
+                )
         except WrongLastSequenceError:
             self._last.pop(persistence_id, None)
             stored = await self._stored_by(js, subject, first, msg_id)
