@@ -220,6 +220,11 @@ class Remote:
         return self._url
 
     @property
+    def connect_options(self) -> tuple[list[str], dict[str, Any]]:
+        """The server URLs and NATS client options of this node (and its processes)."""
+        return list(self._urls or [self.url]), dict(self._client_options)
+
+    @property
     def node(self) -> NodeAddress:
         """This node's incarnation (its name and random incarnation id).
 
@@ -398,6 +403,7 @@ class Remote:
                     urls = self._urls
                 options = {
                     "name": f"actors {self.system_name}.{self.node_name}",
+                    "inbox_prefix": parts.subjects.requests,
                     **self._client_options,
                 }
                 client = await stack.enter_async_context(connect(urls, **options))
