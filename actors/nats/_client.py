@@ -614,15 +614,18 @@ class Client(Session):
         """Write what is queued (within ``close_timeout``), then close.
 
         Buffered messages of subscriptions stay readable; then their iteration
-        ends. Idempotent.
+        ends. Idempotent. Cancelled while it writes, it still closes (at once,
+        what is queued unwritten), as Trio's ``aclose``.
         """
         if self._closed:
             return
-        if self._conn is not None and self._close_timeout > 0:
-            with anyio.move_on_after(self._close_timeout):
-                with suppress(NatsError):
-                    await self.flush(self._close_timeout)
-        self._shutdown(None)
+        try:
+            if self._conn is not None and self._close_timeout > 0:
+                with anyio.move_on_after(self._close_timeout):
+                    with suppress(NatsError):
+                        await self.flush(self._close_timeout)
+        finally:
+            self._shutdown(None)
 
     async def drain(self) -> None:
         """Unsubscribe everything, let the server confirm (so no message for

@@ -330,8 +330,7 @@ class Remote:
         self._running().local.register(name, ref)
 
     def unregister(self, name: str) -> None:
-        """Forget a name given to [``register``][actors.remote.Remote.register]
-        (nothing if unknown)."""
+        """Forget a name given to ``register`` (nothing if it is unknown)."""
         parts = self._parts
         if parts is not None:
             parts.local.unregister(name)
@@ -423,6 +422,7 @@ class Remote:
                         await parts.leave()
                         self._state = _STOPPED
                         await parts.flush()
+                        await client.close()  # within the stop timeout too
                     tg.cancel_scope.cancel()
         finally:
             self._state = _STOPPED
