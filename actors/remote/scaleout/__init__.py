@@ -5,7 +5,8 @@ modules they come from), ``_spawn`` (``system.remote.spawn`` and its
 messages), ``_agent`` (a node's agent: it spawns what others ask for, and the
 members of pools), ``_pool_protocol`` (the messages between a pool's
 coordinator and its members: credits), ``_pool_coordinator`` (the pool's
-state and its coordinator actor), ``_pool_ref``
+state and its coordinator actor), ``_pool_joining`` (keeping a member on
+each of its nodes), ``_pool_ref``
 ([``RemotePoolRef``][actors.remote.RemotePoolRef], the users' side),
 ``_pool_spawn`` (``system.remote.spawn_pool``), ``_processes`` (node
 processes on this machine, ``python -m actors.node``) and ``_handoff`` (how

@@ -35,6 +35,7 @@ from ... import (
 )
 from .._node import check_token
 from ._pool_coordinator import Answer, PoolCoordination
+from ._pool_joining import keep_member
 from ._pool_protocol import Broadcast
 
 __all__ = ["RemotePoolRef"]
@@ -194,7 +195,7 @@ class RemotePoolRef(ActorRef[M]):
         pool.nodes.append(node)
         host = pool.host
         if pool.context is not None and host is not None:
-            host.task_group.start_soon(pool.keep, node)
+            host.task_group.start_soon(keep_member, pool, node)
         # else: the coordinator starts it with the others
 
     def stop(self) -> None:
