@@ -57,6 +57,34 @@ class ClientStatistics(NamedTuple):
     late_replies: int
 
 
+def tls_context(
+    ca_file: str | os.PathLike[str] | None,
+    cert_file: str | os.PathLike[str] | None,
+    key_file: str | os.PathLike[str] | None,
+) -> ssl.SSLContext | None:
+    """The TLS context of the ``tls_*_file`` options (None: none given):
+    the default context (server certificates verified, hostname checked)
+    trusting ``ca_file`` when given, presenting ``cert_file`` (and its key)
+    when given.
+
+    Raises:
+        ValueError: ``key_file`` without ``cert_file``.
+        OSError / ssl.SSLError: a file cannot be read or is not PEM.
+    """
+    if ca_file is None and cert_file is None and key_file is None:
+        return None
+    if key_file is not None and cert_file is None:
+        raise ValueError("tls_key_file needs tls_cert_file (the certificate)")
+    context = ssl.create_default_context(
+        cafile=None if ca_file is None else os.fspath(ca_file)
+    )
+    if cert_file is not None:
+        context.load_cert_chain(
+            os.fspath(cert_file), None if key_file is None else os.fspath(key_file)
+        )
+    return context
+
+
 class Client(Publisher):
     """A connection to a NATS server (cluster), made by ``connect``.
 
@@ -86,6 +114,17 @@ class Client(Publisher):
             default context when this is ``None``.
         tls_hostname: the name to check the server's certificate against
             (default: the host of the server's URL).
+        tls_ca_file: a PEM file of the certificate authorities to trust
+            instead of the system's (a private CA); makes the TLS context
+            when ``tls`` is ``None``.
+        tls_cert_file: a PEM file of the client's certificate (chain), for
+            servers that verify clients (``verify: true``); with
+            ``tls_key_file`` unless the key is in the same file.
+        tls_key_file: the PEM file of the client certificate's private key.
+        inbox_prefix: the first token(s) of the reply subjects of
+            ``request`` and ``new_inbox`` (as nats.py's ``inbox_prefix``):
+            ``<inbox_prefix>.<nuid>...``; a user whose permissions are scoped
+            to ``app.>`` uses ``app._INBOX``, say.
         connect_timeout: seconds for one connection and its handshake.
         allow_reconnect: reconnect when the connection breaks; otherwise the
             client closes.
@@ -111,6 +150,8 @@ class Client(Publisher):
         TypeError / ValueError: a bad argument, naming it.
         OSError / ValueError: ``creds_file`` cannot be read or is not a creds
             file.
+        OSError / ssl.SSLError: a ``tls_*_file`` cannot be read or is not
+            PEM.
     """
 
     def __init__(
@@ -126,6 +167,10 @@ class Client(Publisher):
         creds_file: str | os.PathLike[str] | None = None,
         tls: ssl.SSLContext | None = None,
         tls_hostname: str | None = None,
+        tls_ca_file: str | os.PathLike[str] | None = None,
+        tls_cert_file: str | os.PathLike[str] | None = None,
+        tls_key_file: str | os.PathLike[str] | None = None,
+        inbox_prefix: str = "_INBOX",
         connect_timeout: float = 2.0,
         allow_reconnect: bool = True,
         max_reconnect_attempts: int = 60,
@@ -144,7 +189,20 @@ class Client(Publisher):
         self._servers = [parse_server(url) for url in urls]
         if tls is not None and not isinstance(tls, ssl.SSLContext):
             raise TypeError(f"tls must be an ssl.SSLContext, not {type(tls).__name__}")
+        if tls is None:
+            tls = tls_context(tls_ca_file, tls_cert_file, tls_key_file)
+        elif (tls_ca_file, tls_cert_file, tls_key_file) != (None, None, None):
+            raise ValueError(
+                "give tls (an ssl.SSLContext) or the tls_*_file options, not both"
+            )
         self._tls = tls
+        check_subject(inbox_prefix, "inbox_prefix")
+        if any(not t or t in ("*", ">") for t in inbox_prefix.split(".")):
+            raise ValueError(
+                "inbox_prefix must be subject tokens without wildcards, "
+                f"not {inbox_prefix!r}"
+            )
+        self._inbox_root = inbox_prefix
         self._tls_hostname = tls_hostname
         self._connect_timeout = positive("connect_timeout", connect_timeout)
         self._allow_reconnect = bool(allow_reconnect)
@@ -252,8 +310,9 @@ class Client(Publisher):
         return JetStream(self, prefix=prefix, timeout=timeout)
 
     def new_inbox(self) -> str:
-        """A fresh unique reply subject (``_INBOX.<nuid>``)."""
-        return f"_INBOX.{new_nuid()}"
+        """A fresh unique reply subject (``<inbox_prefix>.<nuid>``; by
+        default ``_INBOX.<nuid>``)."""
+        return f"{self._inbox_root}.{new_nuid()}"
 
     def statistics(self) -> ClientStatistics:
         """The client's counters now."""
@@ -347,8 +406,9 @@ class Client(Publisher):
     ) -> Msg:
         """Publish a request and wait for its first reply.
 
-        Replies come through one wildcard subscription (``_INBOX.<nuid>.*``)
-        made at the first request; each request parks on its own waiter.
+        Replies come through one wildcard subscription
+        (``<inbox_prefix>.<nuid>.*``) made at the first request; each request
+        parks on its own waiter.
 
         Args:
             subject: as ``publish``.
@@ -399,15 +459,18 @@ class Client(Publisher):
         """Write what is queued (within ``close_timeout``), then close.
 
         Buffered messages of subscriptions stay readable; then their iteration
-        ends. Idempotent.
+        ends. Idempotent. Cancelled while it writes, it still closes (at once,
+        what is queued unwritten), as Trio's ``aclose``.
         """
         if self._closed:
             return
-        if self._conn is not None and self._close_timeout > 0:
-            with anyio.move_on_after(self._close_timeout):
-                with suppress(NatsError):
-                    await self.flush(self._close_timeout)
-        self._shutdown(None)
+        try:
+            if self._conn is not None and self._close_timeout > 0:
+                with anyio.move_on_after(self._close_timeout):
+                    with suppress(NatsError):
+                        await self.flush(self._close_timeout)
+        finally:
+            self._shutdown(None)
 
     async def drain(self) -> None:
         """Unsubscribe everything, let the server confirm (so no message for
@@ -439,7 +502,8 @@ async def connect(
         **options: the keyword arguments of ``Client``: ``name``,
             ``echo``, ``user``, ``password``, ``token``, ``nkey_seed``,
             ``creds_file``, ``tls`` (an ``ssl.SSLContext``), ``tls_hostname``,
-            ``connect_timeout``, ``allow_reconnect``,
+            ``tls_ca_file``, ``tls_cert_file``, ``tls_key_file``,
+            ``inbox_prefix``, ``connect_timeout``, ``allow_reconnect``,
             ``max_reconnect_attempts`` (-1: forever), ``reconnect_wait``,
             ``max_reconnect_wait``, ``reconnect_jitter`` (seconds of random
             extra wait), ``ping_interval``, ``max_outstanding_pings``,

@@ -220,6 +220,7 @@ class Session:
     _error_callback: Callable[[Exception], object] | None
     _credentials: Credentials
     _options: dict[str, Any]
+    _inbox_root: str
 
     def __init__(self) -> None:
         self._out_tx, self._out_rx = create_memory_object_stream[bytes | _Ping](
@@ -242,7 +243,7 @@ class Session:
         self._closed_event = anyio.Event()
         #: the manager task's scope: closing cancels it (never the owner's body)
         self._run_scope: anyio.CancelScope | None = None
-        self._inbox_prefix = f"_INBOX.{new_nuid()}."
+        self._inbox_prefix = f"{self._inbox_root}.{new_nuid()}."
         self._inbox_sub: Subscription | None = None
         self._replies: dict[str, _Reply] = {}
         self._backend: Backend | None = None

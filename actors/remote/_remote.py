@@ -262,8 +262,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
         self._running().local.protect(ref)
 
     def unregister(self, name: str) -> None:
-        """Forget a name given to [``register``][actors.remote.Remote.register]
-        (nothing if unknown)."""
+        """Forget a name given to ``register`` (nothing if it is unknown)."""
         parts = self._parts
         if parts is not None:
             parts.local.unregister(name)
@@ -335,6 +334,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                     urls = self._urls
                 options = {
                     "name": f"actors {self.system_name}.{self.node_name}",
+                    "inbox_prefix": parts.subjects.requests,
                     **self._client_options,
                 }
                 client = await stack.enter_async_context(connect(urls, **options))
@@ -365,6 +365,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                         await parts.leave()
                         self._state = _STOPPED
                         await parts.flush()
+                        await client.close()  # within the stop timeout too
                     tg.cancel_scope.cancel()
         finally:
             self._state = _STOPPED
