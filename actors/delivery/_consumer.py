@@ -39,7 +39,7 @@ from .. import Actor, ActorContext, ActorRef, ActorStopped, ActorSystem, Termina
 from ._delivery import Delivery
 from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
 from ._validation import check_count, check_seconds, spawner_system
-from ._wire import codec_of, decode_payload, is_remote
+from ._wire import codec_of, decode_payload, is_remote, prepare
 
 __all__ = ["ConsumerController", "ConsumerStatistics"]
 
@@ -354,6 +354,7 @@ class ConsumerController:
         if not isinstance(consumer, ActorRef):
             raise TypeError(f"consumer must be an ActorRef, not {consumer!r}")
         system = spawner_system(spawner)
+        prepare(system)
         state = _State(
             system,
             consumer,

@@ -26,6 +26,7 @@ from ._durable_queue import DurableProducerQueue
 from ._errors import ProducerFailed
 from ._protocol import Register, Request, Resend
 from ._validation import check_count, check_id, check_seconds, spawner_system
+from ._wire import prepare
 
 __all__ = ["ProducerController", "ProducerStatistics"]
 
@@ -185,6 +186,7 @@ class ProducerController(Generic[M]):
         if consumer is not None and not isinstance(consumer, ActorRef):
             raise TypeError(f"consumer must be an ActorRef, not {consumer!r}")
         system = spawner_system(spawner)
+        prepare(system)
         if queue is None:
             epoch = secrets.token_hex(8)
             channel = Channel(

@@ -12,7 +12,14 @@ from .. import ActorRef, ActorSystem
 from ..remote import Remote, RemoteRef
 from ._protocol import protocol_classes
 
-__all__ = ["codec_of", "decode_payload", "encode_payload", "is_remote", "register"]
+__all__ = [
+    "codec_of",
+    "decode_payload",
+    "encode_payload",
+    "is_remote",
+    "prepare",
+    "register",
+]
 
 
 def is_remote(ref: ActorRef[Any]) -> bool:
@@ -34,6 +41,14 @@ def codec_of(system: ActorSystem[Any]) -> Any:
         )
     register(remote)
     return remote.codec
+
+
+def prepare(system: ActorSystem[Any]) -> None:
+    """Register the delivery messages on ``system``'s node codec, if it is a
+    node (before any arrives: an unknown tag would be dropped)."""
+    remote = system.remote
+    if isinstance(remote, Remote):
+        register(remote)
 
 
 def register(remote: Remote) -> None:
