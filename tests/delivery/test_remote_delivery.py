@@ -93,7 +93,7 @@ async def test_an_unregistered_type_to_a_remote_consumer_is_refused_at_send(
         with anyio.fail_after(10):
             await producer.send(Job(0))
             with pytest.raises(TypeError, match="not registered"):
-                await producer.send(Unknown(1))  # type: ignore[arg-type]
+                await producer.send(Unknown(1))
             assert await producer.send(Job(1)) == 2  # no number was used
             await producer.wait_confirmed()
 
