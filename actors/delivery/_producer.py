@@ -240,6 +240,11 @@ class ProducerController(Generic[M]):
         return self.channel.demand
 
     @property
+    def next_seq_nr(self) -> int:
+        """The number the next accepted message gets."""
+        return self.channel.next_seq_nr
+
+    @property
     def confirmed_seq_nr(self) -> int:
         """The highest confirmed sequence number (0: none)."""
         return self.channel.confirmed
