@@ -9,6 +9,9 @@ demand, as Akka Typed's Reliable Delivery.
 * [``ConsumerController``][actors.delivery.ConsumerController] hands each to
   the consumer actor as a [``Delivery``][actors.delivery.Delivery] ``ask``
   (the handler's return confirms it), once, in order, and asks for more.
+* [``WorkQueue``][actors.delivery.WorkQueue] holds jobs (durable with a
+  queue) pulled by [``WorkerController``][actors.delivery.WorkerController]
+  workers on any nodes, as Akka's ``WorkPullingProducerController``.
 * [``DurableProducerQueue``][actors.delivery.DurableProducerQueue] stores the
   unconfirmed messages in a journal (``actors.persistence``), so a producer
   process that dies resends them when it starts again.
@@ -28,6 +31,9 @@ from ._errors import DeliveryError as DeliveryError
 from ._errors import ProducerFailed as ProducerFailed
 from ._producer import ProducerController as ProducerController
 from ._producer import ProducerStatistics as ProducerStatistics
+from ._work_queue import WorkQueue as WorkQueue
+from ._work_queue import WorkQueueStatistics as WorkQueueStatistics
+from ._worker import WorkerController as WorkerController
 
 __all__ = [
     "ConsumerController",
@@ -39,6 +45,9 @@ __all__ = [
     "ProducerController",
     "ProducerFailed",
     "ProducerStatistics",
+    "WorkQueue",
+    "WorkQueueStatistics",
+    "WorkerController",
 ]
 
 _publish(globals())

@@ -48,6 +48,7 @@ class Pending:
     __slots__ = (
         "body",
         "done",
+        "job_id",
         "message",
         "ready",
         "reply",
@@ -56,8 +57,11 @@ class Pending:
         "wants_reply",
     )
 
-    def __init__(self, seq_nr: int, message: object, wants_reply: bool) -> None:
+    def __init__(
+        self, seq_nr: int, message: object, wants_reply: bool, job_id: int = 0
+    ) -> None:
         self.seq_nr = seq_nr
+        self.job_id = job_id
         self.message = message
         self.wants_reply = wants_reply
         self.ready = False
@@ -150,14 +154,17 @@ class Channel:
         self._changed.set()
         self._changed = anyio.Event()
 
-    def reserve(self, message: object, wants_reply: bool = False) -> Pending:
-        """Number ``message`` and hold it, not ready yet.
+    def reserve(
+        self, message: object, wants_reply: bool = False, job_id: int = 0
+    ) -> Pending:
+        """Number ``message`` and hold it, not ready yet (``job_id``: a work
+        queue's job).
 
         Raises:
             TypeError: the consumer is remote and the node's codec cannot
                 encode ``message`` (nothing is numbered then).
         """
-        pending = Pending(self.next_seq_nr, message, wants_reply)
+        pending = Pending(self.next_seq_nr, message, wants_reply, job_id)
         if self._remote:
             pending.tag, pending.body = encode_payload(self.system, message)
         self.next_seq_nr += 1
@@ -216,6 +223,7 @@ class Channel:
                 pending.body,
                 None,
                 pending.wants_reply,
+                pending.job_id,
             )
         else:
             message = Sequenced(
@@ -226,6 +234,7 @@ class Channel:
                 endpoint,
                 message=pending.message,
                 wants_reply=pending.wants_reply,
+                job_id=pending.job_id,
             )
         self._tell(consumer, message)
 

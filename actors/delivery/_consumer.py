@@ -252,7 +252,13 @@ class _ConsumerActor(Actor[Any]):
         else:
             payload = message.message
         reply = await self._hand_over(
-            Delivery(payload, message.producer_id, message.epoch, seq_nr)
+            Delivery(
+                payload,
+                message.producer_id,
+                message.epoch,
+                seq_nr,
+                message.job_id or None,
+            )
         )
         if reply is _GONE:
             return

@@ -30,16 +30,27 @@ class Delivery(Generic[M]):
         epoch: the producer's numbering (a producer without a durable queue
             starts a new one each time it is made).
         seq_nr: the message's number in that numbering: 1, 2, 3, ...
+        job_id: the job's id when the message is a job of a
+            [``WorkQueue``][actors.delivery.WorkQueue] (the same on every
+            worker it runs on: a handler's idempotency key), else None.
     """
 
-    __slots__ = ("epoch", "message", "producer_id", "seq_nr")
+    __slots__ = ("epoch", "job_id", "message", "producer_id", "seq_nr")
     __match_args__ = ("message",)
 
-    def __init__(self, message: M, producer_id: str, epoch: str, seq_nr: int) -> None:
+    def __init__(
+        self,
+        message: M,
+        producer_id: str,
+        epoch: str,
+        seq_nr: int,
+        job_id: int | None = None,
+    ) -> None:
         self.message = message
         self.producer_id = producer_id
         self.epoch = epoch
         self.seq_nr = seq_nr
+        self.job_id = job_id
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -9,7 +9,9 @@ events (``manifest``, MessagePack payload):
 * ``actors.delivery.Sent@1``: ``[epoch, seq_nr, manifest, payload]``, the
   message as the queue's [``Codec``][actors.persistence.Codec] encoded it;
 * ``actors.delivery.Confirmed@1``: ``[epoch, seq_nr]``, everything up to
-  ``seq_nr`` confirmed.
+  ``seq_nr`` confirmed (a producer's confirmations come in order);
+* ``actors.delivery.Done@1``: ``[epoch, [seq_nr, ...]]``, those confirmed
+  (a work queue's jobs finish in any order).
 
 Recovery reads the log: the epoch (kept across restarts, so the numbering
 goes on), the highest number sent, the highest confirmed, and the messages
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -39,10 +40,12 @@ __all__ = ["DurableProducerQueue", "LoadedState"]
 
 _SENT: Final = "actors.delivery.Sent@1"
 _CONFIRMED: Final = "actors.delivery.Confirmed@1"
+_DONE: Final = "actors.delivery.Done@1"
 _PAGE: Final = 1000
 _encoder = msgspec.msgpack.Encoder()
 _sent_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, bytes])
 _confirmed_decoder = msgspec.msgpack.Decoder(tuple[str, int])
+_done_decoder = msgspec.msgpack.Decoder(tuple[str, list[int]])
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +108,9 @@ class DurableProducerQueue:
         self._epoch = ""
         self._writer = secrets.token_hex(8)
         self._highest = 0  # the journal's sequence number
-        #: (seq_nr, journal number) of the Sent events not confirmed.
-        self._sent: deque[tuple[int, int]] = deque()
+        #: seq_nr -> journal number of the Sent events not confirmed, in
+        #: order (so the first is the lowest of both).
+        self._sent: dict[int, int] = {}
         self._confirmed = 0
         self._last_confirm_event = 0
         self._since_cleanup = 0
@@ -149,6 +153,11 @@ class DurableProducerQueue:
                     confirmed = max(confirmed, seq_nr)
                     next_seq_nr = max(next_seq_nr, seq_nr + 1)
                     self._last_confirm_event = event.sequence_nr
+                elif event.manifest == _DONE:
+                    epoch, done = _done_decoder.decode(event.payload)
+                    for seq_nr in done:
+                        messages.pop(seq_nr, None)
+                    self._last_confirm_event = event.sequence_nr
             if len(events) < _PAGE:
                 break
             start = events[-1].sequence_nr + 1
@@ -159,7 +168,7 @@ class DurableProducerQueue:
             if seq_nr > confirmed:
                 number, manifest, payload = messages[seq_nr]
                 unconfirmed.append((seq_nr, self.codec.decode(manifest, payload)))
-                self._sent.append((seq_nr, number))
+                self._sent[seq_nr] = number
         return LoadedState(self._epoch, next_seq_nr, confirmed, unconfirmed)
 
     def encode(self, message: object) -> tuple[str, bytes]:
@@ -194,9 +203,30 @@ class DurableProducerQueue:
             return
         self._confirmed = seq_nr
         sent = self._sent
-        while sent and sent[0][0] <= seq_nr:
-            sent.popleft()
+        while sent:
+            first = next(iter(sent))
+            if first > seq_nr:
+                break
+            del sent[first]
         await self._write(_CONFIRMED, _encoder.encode((self._epoch, seq_nr)), -1)
+        await self._confirmed_one()
+
+    async def done(self, seq_nrs: list[int]) -> None:
+        """Store that the messages ``seq_nrs`` are confirmed, in any order
+        (a work queue's finished jobs; cleans up as ``confirm``).
+
+        Raises:
+            actors.persistence.JournalError: the append failed.
+        """
+        if not seq_nrs:
+            return
+        for seq_nr in seq_nrs:
+            self._sent.pop(seq_nr, None)
+        payload = _encoder.encode((self._epoch, list(seq_nrs)))
+        await self._write(_DONE, payload, -1)
+        await self._confirmed_one()
+
+    async def _confirmed_one(self) -> None:
         self._since_cleanup += 1
         if self._since_cleanup >= self.cleanup_every:
             self._since_cleanup = 0
@@ -246,16 +276,15 @@ class DurableProducerQueue:
         for i, (manifest, _, seq_nr) in enumerate(batch.events):
             number = base + i + 1
             if manifest == _SENT:
-                self._sent.append((seq_nr, number))
+                self._sent[seq_nr] = number
             else:
                 self._last_confirm_event = number
         batch.done.set()
 
     async def _cleanup(self) -> None:
-        sent = self._sent
         keep_from = self._last_confirm_event
-        if sent:
-            keep_from = min(keep_from, sent[0][1])
+        if self._sent:
+            keep_from = min(keep_from, next(iter(self._sent.values())))
         if keep_from > 1:
             await self.journal.delete_events(self.persistence_id, keep_from - 1)
 

@@ -63,7 +63,8 @@ class Sequenced(msgspec.Struct, frozen=True, array_like=True):
     ``epoch``; ``confirmed``: the producer's highest confirmed number when it
     sent it. Local targets get ``message``; remote ones ``tag`` and
     ``body`` (``message`` is None then). ``wants_reply``: the producer asked
-    and waits for the handler's return value (work queues)."""
+    and waits for the handler's return value; ``job_id``: the job's id in a
+    work queue (0: not a job)."""
 
     producer_id: str
     epoch: str
@@ -74,6 +75,7 @@ class Sequenced(msgspec.Struct, frozen=True, array_like=True):
     body: msgspec.Raw = msgspec.Raw(b"")
     message: Any = None
     wants_reply: bool = False
+    job_id: int = 0
 
 
 class Request(msgspec.Struct, frozen=True, array_like=True):

@@ -81,6 +81,8 @@ async def _start(url: str, cluster: str, db: Path, backend: str, err: Path) -> C
     return Child(process)
 
 
+# About 20 s a run here (process start-ups); the long mode gets its time.
+@pytest.mark.timeout(max(120, RUNS * 60))
 async def test_a_killed_producer_process_resends_what_was_not_confirmed(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
