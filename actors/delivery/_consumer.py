@@ -12,7 +12,10 @@ numbering (epoch) and the highest number handed over, so that:
   answered with the current confirmation;
 * a message past the next number is out of order (one before it was lost):
   dropped, and a ``Resend`` asks for the missing ones (once per gap);
-* a message past the demand it gave is dropped and counted (``bad_input``).
+* a message past the demand it gave is dropped and counted (``bad_input``);
+* a work queue's job it ran lately (the last 4096 job ids) is confirmed
+  without running it again: a queue that handed it out again to the same
+  worker (it thought the worker lost) does not make it run twice.
 
 Demand: it asks each producer for ``window`` messages past the confirmed
 one, and tells it again (a ``Request``) when half of that was confirmed or
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -45,6 +49,8 @@ __all__ = ["ConsumerController", "ConsumerStatistics"]
 
 #: The most seconds between two attempts at a failing handler.
 _MAX_RETRY: Final = 10.0
+#: The most job ids a worker remembers having run.
+_RECENT_JOBS: Final = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,10 @@ class _State:
         self.handler_failures = 0
         self.bad_input = 0
         self.progress = anyio.Event()
+        #: (producer id, job id) -> reply of the jobs run lately, oldest
+        #: first, at most ``_RECENT_JOBS``: a job handed out again to this
+        #: worker (its queue thought it lost) is not run again.
+        self.recent_jobs: OrderedDict[tuple[str, int], Any] = OrderedDict()
 
     def stream(
         self, producer_id: str, epoch: str, producer: ActorRef[Any], confirmed: int
@@ -251,17 +261,27 @@ class _ConsumerActor(Actor[Any]):
                 return
         else:
             payload = message.message
-        reply = await self._hand_over(
-            Delivery(
-                payload,
-                message.producer_id,
-                message.epoch,
-                seq_nr,
-                message.job_id or None,
+        job = (message.producer_id, message.job_id)
+        recent = state.recent_jobs
+        if message.job_id and job in recent:
+            reply = recent[job]  # run here already: confirm, do not run again
+            state.duplicates += 1
+        else:
+            reply = await self._hand_over(
+                Delivery(
+                    payload,
+                    message.producer_id,
+                    message.epoch,
+                    seq_nr,
+                    message.job_id or None,
+                )
             )
-        )
-        if reply is _GONE:
-            return
+            if reply is _GONE:
+                return
+            if message.job_id:
+                recent[job] = reply
+                if len(recent) > _RECENT_JOBS:
+                    recent.popitem(last=False)
         stream.confirmed = seq_nr
         state.delivered += 1
         if message.wants_reply:

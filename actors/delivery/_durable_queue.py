@@ -8,10 +8,14 @@ events (``manifest``, MessagePack payload):
 
 * ``actors.delivery.Sent@1``: ``[epoch, seq_nr, manifest, payload]``, the
   message as the queue's [``Codec``][actors.persistence.Codec] encoded it;
-* ``actors.delivery.Confirmed@1``: ``[epoch, seq_nr]``, everything up to
-  ``seq_nr`` confirmed (a producer's confirmations come in order);
-* ``actors.delivery.Done@1``: ``[epoch, [seq_nr, ...]]``, those confirmed
-  (a work queue's jobs finish in any order).
+* ``actors.delivery.Confirmed@1``: ``[epoch, seq_nr, next_seq_nr]``,
+  everything up to ``seq_nr`` confirmed (a producer's confirmations come in
+  order);
+* ``actors.delivery.Done@1``: ``[epoch, [seq_nr, ...], next_seq_nr]``, those
+  confirmed (a work queue's jobs finish in any order).
+
+Both confirmations carry the number after the highest one stored, so the
+numbering goes on after a cleanup deleted every ``Sent`` event.
 
 Recovery reads the log: the epoch (kept across restarts, so the numbering
 goes on), the highest number sent, the highest confirmed, and the messages
@@ -44,8 +48,8 @@ _DONE: Final = "actors.delivery.Done@1"
 _PAGE: Final = 1000
 _encoder = msgspec.msgpack.Encoder()
 _sent_decoder = msgspec.msgpack.Decoder(tuple[str, int, str, bytes])
-_confirmed_decoder = msgspec.msgpack.Decoder(tuple[str, int])
-_done_decoder = msgspec.msgpack.Decoder(tuple[str, list[int]])
+_confirmed_decoder = msgspec.msgpack.Decoder(tuple[str, int, int])
+_done_decoder = msgspec.msgpack.Decoder(tuple[str, list[int], int])
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +116,7 @@ class DurableProducerQueue:
         #: order (so the first is the lowest of both).
         self._sent: dict[int, int] = {}
         self._confirmed = 0
+        self._next = 1  # after the highest number stored
         self._last_confirm_event = 0
         self._since_cleanup = 0
         self._batch: _Batch | None = None
@@ -149,12 +154,13 @@ class DurableProducerQueue:
                     messages[seq_nr] = (event.sequence_nr, manifest, payload)
                     next_seq_nr = max(next_seq_nr, seq_nr + 1)
                 elif event.manifest == _CONFIRMED:
-                    epoch, seq_nr = _confirmed_decoder.decode(event.payload)
+                    epoch, seq_nr, after = _confirmed_decoder.decode(event.payload)
                     confirmed = max(confirmed, seq_nr)
-                    next_seq_nr = max(next_seq_nr, seq_nr + 1)
+                    next_seq_nr = max(next_seq_nr, seq_nr + 1, after)
                     self._last_confirm_event = event.sequence_nr
                 elif event.manifest == _DONE:
-                    epoch, done = _done_decoder.decode(event.payload)
+                    epoch, done, after = _done_decoder.decode(event.payload)
+                    next_seq_nr = max(next_seq_nr, after)
                     for seq_nr in done:
                         messages.pop(seq_nr, None)
                     self._last_confirm_event = event.sequence_nr
@@ -163,6 +169,7 @@ class DurableProducerQueue:
             start = events[-1].sequence_nr + 1
         self._epoch = epoch or secrets.token_hex(8)
         self._confirmed = confirmed
+        self._next = next_seq_nr
         unconfirmed: list[tuple[int, Any]] = []
         for seq_nr in sorted(messages):
             if seq_nr > confirmed:
@@ -189,6 +196,7 @@ class DurableProducerQueue:
                 failed (another writer, the disk).
         """
         manifest, payload = encoded
+        self._next = max(self._next, seq_nr + 1)
         event = _encoder.encode((self._epoch, seq_nr, manifest, payload))
         await self._write(_SENT, event, seq_nr)
 
@@ -208,7 +216,8 @@ class DurableProducerQueue:
             if first > seq_nr:
                 break
             del sent[first]
-        await self._write(_CONFIRMED, _encoder.encode((self._epoch, seq_nr)), -1)
+        payload = _encoder.encode((self._epoch, seq_nr, self._next))
+        await self._write(_CONFIRMED, payload, -1)
         await self._confirmed_one()
 
     async def done(self, seq_nrs: list[int]) -> None:
@@ -222,7 +231,7 @@ class DurableProducerQueue:
             return
         for seq_nr in seq_nrs:
             self._sent.pop(seq_nr, None)
-        payload = _encoder.encode((self._epoch, list(seq_nrs)))
+        payload = _encoder.encode((self._epoch, list(seq_nrs), self._next))
         await self._write(_DONE, payload, -1)
         await self._confirmed_one()
 

@@ -103,9 +103,9 @@ async def test_a_durable_queue_started_again_hands_out_the_jobs_not_done(
     actor_system: ActorSystem[Any],
 ) -> None:
     journal = MemoryJournal()
-    first = await WorkQueue.start(
-        actor_system, "jobs", durable=DurableProducerQueue(journal, Codec(Task))
-    )
+    # A cleanup after each confirmation: the Sent events are all deleted.
+    durable = DurableProducerQueue(journal, Codec(Task), cleanup_every=1)
+    first = await WorkQueue.start(actor_system, "jobs", durable=durable)
     runs = Runs()
     worker = actor_system.spawn(Worker, runs, "w")
     WorkerController.spawn(actor_system, worker, first.ref, window=2)
