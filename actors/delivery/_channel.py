@@ -181,6 +181,19 @@ class Channel:
     def ready(self, pending: Pending) -> None:
         """``pending`` may go out (it is stored): send what is due."""
         pending.ready = True
+        seq_nr = pending.seq_nr
+        consumer = self.consumer
+        if (
+            seq_nr == self.sent_up_to + 1
+            and seq_nr <= self.up_to
+            and self.answered
+            and consumer is not None
+        ):
+            # The usual case, in order: send it without walking the others.
+            self._transmit(consumer, pending)
+            self.sent_up_to = seq_nr
+            if seq_nr == self.next_seq_nr - 1:
+                return
         self.flush()
 
     def flush(self) -> None:

@@ -118,7 +118,9 @@ class _State:
         self.out_of_order = 0
         self.handler_failures = 0
         self.bad_input = 0
-        self.progress = anyio.Event()
+        self.half_window = max(1, window // 2)
+        #: Set at the next confirmation (made when someone waits for one).
+        self.progress: anyio.Event | None = None
         #: (producer id, job id) -> reply of the jobs run lately, oldest
         #: first, at most ``_RECENT_JOBS``: a job handed out again to this
         #: worker (its queue thought it lost) is not run again.
@@ -286,11 +288,15 @@ class _ConsumerActor(Actor[Any]):
         state.delivered += 1
         if message.wants_reply:
             state.keep_reply(stream, seq_nr, reply)
-        state.progress.set()
-        state.progress = anyio.Event()
-        queued = self.context.self_ref.statistics().queued_messages
-        if queued == 0 or stream.confirmed - stream.reported >= max(
-            1, state.window // 2
+        progress = state.progress
+        if progress is not None:
+            state.progress = None
+            progress.set()
+        # A Request when half the window is confirmed, or at once when
+        # nothing more waits (batched under load, prompt when idle).
+        if (
+            stream.confirmed - stream.reported >= state.half_window
+            or self.context.self_ref.statistics().queued_messages == 0
         ):
             state.request(message.producer_id, stream)
 
@@ -413,8 +419,11 @@ class ConsumerController:
 
     async def wait_confirmed(self, producer_id: str, seq_nr: int) -> None:
         """Return once message ``seq_nr`` of ``producer_id`` was handled."""
+        state = self._state
         while self.confirmed(producer_id) < seq_nr:
-            await self._state.progress.wait()
+            if state.progress is None:
+                state.progress = anyio.Event()
+            await state.progress.wait()
 
     def statistics(self) -> ConsumerStatistics:
         """The counts so far."""

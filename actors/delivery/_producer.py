@@ -252,7 +252,9 @@ class ProducerController(Generic[M]):
     async def send(self, message: M) -> int:
         """Accept ``message``: wait for demand, number it, store it (with a
         durable queue), send it; return its sequence number. It reaches the
-        consumer's handler (it is resent until confirmed).
+        consumer's handler (it is resent until confirmed). Returns without
+        yielding when there is demand, nobody waits before it and there is no
+        durable queue (as ``ActorRef.send`` with room).
 
         Cancellation: a send cancelled while it waits for demand accepts
         nothing; one cancelled while its message is being stored may have
@@ -266,6 +268,19 @@ class ProducerController(Generic[M]):
             actors.persistence.EventsRejected: the queue's codec cannot
                 encode ``message`` (nothing accepted).
         """
+        channel = self.channel
+        if (
+            self.queue is None
+            and self.failed is None
+            and channel.demand > 0
+            and not self._lock.locked()
+        ):
+            # The fast path, as ActorRef.send: room, nobody waiting, nothing
+            # to store: accept and send without yielding.
+            pending = channel.reserve(message, False)
+            self._accepted += 1
+            channel.ready(pending)
+            return pending.seq_nr
         pending = await self._accept(message, False)
         return pending.seq_nr
 
