@@ -18,9 +18,9 @@ numbering (epoch) and the highest number handed over, so that:
   worker (it thought the worker lost) does not make it run twice.
 
 Demand: it asks each producer for ``window`` messages past the confirmed
-one, and tells it again (a ``Request``) when half of that was confirmed or
-when its mailbox is empty, so confirmations are batched under load and sent
-at once when idle. The state lives in the handle, not in the actor, so a
+one, and tells it again (a ``Request``) when half of that was confirmed, or
+5 ms after a confirmation otherwise, so confirmations are batched under load
+and reported promptly when idle. The state lives in the handle, not in the actor, so a
 restart of the controller's actor keeps it. The per-producer table holds at
 most ``max_producers`` entries; a new producer beyond that is refused
 (counted), never let in by evicting one.
@@ -49,6 +49,9 @@ __all__ = ["ConsumerController", "ConsumerStatistics"]
 
 #: The most seconds between two attempts at a failing handler.
 _MAX_RETRY: Final = 10.0
+#: Seconds between a confirmation and the Request that reports it, when
+#: less than half a window is confirmed (confirmations are batched so).
+_FLUSH_DELAY: Final = 0.005
 #: The most job ids a worker remembers having run.
 _RECENT_JOBS: Final = 4096
 
@@ -217,6 +220,10 @@ class _ConsumerActor(Actor[Any]):
             if stream is not None:
                 self._prune(stream, message.confirmed)
                 state.request(message.producer_id, stream)
+        elif message is _FLUSH:
+            for producer_id, stream in state.streams.items():
+                if stream.confirmed > stream.reported:
+                    state.request(producer_id, stream)
         elif isinstance(message, Terminated):
             if message.ref == state.consumer:
                 self.context.stop()
@@ -292,13 +299,12 @@ class _ConsumerActor(Actor[Any]):
         if progress is not None:
             state.progress = None
             progress.set()
-        # A Request when half the window is confirmed, or at once when
-        # nothing more waits (batched under load, prompt when idle).
-        if (
-            stream.confirmed - stream.reported >= state.half_window
-            or self.context.self_ref.statistics().queued_messages == 0
-        ):
+        # A Request when half the window is confirmed (batched under load),
+        # else soon after (a short timer: prompt when idle, one per burst).
+        if stream.confirmed - stream.reported >= state.half_window:
             state.request(message.producer_id, stream)
+        elif not self.context.timers.is_active("flush"):
+            self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
 
     def _resend(self, producer_id: str, stream: _Stream) -> None:
         state = self.state
@@ -329,6 +335,15 @@ class _ConsumerActor(Actor[Any]):
 _GONE: Any = object()
 
 
+class _Flush:
+    """The timer that reports confirmations not reported yet."""
+
+    __slots__ = ()
+
+
+_FLUSH: Final = _Flush()
+
+
 class ConsumerController:
     """The receiving side of reliable delivery in front of ``consumer`` (as
     Akka's ``ConsumerController``): producers send to ``ref``, the consumer
@@ -357,7 +372,7 @@ class ConsumerController:
         spawner: ActorSystem[Any] | ActorContext,
         consumer: ActorRef[Any],
         *,
-        window: int = 64,
+        window: int = 128,
         delivery_timeout: float | None = None,
         retry_interval: float = 0.1,
         max_producers: int = 1024,

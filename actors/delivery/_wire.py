@@ -4,6 +4,7 @@ remote one; and back. One place decides, by the target ref's kind."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import msgspec
@@ -11,6 +12,9 @@ import msgspec
 from .. import ActorRef, ActorSystem
 from ..remote import Remote, RemoteRef
 from ._protocol import protocol_classes
+
+#: The codecs the delivery messages are registered on.
+_registered: weakref.WeakSet[Any] = weakref.WeakSet()
 
 __all__ = [
     "codec_of",
@@ -53,8 +57,11 @@ def prepare(system: ActorSystem[Any]) -> None:
 
 def register(remote: Remote) -> None:
     """Register the delivery messages on ``remote``'s codec (idempotent),
-    under ``actors.delivery.<Name>``."""
+    under ``actors.delivery.<Name>``; one set lookup once done."""
     codec = remote.codec
+    if codec in _registered:
+        return
+    _registered.add(codec)
     for cls in protocol_classes():
         if not codec.is_registered(cls):
             codec.register(cls, f"actors.delivery.{cls.__name__}")
