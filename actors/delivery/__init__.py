@@ -17,8 +17,8 @@ demand, as Akka Typed's Reliable Delivery.
   process that dies resends them when it starts again.
 
 The protocol's messages travel over ``actors.remote`` like any message
-(registered on each node's codec when first needed); see ``_protocol``. It
-needs msgspec (the ``remote`` or ``persistence`` extra).
+(registered on each node's codec when a controller is made); see
+``_protocol``. It needs msgspec: ``pip install "anyio-actors[delivery]"``.
 """
 
 from ..channel.lowlevel import publish as _publish
