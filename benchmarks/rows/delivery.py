@@ -6,7 +6,9 @@
   controller on another node, which hands each to a counting actor as a
   ``Delivery`` ask and confirms it. The other, ``remote send``: the same
   payloads with ``await ref.send(payload)`` straight to the counting actor
-  (at-most-once, no confirmation). Both nodes are in this process, joined
+  (at-most-once, no confirmation). ``ours, handler``: the consumer
+  controller calls a handler function in its own actor instead of asking a
+  consumer actor (no ask per message). Both nodes are in this process, joined
   through one ``nats-server``. The clock runs from the first send to the
   last message handled. Unit: one message. The ratio is what
   at-least-once with dedup and flow control costs (the goal: at least 0.5).
@@ -74,10 +76,27 @@ class Counter(Actor):
 
 
 async def reliable(count: int) -> Sample:
+    return await _reliable(count, False)
+
+
+async def reliable_handler(count: int) -> Sample:
+    return await _reliable(count, True)
+
+
+async def _reliable(count: int, handler: bool) -> Sample:
     tally = Tally(count)
     sender, receiver = _nodes(_url())
     async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
-        ConsumerController.spawn(b, b.spawn(Counter, tally), name="consumer")
+        if handler:
+
+            def count_one(delivery: Delivery[bytes]) -> None:
+                tally.count += 1
+                if tally.count == tally.expected:
+                    tally.done.set()
+
+            ConsumerController.spawn(b, handler=count_one, name="consumer")
+        else:
+            ConsumerController.spawn(b, b.spawn(Counter, tally), name="consumer")
         ref = await a.remote.lookup("b", "/user/consumer")
         producer = await ProducerController.start(a, "bench", consumer=ref)
         send = producer.send
@@ -172,7 +191,11 @@ else:
             "remote send: await ref.send to the actor, at-most-once",
             MESSAGES,
             QUICK_MESSAGES,
-            (Impl("ours", reliable), Impl("remote send", remote_send)),
+            (
+                Impl("ours", reliable),
+                Impl("ours, handler", reliable_handler),
+                Impl("remote send", remote_send),
+            ),
             unit="message",
         )
     )

@@ -269,3 +269,33 @@ async def test_a_delivery_carries_its_idempotency_key(
     delivery = Delivery("m", "p", producer.epoch, 1)
     assert delivery.key == ("p", producer.epoch, 1)
     assert "seq_nr=1" in repr(delivery)
+
+
+async def test_a_handler_in_the_controller_gets_each_message_once_in_order(
+    actor_system: ActorSystem[Any],
+) -> None:
+    seen: list[int] = []
+    failures = [2]
+
+    def handle(delivery: Delivery[int]) -> int:
+        if delivery.message == 3 and failures[0] > 0:
+            failures[0] -= 1
+            raise RuntimeError("not yet")
+        seen.append(delivery.message)
+        return delivery.message * 10
+
+    controller = ConsumerController.spawn(
+        actor_system, handler=handle, window=4, retry_interval=0.01
+    )
+    producer = await ProducerController.start(
+        actor_system, "p", consumer=controller.ref
+    )
+    for n in range(10):
+        await producer.send(n)
+    with anyio.fail_after(10):
+        assert await producer.ask(10) == 100
+        await producer.wait_confirmed()
+    assert seen == list(range(11))
+    assert controller.statistics().handler_failures == 2
+    with pytest.raises(TypeError, match="one of them"):
+        ConsumerController.spawn(actor_system)
