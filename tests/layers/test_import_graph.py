@@ -157,6 +157,8 @@ LAYERS = {
     "node": 4,
     # Above remote in the stack, but it does not use it (it may use actors.nats).
     "persistence": 4,
+    # Above persistence and the remote layer: it uses both.
+    "sharding": 6,
 }
 
 
