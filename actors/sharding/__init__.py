@@ -18,12 +18,18 @@ from ._errors import PlacementUnavailable as PlacementUnavailable
 from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
+from ._memory_store import MemoryPlacementStore as MemoryPlacementStore
+from ._store import PlacementEntry as PlacementEntry
+from ._store import PlacementStore as PlacementStore
 
 __all__ = [
     "AllocationStrategy",
     "BufferFull",
     "Entity",
     "LeastShardAllocation",
+    "MemoryPlacementStore",
+    "PlacementEntry",
+    "PlacementStore",
     "PlacementConflict",
     "PlacementUnavailable",
     "ShardingError",
