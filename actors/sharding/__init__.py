@@ -12,6 +12,7 @@ which node hosts a shard.
 from ._allocation import AllocationStrategy as AllocationStrategy
 from ._allocation import LeastShardAllocation as LeastShardAllocation
 from ._entity import Entity as Entity
+from ._entity_ref import EntityRef as EntityRef
 from ._errors import BufferFull as BufferFull
 from ._errors import PlacementConflict as PlacementConflict
 from ._errors import PlacementUnavailable as PlacementUnavailable
@@ -19,6 +20,8 @@ from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
 from ._memory_store import MemoryPlacementStore as MemoryPlacementStore
+from ._sharding import Sharding as Sharding
+from ._sharding import ShardingStatistics as ShardingStatistics
 from ._store import PlacementEntry as PlacementEntry
 from ._store import PlacementStore as PlacementStore
 
@@ -26,13 +29,16 @@ __all__ = [
     "AllocationStrategy",
     "BufferFull",
     "Entity",
+    "EntityRef",
     "LeastShardAllocation",
     "MemoryPlacementStore",
     "PlacementEntry",
     "PlacementStore",
     "PlacementConflict",
     "PlacementUnavailable",
+    "Sharding",
     "ShardingError",
+    "ShardingStatistics",
     "UnknownEntityType",
     "shard_of",
 ]

@@ -1,0 +1,259 @@
+"""``Sharding``: cluster sharding on one actor system (one node): the regions
+of the entity types it hosts, entity refs by key, statistics.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, NamedTuple, TypeVar, overload
+
+import anyio
+
+from .. import ActorRef, ActorSystem
+from ._allocation import AllocationStrategy, LeastShardAllocation
+from ._entity import Entity
+from ._entity_ref import EntityRef
+from ._errors import ShardingError, UnknownEntityType
+from ._hash import check_key
+from ._lease import Leases
+from ._memory_store import MemoryPlacementStore
+from ._region import Leave, ShardRegion
+from ._state import TypeState
+from ._store import PlacementStore
+
+__all__ = ["Sharding", "ShardingStatistics"]
+
+M = TypeVar("M")
+
+#: Seconds a lease lives unless the store says otherwise (the memory store
+#: made when none is given).
+DEFAULT_LEASE = 10.0
+
+_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+
+
+class ShardingStatistics(NamedTuple):
+    """A snapshot of one node's sharding (``Sharding.statistics()``)."""
+
+    #: node -> number of shards it hosts, per entity type: {type: {node: n}}
+    shards_per_node: dict[str, dict[str, int]]
+    #: (type, shard) -> entities running in it, for the shards hosted here
+    entities_per_shard: dict[tuple[str, int], int]
+    #: shards handed off by this node so far
+    hand_offs: int
+    #: messages waiting now (no home yet, hand-off, passivation)
+    buffered: int
+    #: messages dropped as dead letters (buffer full, shard fenced, leaving)
+    dropped: int
+    #: entities started so far (first start, after passivation, after hand-off)
+    activations: int
+    #: entities passivated so far
+    passivations: int
+
+
+class Sharding:
+    """Cluster sharding for the entity types this node hosts (an ``async
+    with`` scope inside the system's).
+
+    On entry it starts one shard region per entity type (an actor named
+    ``sharding-<type>-<node>``); on exit it hands every shard off (entities
+    stopped after their queued messages, leases given back) and stops them.
+
+    Args:
+        system: the running actor system.
+        entities: the entity types hosted here (type names unique).
+        store: the placement store (its entries must expire: the shard
+            leases); None: a ``MemoryPlacementStore`` of 10 s leases on the
+            system's clock (one process only).
+        remember_store: where remembered entities are kept (entries that do
+            not expire); None: a ``MemoryPlacementStore`` without ttl (lost
+            with the process) when a type remembers its entities.
+        node: this node's identity in the store, unique per incarnation
+            (letters, digits and ``_.:@-``); None: a random one.
+        strategy: where shards go (default: least shards per node).
+        renew_every: seconds between lease renewals (default: a quarter of
+            the lease).
+        lease_margin: seconds before a lease could expire at which a node that
+            could not renew it stops the shard's entities (default: a quarter
+            of the lease).
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: two entity types share a name, ``node`` is malformed,
+            the store's entries do not expire, or the timings do not fit the
+            lease (``renew_every`` and ``lease_margin`` > 0, their sum below
+            the lease).
+    """
+
+    def __init__(
+        self,
+        system: ActorSystem,
+        entities: Iterable[Entity[Any]],
+        *,
+        store: PlacementStore | None = None,
+        remember_store: PlacementStore | None = None,
+        node: str | None = None,
+        strategy: AllocationStrategy | None = None,
+        renew_every: float | None = None,
+        lease_margin: float | None = None,
+    ) -> None:
+        if not isinstance(system, ActorSystem):
+            raise TypeError(f"system is an ActorSystem, not {system!r}")
+        types: dict[str, Entity[Any]] = {}
+        for entity in entities:
+            if not isinstance(entity, Entity):
+                raise TypeError(f"entities holds Entity objects, not {entity!r}")
+            if entity.type_name in types:
+                raise ValueError(f"two entity types are named {entity.type_name!r}")
+            types[entity.type_name] = entity
+        if node is None:
+            node = f"node-{secrets.token_hex(6)}"
+        elif type(node) is not str or _NODE.fullmatch(node) is None:
+            raise ValueError(
+                f"node must be 1 to 128 letters, digits or '_.:@-', not {node!r}"
+            )
+        clock = system.clock
+        if store is None:
+            store = MemoryPlacementStore(DEFAULT_LEASE, clock=clock)
+        elif not isinstance(store, PlacementStore):
+            raise TypeError(f"store is a PlacementStore, not {store!r}")
+        lease = store.ttl
+        if lease is None:
+            raise ValueError(
+                "the placement store's entries must expire (they are the shard "
+                "leases): give it a ttl, e.g. MemoryPlacementStore(ttl=10)"
+            )
+        if remember_store is None and any(e.remember for e in types.values()):
+            remember_store = MemoryPlacementStore(None, clock=clock)
+        renew = lease / 4 if renew_every is None else float(renew_every)
+        margin = lease / 4 if lease_margin is None else float(lease_margin)
+        if not (renew > 0 and margin > 0 and renew + margin < lease):
+            raise ValueError(
+                f"renew_every ({renew} s) and lease_margin ({margin} s) must be "
+                f"> 0 and add up to less than the lease ({lease} s)"
+            )
+        self.system = system
+        self.node = node
+        self.store = store
+        self.remember_store = remember_store
+        self.strategy = strategy if strategy is not None else LeastShardAllocation()
+        self.renew_every = renew
+        self.lease_margin = margin
+        self._entities = types
+        self._types: dict[str, TypeState] = {}
+        self._regions: dict[str, ActorRef[Any]] = {}
+        self._running = False
+
+    @property
+    def entities(self) -> list[Entity[Any]]:
+        """The entity types hosted here."""
+        return list(self._entities.values())
+
+    async def __aenter__(self) -> Sharding:
+        if self._running or self._types:
+            raise ShardingError("this Sharding was entered already")
+        clock = self.system.clock
+        now = anyio.current_time if clock is None else clock.now
+        for name, entity in self._entities.items():
+            state = TypeState(entity, self.node, self.system, now)
+            leases = Leases(self.store, name, self.node, now, self.lease_margin)
+            region = self.system.spawn(
+                ShardRegion,
+                state,
+                leases,
+                self.remember_store,
+                self.renew_every,
+                self.lease_margin / 2,
+                name=f"sharding-{name}-{self.node.replace(':', '_')}",
+            )
+            state.region = region
+            self._types[name] = state
+            self._regions[name] = region
+        self._running = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.leave()
+
+    async def leave(self, timeout: float = 10.0) -> None:
+        """Hand every shard off and stop the regions (what leaving the ``async
+        with`` does): entities stop after their queued messages, leases are
+        given back, and what waits for a home is dropped as dead letters.
+        Waits at most ``timeout`` seconds (event loop's clock); then the
+        regions are stopped as they are.
+        """
+        if not self._running:
+            return
+        self._running = False
+        with anyio.move_on_after(timeout), anyio.CancelScope(shield=True):
+            for region in self._regions.values():
+                done = anyio.Event()
+                region.tell(Leave(done))
+                if region.is_alive:
+                    await done.wait()
+        for name, region in self._regions.items():
+            region.stop()
+            await region.join()
+            self._types[name].region = None
+
+    @overload
+    def entity_ref(self, entity: Entity[M], key: str) -> EntityRef[M]: ...
+
+    @overload
+    def entity_ref(self, entity: str, key: str) -> EntityRef[Any]: ...
+
+    def entity_ref(self, entity: Entity[Any] | str, key: str) -> EntityRef[Any]:
+        """The ref of entity ``key`` of a type (its ``Entity``, which types
+        the ref, or its name). Cheap; equal refs for equal (type, key).
+
+        Raises:
+            UnknownEntityType: the type is not hosted here.
+            TypeError, ValueError: ``key`` is not a valid key (a non-empty
+                ``str`` of at most 1024 UTF-8 bytes).
+        """
+        name = entity.type_name if isinstance(entity, Entity) else entity
+        state = self._types.get(name) if type(name) is str else None
+        if state is None:
+            known = ", ".join(sorted(self._entities)) or "none"
+            raise UnknownEntityType(
+                f"entity type {name!r} is not hosted by this Sharding "
+                f"(hosted: {known}); pass it in entities=[...]"
+            )
+        return EntityRef(state, check_key(key))
+
+    def region(self, type_name: str) -> ActorRef[Any]:
+        """The shard region actor of a type on this node.
+
+        Raises:
+            UnknownEntityType: the type is not hosted here.
+        """
+        region = self._regions.get(type_name)
+        if region is None:
+            raise UnknownEntityType(f"entity type {type_name!r} has no region here")
+        return region
+
+    def statistics(self) -> ShardingStatistics:
+        """A snapshot of this node's sharding (see ``ShardingStatistics``)."""
+        per_node: dict[str, dict[str, int]] = {}
+        entities: dict[tuple[str, int], int] = {}
+        hand_offs = buffered = dropped = activations = passivations = 0
+        for name, state in self._types.items():
+            per_node[name] = {self.node: len(state.hosted)}
+            for shard, hosted in state.hosted.items():
+                entities[(name, shard)] = len(hosted.entities)
+            hand_offs += state.hand_offs
+            buffered += sum(state.inflight)
+            dropped += state.dropped
+            activations += state.activations
+            passivations += state.passivations
+        return ShardingStatistics(
+            per_node, entities, hand_offs, buffered, dropped, activations, passivations
+        )
