@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 
-from actors import Actor
+from actors import Actor, Request
+from actors.persistence import Codec, Effect, EventSourcedActor
 
 
 @dataclass
@@ -63,3 +64,46 @@ def recorders(log: Log) -> Any:
         return Recorder(key, log)
 
     return make
+
+
+# -- an event-sourced counter ---------------------------------------------------
+
+
+@dataclass
+class Add(Request[int]):
+    """Add ``amount``; the reply is the new total (after the event is stored)."""
+
+    amount: int
+
+
+@dataclass
+class Total(Request[int]):
+    """The reply is the total."""
+
+
+@dataclass
+class Added:
+    amount: int
+
+
+class EventSourcedCounter(EventSourcedActor[Any, Added, int]):
+    """An event-sourced counter whose persistence id is made from its key."""
+
+    codec = Codec(Added)
+
+    def __init__(self, key: str) -> None:
+        self.persistence_id = f"counter-{key}"
+
+    def empty_state(self) -> int:
+        return 0
+
+    def on_command(self, state: int, command: Any) -> Effect[Added, int]:
+        match command:
+            case Add(amount):
+                return Effect.persist(Added(amount)).then_reply(lambda s: s)
+            case Total():
+                return Effect.reply(state)
+        return Effect.unhandled()
+
+    def on_event(self, state: int, event: Added) -> int:
+        return state + event.amount
