@@ -20,6 +20,7 @@ nodes and the store run at the same rate within ``margin`` over one ``ttl``
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import final
 
@@ -148,20 +149,28 @@ class Leases:
             answer for stays held until its ``valid_until``.
         """
         lost: list[int] = []
-        for shard, (revision, _) in list(self._held.items()):
+        for shard in list(self._held):
+            held = self._held.get(shard)
+            if held is None:
+                continue  # released meanwhile
+            key = lease_key(self.type_name, shard)
             before = self.now()
             try:
-                new = await self.store.update(
-                    lease_key(self.type_name, shard), self._key, revision
-                )
+                new = await self.store.update(key, self._key, held[0])
             except PlacementConflict:
-                self._held.pop(shard, None)
-                lost.append(shard)
+                if self._held.get(shard) == held:
+                    del self._held[shard]
+                    lost.append(shard)
             except PlacementUnavailable:
                 continue
             else:
-                if shard in self._held:  # not released meanwhile
+                if self._held.get(shard) == held:
                     self._held[shard] = (new, before + self.ttl - self.margin)
+                else:
+                    # Released while this renewal was on its way: the release
+                    # found the old revision gone; give the new one back.
+                    with contextlib.suppress(PlacementConflict, PlacementUnavailable):
+                        await self.store.delete(key, new)  # else it expires
         return lost
 
     def expiring(self) -> list[int]:

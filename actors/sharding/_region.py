@@ -1,8 +1,10 @@
 """``ShardRegion``: the actor of one entity type on one node (Akka's
-``ShardRegion``): it routes the slow path's messages to the shards it hosts,
-takes the lease of a shard before starting it (holding its messages
-meanwhile), renews its leases, fences a shard whose lease it could not renew
-before the lease can expire, and hands its shards off when the node leaves.
+``ShardRegion``): it routes the slow path's messages to the shards it hosts
+or to the peer region that holds (or was allocated) a shard, takes a shard's
+lease before starting it (holding its messages meanwhile), renews its
+leases and its membership, fences a shard whose lease it could not renew
+before the lease can expire, hands shards off (rebalance, leaving), and,
+while it holds the type's coordinator lease, plans the rebalance.
 
 It never waits on the placement store in its handler: store calls run in the
 background (``context.run``) and come back as messages, so a slow or cut-off
@@ -14,66 +16,44 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar, final
+from typing import Any, Final, TypeVar
 
 import anyio
 
-from .. import Actor, Result, Terminated
+from .. import Actor, ActorNotFound, ActorRef, Result, Terminated
+from ._coordinator import Coordination
 from ._errors import PlacementUnavailable
 from ._lease import Leases
+from ._region_messages import (
+    Acquired,
+    Forward,
+    HandOffShard,
+    Leave,
+    Leaving,
+    Located,
+    Rebalanced,
+    Released,
+    RememberedShards,
+    Renewed,
+    ShardMoved,
+)
 from ._shard import HandedOff, HandOff, Shard, remembered_prefix
 from ._state import Deliver, ShardState, TypeState
 from ._store import PlacementStore
 
-__all__ = ["Leave", "ShardRegion"]
+__all__ = ["ShardRegion", "region_name"]
 
 T = TypeVar("T")
 
 _TICK: Final = "sharding-tick"
 _FENCE: Final = "sharding-fence"
+#: Rebalance rounds a move may stay in progress before it is let go.
+_MOVE_ROUNDS: Final = 4
 
 
-@final
-class Leave:
-    """Sharding -> region: hand every shard off, give the leases back, then
-    set ``done``."""
-
-    __slots__ = ("done",)
-
-    def __init__(self, done: anyio.Event) -> None:
-        self.done = done
-
-
-@final
-class _Acquired:
-    __slots__ = ("shard",)
-
-    def __init__(self, shard: int) -> None:
-        self.shard = shard
-
-
-@final
-class _Renewed:
-    __slots__ = ("lost",)
-
-    def __init__(self, lost: list[int]) -> None:
-        self.lost = lost
-
-
-@final
-class _Released:
-    __slots__ = ("shard",)
-
-    def __init__(self, shard: int) -> None:
-        self.shard = shard
-
-
-@final
-class _RememberedShards:
-    __slots__ = ("shards",)
-
-    def __init__(self, shards: set[int]) -> None:
-        self.shards = shards
+def region_name(type_name: str, node: str) -> str:
+    """The actor name of a node's region of a type."""
+    return f"sharding-{type_name}-{node.replace(':', '_')}"
 
 
 class ShardRegion(Actor[Any]):
@@ -82,8 +62,9 @@ class ShardRegion(Actor[Any]):
     Args:
         types: the type's shared state on this node.
         leases: this node's leases of the type's shards.
+        coordination: the store side of membership, allocation, rebalance.
         remember: where remembered entities are kept (None: nowhere).
-        renew_every: seconds between lease renewals.
+        renew_every: seconds between lease renewals (and rebalance rounds).
         store_timeout: seconds a store call may take before it counts as
             unanswered (on the event loop's clock).
     """
@@ -92,23 +73,39 @@ class ShardRegion(Actor[Any]):
         self,
         types: TypeState,
         leases: Leases,
+        coordination: Coordination,
         remember: PlacementStore | None,
         renew_every: float,
         store_timeout: float,
     ) -> None:
         self.types = types
         self.leases = leases
+        self.coordination = coordination
         self.remember = remember
         self.renew_every = renew_every
         self.store_timeout = store_timeout
         #: shard -> its Shard actor, for the shards hosted here
-        self.shards: dict[int, Any] = {}
-        #: shard -> messages held until the shard has a home here
+        self.shards: dict[int, ActorRef[Any]] = {}
+        #: shard -> messages held until the shard has a home
         self.pending: dict[int, deque[Deliver]] = {}
-        self.acquiring: set[int] = set()
+        #: shards whose home is being found; those given to this node by a peer
+        self.locating: set[int] = set()
+        self.allocated: set[int] = set()
+        #: shard -> the peer region its messages go to
+        self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
         self.handing_off: set[int] = set()
-        self.renewing = False
+        #: (coordinator) shards asked to move -> the node that held them, and
+        #: the rebalance rounds the move has been in progress
+        self.moving: dict[int, tuple[str, int]] = {}
+        self.busy: set[str] = set()  # background rounds under way
         self.leaving: Leave | None = None
+        #: (leaving) the peers told so, to tell them each shard's move
+        self.told: list[ActorRef[Any]] = []
+        #: shard -> the leaving node it was homed on: this node's new
+        #: messages for it wait in ``parked`` until that node's ShardMoved,
+        #: so they never overtake what it still forwards (per-sender order)
+        self.moving_away: dict[int, str] = {}
+        self.parked: dict[int, deque[Deliver]] = {}
 
     def _store_call(
         self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]
@@ -122,9 +119,22 @@ class ShardRegion(Actor[Any]):
 
         self.context.run(bounded, then=then)
 
+    def _round(self, name: str, call: Callable[[], Awaitable[T]], then: Any) -> None:
+        """One background round of a kind at a time (renew, join, rebalance)."""
+        if name in self.busy:
+            return
+        self.busy.add(name)
+
+        def done(result: Result[T]) -> object:
+            self.busy.discard(name)
+            return then(result)
+
+        self._store_call(call, done)
+
     def on_start(self) -> None:
         self.types.region = self.context.self_ref
         self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
+        self._round("join", self.coordination.join, lambda r: r)
         store = self.remember
         if store is not None and self.types.entity.remember:
             prefix = remembered_prefix(self.types.entity.type_name)
@@ -134,19 +144,27 @@ class ShardRegion(Actor[Any]):
                 return {int(e.key[len(prefix) :].partition("/")[0]) for e in found}
 
             self._store_call(
-                shards, lambda r: _RememberedShards(r.value if r.ok else set())
+                shards, lambda r: RememberedShards(r.value if r.ok else set())
             )
 
     def receive(self, message: Any) -> Any:
         kind = type(message)
         if kind is Deliver:
-            self._route(message)
-        elif kind is _Acquired:
+            if message.shard in self.moving_away:
+                self.parked.setdefault(message.shard, deque()).append(message)
+            else:
+                self._route(message)
+        elif kind is Forward:
+            self.types.inflight[message.deliver.shard] += 1
+            self.allocated.add(message.deliver.shard)
+            self._route(message.deliver)
+        elif kind is Located:
+            self._located(message.shard, message.node)
+        elif kind is Acquired:
             self._acquired(message.shard)
         elif message == _TICK:
             self._tick()
-        elif kind is _Renewed:
-            self.renewing = False
+        elif kind is Renewed:
             for shard in message.lost:
                 self._fence(shard)
             self._arm_fence()
@@ -154,22 +172,27 @@ class ShardRegion(Actor[Any]):
             for shard in self.leases.expiring():
                 self._fence(shard)
             self._arm_fence()
+        elif kind is HandOffShard:
+            self.hand_off(message.shard)
         elif kind is HandedOff:
             self._handed_off(message)
-        elif kind is _Released:
+        elif kind is Released:
             self._released(message.shard)
+        elif kind is Rebalanced:
+            self._rebalance(message)
         elif kind is Leave:
             self._leave(message)
-        elif kind is _RememberedShards:
+        elif kind is Leaving:
+            self._peer_leaving(message.node)
+        elif kind is ShardMoved:
+            self._unpark(message.shard)
+        elif kind is RememberedShards:
             for shard in sorted(message.shards):
-                if shard not in self.shards:
-                    self.pending.setdefault(shard, deque())
-                    self._acquire(shard)
+                self.pending.setdefault(shard, deque())
+                self._locate(shard)
         elif kind is Terminated:
-            self._shard_stopped(message.ref)
-        elif kind is Result:
-            pass  # a failed acquisition or release: retried on the next tick
-        else:
+            self._stopped(message.ref)
+        elif kind is not Result:  # a background call's unneeded outcome
             raise TypeError(f"a shard region got {message!r}")
 
     # -- routing ------------------------------------------------------------
@@ -181,31 +204,94 @@ class ShardRegion(Actor[Any]):
             self.types.hosted[shard].forwarded += 1
             ref.tell(message)
             return
+        home = self.homes.get(shard)
+        if home is not None and shard not in self.pending:
+            self.types.delivered(shard)  # it leaves this node's count
+            home[1].tell(Forward(message))
+            return
         pending = self.pending.get(shard)
         if pending is None:
             pending = self.pending[shard] = deque()
         pending.append(message)
-        if self.leaving is not None:
-            self._drop_pending(shard, "sharding is leaving")
-        elif shard not in self.handing_off:
-            self._acquire(shard)
+        if shard not in self.handing_off:
+            self._locate(shard)
 
-    def _acquire(self, shard: int) -> None:
-        if shard in self.acquiring or self.leaving is not None:
+    def _locate(self, shard: int) -> None:
+        """Find the shard's home in the background: this node (its lease
+        taken) or a peer."""
+        if shard in self.locating or shard in self.shards:
             return
-        self.acquiring.add(shard)
-        leases = self.leases
+        self.locating.add(shard)
+        leases, coordination = self.leases, self.coordination
+        allocated, leaving = shard in self.allocated, self.leaving is not None
+        node = leases.node
 
-        def then(result: Result[bool]) -> object:
-            self.acquiring.discard(shard)
-            return _Acquired(shard) if result.ok and result.value else result
+        async def locate() -> str | None:
+            home = await coordination.home(shard, allocated=allocated, leaving=leaving)
+            if home == node and not leaving:
+                return (
+                    node if await leases.acquire(shard) else await leases.owner(shard)
+                )
+            return home
 
-        self._store_call(lambda: leases.acquire(shard), then)
+        def then(result: Result[str | None]) -> object:
+            self.locating.discard(shard)
+            return Located(shard, result.value if result.ok else None)
+
+        self._store_call(locate, then)
+
+    def _located(self, shard: int, node: str | None) -> None:
+        if node == self.leases.node:
+            self.allocated.discard(shard)
+            self._acquired(shard)
+            return
+        peer = None if node is None else self._peer(node)
+        if peer is None or node is None:
+            if self.leaving is not None:
+                self._drop_pending(shard, "sharding left: no other node hosts the type")
+                self._moved(shard)
+                self._leave_if_done()
+            return  # retried on the next tick
+        self.allocated.discard(shard)
+        self.homes[shard] = (node, peer)
+        types = self.types
+        for message in self.pending.pop(shard, ()):
+            types.delivered(shard)
+            peer.tell(Forward(message))
+        if self.leaving is not None:
+            self._moved(shard)
+        self._leave_if_done()
+
+    def _moved(self, shard: int) -> None:
+        for peer in self.told:
+            peer.tell(ShardMoved(shard))
+
+    def _peer(self, node: str) -> ActorRef[Any] | None:
+        try:
+            peer = self.context.system.lookup(
+                "/user/" + region_name(self.types.entity.type_name, node)
+            )
+        except ActorNotFound:
+            return None
+        self.context.watch(peer)
+        return peer
+
+    def _peer_leaving(self, node: str) -> None:
+        for shard, (name, _) in list(self.homes.items()):
+            if name == node:
+                del self.homes[shard]
+                self.moving_away[shard] = node
+
+    def _unpark(self, shard: int) -> None:
+        self.moving_away.pop(shard, None)
+        for message in self.parked.pop(shard, ()):
+            self._route(message)
 
     def _acquired(self, shard: int) -> None:
         if shard in self.shards or not self.leases.holds(shard):
             return
         types = self.types
+        self.homes.pop(shard, None)
         state = types.hosted[shard] = ShardState(shard)
         ref = self.context.spawn(
             Shard,
@@ -213,30 +299,52 @@ class ShardRegion(Actor[Any]):
             state,
             self.context.self_ref,
             self.remember,
-            name=f"shard-{shard}-{types.activations}-{len(self.shards)}",
+            name=f"shard-{shard}-{types.activations}-{types.hand_offs}",
         )
         self.context.watch(ref)
         self.shards[shard] = ref
-        pending = self.pending.pop(shard, ())
-        for message in pending:
+        for message in self.pending.pop(shard, ()):
             state.forwarded += 1
             ref.tell(message)
         self._arm_fence()
 
-    # -- leases -------------------------------------------------------------
+    # -- leases, membership, rebalance ---------------------------------------
 
     def _tick(self) -> None:
-        if not self.renewing and self.leases.held:
-            self.renewing = True
-            leases = self.leases
-
-            def then(result: Result[list[int]]) -> object:
-                return _Renewed(result.value if result.ok else [])
-
-            self._store_call(leases.renew, then)
+        leases, coordination = self.leases, self.coordination
+        if leases.held:
+            self._round(
+                "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
+            )
+        if self.leaving is None:
+            self._round("join", coordination.join, lambda r: r)
+            moving = {shard: node for shard, (node, _) in self.moving.items()}
+            self._round(
+                "rebalance",
+                lambda: coordination.rebalance(moving),
+                lambda r: Rebalanced(*r.value) if r.ok else r,
+            )
         for shard in list(self.pending):
             if shard not in self.handing_off:
-                self._acquire(shard)
+                self._locate(shard)
+
+    def _rebalance(self, message: Rebalanced) -> None:
+        # A move still in progress after _MOVE_ROUNDS rounds no longer holds
+        # the rebalance up (its holder took the shard back, or never got the
+        # request): the next round plans from the store as it is.
+        self.moving = {
+            shard: (node, self.moving.get(shard, (node, 0))[1] + 1)
+            for shard, node in message.still.items()
+            if self.moving.get(shard, (node, 0))[1] < _MOVE_ROUNDS
+        }
+        for shard, node in message.plan.items():
+            self.moving[shard] = (node, 0)
+            if node == self.leases.node:
+                self.hand_off(shard)
+            else:
+                peer = self._peer(node)
+                if peer is not None:
+                    peer.tell(HandOffShard(shard))
 
     def _arm_fence(self) -> None:
         deadline = self.leases.next_deadline()
@@ -254,25 +362,30 @@ class ShardRegion(Actor[Any]):
         ref = self.shards.pop(shard, None)
         if ref is not None:
             ref.stop()
-        if self.leaving is not None:
-            self._drop_pending(shard, "sharding is leaving")
-            self._leave_if_done()
-        elif self.pending.get(shard):
-            self._acquire(shard)
+        if self.pending.get(shard):
+            self._locate(shard)
+        self._leave_if_done()
 
-    def _shard_stopped(self, ref: Any) -> None:
+    def _stopped(self, ref: ActorRef[Any]) -> None:
         for shard, known in list(self.shards.items()):
             if known == ref:  # it failed: nothing of it may go on running
                 self.shards.pop(shard)
                 self.types.fence(shard)
                 self.handing_off.discard(shard)
                 self._release(shard)
+        gone = {name for name, peer in self.homes.values() if peer == ref}
+        for shard, (name, _) in list(self.homes.items()):
+            if name in gone:  # a peer region stopped: find the shard again
+                del self.homes[shard]
+        for shard, name in list(self.moving_away.items()):
+            if self._peer(name) is None:
+                self._unpark(shard)
 
     # -- hand-off -----------------------------------------------------------
 
     def hand_off(self, shard: int) -> None:
         """Stop routing to ``shard`` (new messages wait here) and ask it to
-        stop its entities."""
+        stop its entities (after their queued messages)."""
         ref = self.shards.get(shard)
         if ref is None or shard in self.handing_off:
             return
@@ -294,15 +407,21 @@ class ShardRegion(Actor[Any]):
 
     def _release(self, shard: int) -> None:
         leases = self.leases
-        self._store_call(lambda: leases.release(shard), lambda _: _Released(shard))
+        self._store_call(lambda: leases.release(shard), lambda _: Released(shard))
 
     def _released(self, shard: int) -> None:
         self.handing_off.discard(shard)
-        if self.leaving is not None:
-            self._drop_pending(shard, "sharding left")
-            self._leave_if_done()
-        elif self.pending.get(shard):
-            self._acquire(shard)
+        if self.leaving is not None and not self.pending.get(shard):
+            self.pending.pop(shard, None)
+            self._moved(shard)
+        elif self.pending.get(shard) or (
+            self.types.entity.remember and self.leaving is None
+        ):
+            self.pending.setdefault(shard, deque())
+            self._locate(shard)  # its next home (remembered: started at once)
+        else:
+            self.pending.pop(shard, None)
+        self._leave_if_done()
 
     def _drop_pending(self, shard: int, reason: str) -> None:
         types = self.types
@@ -311,15 +430,45 @@ class ShardRegion(Actor[Any]):
             types.drop(message.message, reason)
 
     def _leave(self, message: Leave) -> None:
+        """Leave the membership, tell the peers (they hold back their new
+        messages for this node's shards), then hand the shards off; each
+        handed-off shard's messages go to its next home, then its
+        ``ShardMoved`` to the peers."""
+        if self.leaving is not None:
+            return
         self.leaving = message
-        for shard in list(self.pending):
-            if shard not in self.handing_off:
-                self._drop_pending(shard, "sharding is leaving")
-        for shard in list(self.shards):
-            self.hand_off(shard)
-        self._leave_if_done()
+        coordination = self.coordination
+        node = self.leases.node
+
+        async def announce() -> list[str]:
+            await coordination.leave()
+            return [peer for peer in await coordination.members() if peer != node]
+
+        def then(result: Result[list[str]]) -> object:
+            self.busy.discard("leave")
+            for peer_node in result.value if result.ok else []:
+                peer = self._peer(peer_node)
+                if peer is not None:
+                    peer.tell(Leaving(node))
+                    self.told.append(peer)
+            for shard in list(self.shards):
+                self.hand_off(shard)
+            for shard in list(self.pending):
+                if shard not in self.handing_off:
+                    self._locate(shard)
+            self._leave_if_done()
+            return result
+
+        self.busy.add("leave")
+        self._store_call(announce, then)
 
     def _leave_if_done(self) -> None:
-        if self.leaving is not None and not self.shards and not self.handing_off:
-            self.context.timers.cancel_all()
-            self.leaving.done.set()
+        leaving = self.leaving
+        if leaving is None or "leave" in self.busy:
+            return  # still announcing
+        if self.shards or self.handing_off:
+            return
+        if any(self.pending.values()) or self.locating:
+            return
+        self.context.timers.cancel_all()
+        leaving.done.set()

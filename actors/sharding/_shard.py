@@ -24,7 +24,10 @@ from ._store import PlacementStore
 __all__ = ["HandOff", "HandedOff", "Shard", "remember_key", "remembered_prefix"]
 
 _PASSIVATE: Final = "passivate-check"
-#: Seconds between checks of a handed-off entity's mailbox (no stop_message).
+#: Checks of a handed-off entity's mailbox (no stop_message) made at each
+#: scheduling round before waiting _DRAIN_POLL seconds between checks: an
+#: entity draining its queue empties it within a few rounds (drain-many).
+_DRAIN_SPINS: Final = 1000
 _DRAIN_POLL: Final = 0.001
 
 
@@ -273,7 +276,13 @@ class Shard(Actor[Any]):
         self._finish_if_done()
 
     def _poll_drain(self) -> None:
+        draining = self.draining
+
         async def later() -> _DrainCheck:
+            for _ in range(_DRAIN_SPINS):
+                await anyio.lowlevel.checkpoint()
+                if all(r.statistics().queued_messages == 0 for r in draining):
+                    return _DrainCheck()
             await anyio.sleep(_DRAIN_POLL)
             return _DrainCheck()
 

@@ -14,13 +14,15 @@ import anyio
 
 from .. import ActorRef, ActorSystem
 from ._allocation import AllocationStrategy, LeastShardAllocation
+from ._coordinator import Coordination
 from ._entity import Entity
 from ._entity_ref import EntityRef
 from ._errors import ShardingError, UnknownEntityType
 from ._hash import check_key
 from ._lease import Leases
 from ._memory_store import MemoryPlacementStore
-from ._region import Leave, ShardRegion
+from ._region import ShardRegion, region_name
+from ._region_messages import Leave
 from ._state import TypeState
 from ._store import PlacementStore
 
@@ -160,14 +162,16 @@ class Sharding:
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
             leases = Leases(self.store, name, self.node, now, self.lease_margin)
+            coordination = Coordination(self.store, self.strategy, name, self.node)
             region = self.system.spawn(
                 ShardRegion,
                 state,
                 leases,
+                coordination,
                 self.remember_store,
                 self.renew_every,
                 self.lease_margin / 2,
-                name=f"sharding-{name}-{self.node.replace(':', '_')}",
+                name=region_name(name, self.node),
             )
             state.region = region
             self._types[name] = state

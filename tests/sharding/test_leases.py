@@ -5,6 +5,7 @@ lease can expire, and nobody else gets it before it has expired."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from actors.sharding import (
@@ -211,6 +212,20 @@ async def test_a_released_lease_is_free_at_once() -> None:
     assert await a.release(3)
     assert await b.acquire(3)
     assert not await a.release(3)
+
+
+async def test_a_release_during_a_renewal_still_gives_the_lease_back() -> None:
+    # The renewal's write lands first (a new revision), so the release's
+    # delete of the old one fails: the renewal must give the new one back.
+    clock = ManualClock()
+    store = _store(clock)
+    a = _leases(store, "a", clock)
+    assert await a.acquire(3)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(a.renew)
+        tg.start_soon(a.release, 3)
+    assert await store.get("shards/account/3") is None
+    assert not a.holds(3)
 
 
 async def test_a_lost_create_answer_is_recognised_as_the_nodes_own_lease() -> None:

@@ -42,6 +42,10 @@ async def test_a_node_cut_off_from_the_store_stops_its_entities_before_the_lease
         await clock.advance(0.1)  # 7.5 s: 10 s lease - 2.5 s margin
         assert log_a.stopped == ["k"]
         assert a.statistics().entities_per_shard == {}
+        # a's node dies now, its lease still in the store: b may take the
+        # shard only once that lease has expired.
+        a.region("t").stop()
+        await a.region("t").join()
         answers: list[Any] = []
 
         async def ask_b() -> None:
@@ -51,6 +55,7 @@ async def test_a_node_cut_off_from_the_store_stops_its_entities_before_the_lease
             tg.start_soon(ask_b)
             await clock.advance(2.4)  # 9.9 s: a's lease still stands
             assert log_b.started == [] and answers == []
+            assert b.statistics().buffered == 1
             await clock.advance(0.1)  # 10 s: it has expired; b takes the shard
             await anyio.wait_all_tasks_blocked()
         assert answers == [1]  # b's own, fresh entity
@@ -58,7 +63,9 @@ async def test_a_node_cut_off_from_the_store_stops_its_entities_before_the_lease
         assert log_a.handled == {"k": [1]} and log_b.handled == {"k": [2]}
 
 
-async def test_a_node_that_renews_keeps_its_shards_and_the_other_waits() -> None:
+async def test_a_node_that_renews_keeps_its_shards_and_gets_the_others_messages() -> (
+    None
+):
     clock = ManualClock()
     store = MemoryPlacementStore(10, clock=clock)
     log_a, log_b = Log(), Log()
@@ -70,11 +77,12 @@ async def test_a_node_that_renews_keeps_its_shards_and_the_other_waits() -> None
         ) as b,
     ):
         assert await a.entity_ref("t", "k").ask(1) == 1
-        b.entity_ref("t", "k").tell("for b")
+        b.entity_ref("t", "k").tell("from b")
         for _ in range(20):
             await clock.advance(2.5)
         assert log_a.stopped == [] and log_b.started == []
-        assert b.statistics().buffered == 1  # held by b until it owns the shard
+        # b's message went to the shard's owner.
+        assert await a.entity_ref("t", "k").ask("get") == [1, "from b"]
 
 
 async def test_remembered_entities_start_again_when_their_node_comes_back() -> None:

@@ -1,0 +1,122 @@
+"""Several regions of one type (nodes) sharing a placement store: shards
+allocated least-shards-first, messages routed to the shard's holder, hand-off
+to the other nodes on a graceful leave with nothing lost and each sender's
+order kept, and rebalance towards a node that joins, a bounded number of
+shards at a time."""
+
+from __future__ import annotations
+
+import itertools
+
+import anyio
+import pytest
+
+from actors import ActorSystem
+from actors.sharding import Entity, LeastShardAllocation, MemoryPlacementStore, Sharding
+from actors.testing import ManualClock
+
+from ._entities import Log, recorders
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_shards_are_spread_over_the_nodes_least_shards_first() -> None:
+    store = MemoryPlacementStore(10)
+    log = Log()
+    entity = Entity("t", recorders(log), shards=10)
+    async with (
+        ActorSystem() as system,
+        Sharding(system, [entity], store=store, node="a") as a,
+        Sharding(system, [entity], store=store.connect(), node="b") as b,
+    ):
+        await anyio.wait_all_tasks_blocked()  # both have joined
+        for i in range(100):
+            assert await a.entity_ref("t", str(i)).ask(i) == 1
+        hosted_a = a.statistics().shards_per_node["t"]["a"]
+        hosted_b = b.statistics().shards_per_node["t"]["b"]
+        assert hosted_a + hosted_b == 10
+        assert abs(hosted_a - hosted_b) <= 1
+        for i in range(100):  # from either node, the same entity
+            assert await b.entity_ref("t", str(i)).ask("get") == [i]
+
+
+async def test_a_graceful_leave_hands_shards_off_losing_nothing_and_keeping_order() -> (
+    None
+):
+    store = MemoryPlacementStore(10)
+    log = Log()
+    entity = Entity("t", recorders(log), shards=8)
+    keys = [str(i) for i in range(16)]
+    async with ActorSystem() as system:
+        a = Sharding(system, [entity], store=store, node="a")
+        b = Sharding(system, [entity], store=store.connect(), node="b")
+        async with a:
+            await b.__aenter__()
+            await anyio.wait_all_tasks_blocked()
+            for key in keys:
+                await b.entity_ref("t", key).ask("get")
+            assert b.statistics().shards_per_node["t"]["b"] > 0
+            sent = 300
+
+            async def sender(key: str) -> None:
+                ref = a.entity_ref("t", key)
+                for i in range(sent):
+                    ref.tell(i)
+                    if i % 10 == 0:
+                        await anyio.sleep(0)
+
+            async with anyio.create_task_group() as tg:
+                for key in keys:
+                    tg.start_soon(sender, key)
+                await anyio.sleep(0)
+                await b.leave()  # under load
+            for key in keys:
+                assert await a.entity_ref("t", key).ask("get") is not None
+            assert a.statistics().shards_per_node["t"]["a"] == 8
+        assert b.statistics().hand_offs > 0
+        for key in keys:
+            assert log.handled[key] == list(range(sent)), key
+        assert a.statistics().dropped == b.statistics().dropped == 0
+
+
+async def test_shards_move_to_a_joining_node_a_bounded_number_at_a_time() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    log = Log()
+    entity = Entity(
+        "t",
+        recorders(log),
+        shards=20,
+        passivate_after=None,
+        stop_message="stop-yourself",
+    )
+    strategy = LeastShardAllocation(absolute_limit=2, relative_limit=1.0)
+    async with ActorSystem(clock=clock) as system:
+        async with Sharding(
+            system, [entity], store=store, node="a", strategy=strategy
+        ) as a:
+            await clock.advance(0)
+            for i in range(200):
+                a.entity_ref("t", str(i)).tell(i)
+            await a.entity_ref("t", "0").ask("get")
+            await clock.advance(0)
+            assert a.statistics().shards_per_node["t"]["a"] == 20
+            async with Sharding(
+                system, [entity], store=store.connect(), node="b", strategy=strategy
+            ) as b:
+                await clock.advance(0)
+                counts = [a.statistics().shards_per_node["t"]["a"]]
+                for _ in range(12):
+                    await clock.advance(2.5)  # one rebalance round per tick
+                    for i in range(200):  # moved shards are placed again
+                        a.entity_ref("t", str(i)).tell("after")
+                    await clock.advance(0)
+                    counts.append(a.statistics().shards_per_node["t"]["a"])
+                assert all(0 <= x - y <= 2 for x, y in itertools.pairwise(counts))
+                assert counts[-1] == 10
+                assert b.statistics().shards_per_node["t"]["b"] == 10
+                assert a.statistics().hand_offs == 10
+        for i in range(200):
+            handled = log.handled[str(i)]
+            assert handled[0] == i and set(handled[1:]) == {"after"}
+            assert len(handled) == 13
