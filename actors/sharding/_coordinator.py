@@ -109,6 +109,8 @@ class Coordination:
         current = await self.layout()
         if leaving:
             current.pop(self.node, None)
+        else:  # a member, even before its own entry is written
+            current.setdefault(self.node, set())
         if not current:
             return None
         return self.strategy.allocate(shard, current)
