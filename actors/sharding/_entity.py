@@ -78,8 +78,9 @@ class Entity(Generic[M]):
             is stopped (passivated); its next message starts it again. None:
             never. Default: 120 s, or never when ``remember`` is set (as
             Akka, remembered entities are not passivated on idle).
-        role: only nodes with this role host the type (None: every node that
-            registers it).
+        role: only nodes with this role (``Sharding(..., roles=...)``) host
+            the type; the others proxy it (None: every node that registers
+            it hosts it).
         remember: start the entities that were running again after their
             shard moves or their node restarts (Akka's remember-entities).
         buffer: how many messages may wait per shard (no home yet, hand-off)

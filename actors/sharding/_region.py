@@ -67,6 +67,9 @@ class ShardRegion(Actor[Any]):
         renew_every: seconds between lease renewals (and rebalance rounds).
         store_timeout: seconds a store call may take before it counts as
             unanswered (on the event loop's clock).
+        hosting: False for a proxy (the type's role is not this node's): it
+            never joins, never takes a shard, and forwards every message to
+            the shard's holder or to a member the strategy picks.
     """
 
     def __init__(
@@ -77,6 +80,7 @@ class ShardRegion(Actor[Any]):
         remember: PlacementStore | None,
         renew_every: float,
         store_timeout: float,
+        hosting: bool = True,
     ) -> None:
         self.types = types
         self.leases = leases
@@ -84,6 +88,7 @@ class ShardRegion(Actor[Any]):
         self.remember = remember
         self.renew_every = renew_every
         self.store_timeout = store_timeout
+        self.hosting = hosting
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: dict[int, ActorRef[Any]] = {}
         #: shard -> messages held until the shard has a home
@@ -134,6 +139,8 @@ class ShardRegion(Actor[Any]):
     def on_start(self) -> None:
         self.types.region = self.context.self_ref
         self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
+        if not self.hosting:
+            return  # a proxy: no membership, no shards, nothing remembered
         self._round("join", self.coordination.join, lambda r: r)
         store = self.remember
         if store is not None and self.types.entity.remember:
@@ -223,7 +230,8 @@ class ShardRegion(Actor[Any]):
             return
         self.locating.add(shard)
         leases, coordination = self.leases, self.coordination
-        allocated, leaving = shard in self.allocated, self.leaving is not None
+        allocated = shard in self.allocated
+        leaving = self.leaving is not None or not self.hosting
         node = leases.node
 
         async def locate() -> str | None:
@@ -316,7 +324,7 @@ class ShardRegion(Actor[Any]):
             self._round(
                 "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
             )
-        if self.leaving is None:
+        if self.leaving is None and self.hosting:
             self._round("join", coordination.join, lambda r: r)
             moving = {shard: node for shard, (node, _) in self.moving.items()}
             self._round(

@@ -66,7 +66,8 @@ class Sharding:
 
     Args:
         system: the running actor system.
-        entities: the entity types hosted here (type names unique).
+        entities: the entity types this node hosts or sends to (type names
+            unique; see ``roles``).
         store: the placement store (its entries must expire: the shard
             leases); None: a ``MemoryPlacementStore`` of 10 s leases on the
             system's clock (one process only).
@@ -75,6 +76,9 @@ class Sharding:
             with the process) when a type remembers its entities.
         node: this node's identity in the store, unique per incarnation
             (letters, digits and ``_.:@-``); None: a random one.
+        roles: this node's roles: a type whose ``Entity.role`` is not among
+            them is not hosted here, only proxied (its refs work, its
+            messages go to the nodes that host it; Akka's proxy region).
         strategy: where shards go (default: least shards per node).
         renew_every: seconds between lease renewals (default: a quarter of
             the lease).
@@ -98,6 +102,7 @@ class Sharding:
         store: PlacementStore | None = None,
         remember_store: PlacementStore | None = None,
         node: str | None = None,
+        roles: Iterable[str] = (),
         strategy: AllocationStrategy | None = None,
         renew_every: float | None = None,
         lease_margin: float | None = None,
@@ -111,6 +116,13 @@ class Sharding:
             if entity.type_name in types:
                 raise ValueError(f"two entity types are named {entity.type_name!r}")
             types[entity.type_name] = entity
+        if isinstance(roles, str):
+            raise TypeError(f"roles is a collection of str, not the str {roles!r}")
+        role_set = frozenset(roles)
+        if not all(type(role) is str for role in role_set):
+            raise TypeError(
+                f"roles holds str values, not {sorted(map(repr, role_set))}"
+            )
         if node is None:
             node = f"node-{secrets.token_hex(6)}"
         elif type(node) is not str or _NODE.fullmatch(node) is None:
@@ -141,6 +153,7 @@ class Sharding:
         self.node = node
         self.store = store
         self.remember_store = remember_store
+        self.roles = role_set
         self.strategy = strategy if strategy is not None else LeastShardAllocation()
         self.renew_every = renew
         self.lease_margin = margin
@@ -151,8 +164,14 @@ class Sharding:
 
     @property
     def entities(self) -> list[Entity[Any]]:
-        """The entity types hosted here."""
+        """The entity types known here (hosted or proxied)."""
         return list(self._entities.values())
+
+    def hosts(self, type_name: str) -> bool:
+        """Whether this node hosts ``type_name`` (False: unknown, or proxied
+        because its role is not among this node's)."""
+        entity = self._entities.get(type_name)
+        return entity is not None and (entity.role is None or entity.role in self.roles)
 
     async def __aenter__(self) -> Sharding:
         if self._running or self._types:
@@ -171,6 +190,7 @@ class Sharding:
                 self.remember_store,
                 self.renew_every,
                 self.lease_margin / 2,
+                entity.role is None or entity.role in self.roles,
                 name=region_name(name, self.node),
             )
             state.region = region

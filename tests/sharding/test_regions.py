@@ -120,3 +120,33 @@ async def test_shards_move_to_a_joining_node_a_bounded_number_at_a_time() -> Non
             handled = log.handled[str(i)]
             assert handled[0] == i and set(handled[1:]) == {"after"}
             assert len(handled) == 13
+
+
+async def test_a_node_without_the_types_role_proxies_it_to_the_nodes_that_host_it() -> (
+    None
+):
+    store = MemoryPlacementStore(10)
+    log = Log()
+    entity = Entity("t", recorders(log), shards=4, role="db")
+    async with (
+        ActorSystem() as system,
+        Sharding(system, [entity], store=store, node="host", roles={"db"}) as host,
+        Sharding(system, [entity], store=store.connect(), node="web") as web,
+    ):
+        assert host.hosts("t") and not web.hosts("t")
+        await anyio.wait_all_tasks_blocked()
+        for i in range(20):
+            assert await web.entity_ref(entity, str(i)).ask(i) == 1
+        assert web.statistics().shards_per_node["t"]["web"] == 0
+        assert web.statistics().activations == 0
+        assert host.statistics().activations == 20
+        assert [e.key for e in await store.list("regions/")] == ["regions/t/host"]
+
+
+async def test_roles_must_be_strings() -> None:
+    async with ActorSystem() as system:
+        entity = Entity("t", recorders(Log()))
+        with pytest.raises(TypeError, match="roles"):
+            Sharding(system, [entity], roles="db")
+        with pytest.raises(TypeError, match="roles"):
+            Sharding(system, [entity], roles=[1])  # type: ignore[list-item]
