@@ -36,6 +36,7 @@ from ._region_messages import (
     RememberedShards,
     Renewed,
     ShardMoved,
+    TakeShard,
 )
 from ._shard import HandedOff, HandOff, Shard, remembered_prefix
 from ._state import Deliver, ShardState, TypeState
@@ -66,7 +67,7 @@ class ShardRegion(Actor[Any]):
         remember: where remembered entities are kept (None: nowhere).
         renew_every: seconds between lease renewals (and rebalance rounds).
         store_timeout: seconds a store call may take before it counts as
-            unanswered (on the event loop's clock).
+            unanswered (on the system's clock).
         hosting: False for a proxy (the type's role is not this node's): it
             never joins, never takes a shard, and forwards every message to
             the shard's holder or to a member the strategy picks.
@@ -111,14 +112,21 @@ class ShardRegion(Actor[Any]):
         #: so they never overtake what it still forwards (per-sender order)
         self.moving_away: dict[int, str] = {}
         self.parked: dict[int, deque[Deliver]] = {}
+        #: shards handed off here whose next home must take them at once
+        #: (remembered entities), with or without a message
+        self.rehoming: set[int] = set()
 
     def _store_call(
         self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]
     ) -> None:
         timeout = self.store_timeout
+        # On the system's clock (a test's manual clock: deterministic), as
+        # the leases and their fence are.
+        clock = self.types.system.clock
+        move_on_after = anyio.move_on_after if clock is None else clock.move_on_after
 
         async def bounded() -> T:
-            with anyio.move_on_after(timeout):
+            with move_on_after(timeout):
                 return await call()
             raise PlacementUnavailable(f"the store did not answer within {timeout} s")
 
@@ -193,6 +201,11 @@ class ShardRegion(Actor[Any]):
             self._peer_leaving(message.node)
         elif kind is ShardMoved:
             self._unpark(message.shard)
+        elif kind is TakeShard:
+            if message.shard not in self.shards:
+                self.allocated.add(message.shard)
+                self.pending.setdefault(message.shard, deque())
+                self._locate(message.shard)
         elif kind is RememberedShards:
             for shard in sorted(message.shards):
                 self.pending.setdefault(shard, deque())
@@ -263,9 +276,14 @@ class ShardRegion(Actor[Any]):
         self.allocated.discard(shard)
         self.homes[shard] = (node, peer)
         types = self.types
-        for message in self.pending.pop(shard, ()):
+        held = self.pending.pop(shard, ())
+        for message in held:
             types.delivered(shard)
             peer.tell(Forward(message))
+        if shard in self.rehoming:
+            self.rehoming.discard(shard)
+            if not held:
+                peer.tell(TakeShard(shard))  # its remembered entities start now
         if self.leaving is not None:
             self._moved(shard)
         self._leave_if_done()
@@ -419,6 +437,9 @@ class ShardRegion(Actor[Any]):
 
     def _released(self, shard: int) -> None:
         self.handing_off.discard(shard)
+        self.allocated.discard(shard)  # given away: the strategy decides
+        if self.types.entity.remember:
+            self.rehoming.add(shard)
         if self.leaving is not None and not self.pending.get(shard):
             self.pending.pop(shard, None)
             self._moved(shard)

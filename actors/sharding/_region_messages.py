@@ -21,6 +21,7 @@ __all__ = [
     "RememberedShards",
     "Renewed",
     "ShardMoved",
+    "TakeShard",
 ]
 
 
@@ -60,6 +61,17 @@ class Leaving:
 class ShardMoved:
     """Leaving region -> peer regions: ``shard`` has a new home (or none):
     what a peer held back for it since ``Leaving`` may go now."""
+
+    __slots__ = ("shard",)
+
+    def __init__(self, shard: int) -> None:
+        self.shard = shard
+
+
+@final
+class TakeShard:
+    """Region -> peer region: take ``shard`` (it was allocated to the peer;
+    sent for a remembered type's shard, whose entities start at once)."""
 
     __slots__ = ("shard",)
 

@@ -189,7 +189,7 @@ class Sharding:
                 coordination,
                 self.remember_store,
                 self.renew_every,
-                self.lease_margin / 2,
+                self.renew_every,  # a store call's timeout
                 entity.role is None or entity.role in self.roles,
                 name=region_name(name, self.node),
             )

@@ -12,7 +12,13 @@ import anyio
 import pytest
 
 from actors import ActorSystem
-from actors.sharding import Entity, LeastShardAllocation, MemoryPlacementStore, Sharding
+from actors.sharding import (
+    Entity,
+    LeastShardAllocation,
+    MemoryPlacementStore,
+    Sharding,
+    shard_of,
+)
 from actors.testing import ManualClock
 
 from ._entities import Log, recorders
@@ -150,3 +156,48 @@ async def test_roles_must_be_strings() -> None:
             Sharding(system, [entity], roles="db")
         with pytest.raises(TypeError, match="roles"):
             Sharding(system, [entity], roles=[1])  # type: ignore[list-item]
+
+
+def _key_per_shard(shards: int) -> list[str]:
+    found: dict[int, str] = {}
+    i = 0
+    while len(found) < shards:
+        found.setdefault(shard_of(str(i), shards), str(i))
+        i += 1
+    return [found[s] for s in range(shards)]
+
+
+async def test_shards_rebalance_to_a_new_node_in_rounds_of_the_default_limit() -> None:
+    # With the default limits (20 per round: min(20, 0.1 x 200)) 100 of 200
+    # shards move in 5 rounds, one per renewal interval (2.5 s with 10 s
+    # leases); 1,000 shards move in 25 rounds, 62.5 s.
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    remembered = MemoryPlacementStore(clock=clock)
+    entity = Entity("t", recorders(Log()), shards=200, remember=True)
+    async with (
+        ActorSystem(clock=clock) as system,
+        Sharding(
+            system, [entity], store=store, remember_store=remembered, node="a"
+        ) as a,
+    ):
+        for key in _key_per_shard(200):
+            await a.entity_ref("t", key).ask("start")
+        assert a.statistics().shards_per_node["t"]["a"] == 200
+        async with Sharding(
+            system,
+            [entity],
+            store=store.connect(),
+            remember_store=remembered,
+            node="b",
+        ) as b:
+            await clock.advance(0)
+            rounds = 0
+            while b.statistics().shards_per_node["t"]["b"] < 100:
+                await clock.advance(2.5)
+                rounds += 1
+                assert rounds <= 10
+            assert rounds == 5
+            assert a.statistics().shards_per_node["t"]["a"] == 100
+            # the moved shards' remembered entities run on b
+            assert b.statistics().activations == 100
