@@ -19,6 +19,11 @@ from ._errors import PlacementUnavailable as PlacementUnavailable
 from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
+from ._membership import Member as Member
+from ._membership import MemberDown as MemberDown
+from ._membership import MemberEvent as MemberEvent
+from ._membership import MemberLeft as MemberLeft
+from ._membership import MemberUp as MemberUp
 from ._memory_store import MemoryPlacementStore as MemoryPlacementStore
 from ._sharding import Sharding as Sharding
 from ._sharding import ShardingStatistics as ShardingStatistics
@@ -31,6 +36,11 @@ __all__ = [
     "Entity",
     "EntityRef",
     "LeastShardAllocation",
+    "Member",
+    "MemberDown",
+    "MemberEvent",
+    "MemberLeft",
+    "MemberUp",
     "MemoryPlacementStore",
     "PlacementEntry",
     "PlacementStore",

@@ -4,9 +4,12 @@ of the entity types it hosts, entity refs by key, statistics.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar, overload
 
@@ -17,9 +20,15 @@ from ._allocation import AllocationStrategy, LeastShardAllocation
 from ._coordinator import Coordination
 from ._entity import Entity
 from ._entity_ref import EntityRef
-from ._errors import ShardingError, UnknownEntityType
+from ._errors import (
+    PlacementConflict,
+    PlacementUnavailable,
+    ShardingError,
+    UnknownEntityType,
+)
 from ._hash import check_key
 from ._lease import Leases
+from ._membership import Member, MemberEvent, MembershipActor, member_key
 from ._memory_store import MemoryPlacementStore
 from ._region import ShardRegion, region_name
 from ._region_messages import Leave
@@ -27,6 +36,8 @@ from ._state import TypeState
 from ._store import PlacementStore
 
 __all__ = ["Sharding", "ShardingStatistics"]
+
+logger = logging.getLogger("actors.sharding")
 
 M = TypeVar("M")
 
@@ -79,6 +90,8 @@ class Sharding:
         roles: this node's roles: a type whose ``Entity.role`` is not among
             them is not hosted here, only proxied (its refs work, its
             messages go to the nodes that host it; Akka's proxy region).
+        version: this node's application version, in its membership entry
+            (``members``) for rolling upgrades to tell nodes apart.
         strategy: where shards go (default: least shards per node).
         renew_every: seconds between lease renewals (default: a quarter of
             the lease).
@@ -103,6 +116,7 @@ class Sharding:
         remember_store: PlacementStore | None = None,
         node: str | None = None,
         roles: Iterable[str] = (),
+        version: str = "0",
         strategy: AllocationStrategy | None = None,
         renew_every: float | None = None,
         lease_margin: float | None = None,
@@ -123,6 +137,8 @@ class Sharding:
             raise TypeError(
                 f"roles holds str values, not {sorted(map(repr, role_set))}"
             )
+        if type(version) is not str:
+            raise TypeError(f"version is a str, not {version!r}")
         if node is None:
             node = f"node-{secrets.token_hex(6)}"
         elif type(node) is not str or _NODE.fullmatch(node) is None:
@@ -154,6 +170,10 @@ class Sharding:
         self.store = store
         self.remember_store = remember_store
         self.roles = role_set
+        self.version = version
+        self._members: dict[str, Member] = {}
+        self._subscribers: list[Callable[[MemberEvent], object]] = []
+        self._membership: ActorRef[Any] | None = None
         self.strategy = strategy if strategy is not None else LeastShardAllocation()
         self.renew_every = renew
         self.lease_margin = margin
@@ -178,6 +198,16 @@ class Sharding:
             raise ShardingError("this Sharding was entered already")
         clock = self.system.clock
         now = anyio.current_time if clock is None else clock.now
+        self._membership = self.system.spawn(
+            MembershipActor,
+            self.store,
+            self.node,
+            self.version,
+            self.renew_every,
+            self._publish,
+            self._members,
+            name=f"sharding-members-{self.node.replace(':', '_')}",
+        )
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
             leases = Leases(self.store, name, self.node, now, self.lease_margin)
@@ -218,6 +248,7 @@ class Sharding:
             return
         self._running = False
         with anyio.move_on_after(timeout), anyio.CancelScope(shield=True):
+            await self._announce_leaving()
             for region in self._regions.values():
                 done = anyio.Event()
                 region.tell(Leave(done))
@@ -227,6 +258,62 @@ class Sharding:
             region.stop()
             await region.join()
             self._types[name].region = None
+        membership = self._membership
+        if membership is not None:
+            membership.stop()
+            await membership.join()
+
+    async def _announce_leaving(self) -> None:
+        """Write this node's membership entry as ``"leaving"`` (the others
+        see ``MemberLeft``); it then expires."""
+        key = member_key(self.node)
+        value = json.dumps({"status": "leaving", "version": self.version}).encode()
+        with contextlib.suppress(PlacementConflict, PlacementUnavailable):
+            entry = await self.store.get(key)
+            if entry is None:
+                await self.store.create(key, value)
+            else:
+                await self.store.update(key, value, entry.revision)
+
+    @property
+    def members(self) -> list[Member]:
+        """The members as last read from the store (this node included once
+        its entry was read back), by node."""
+        return [self._members[node] for node in sorted(self._members)]
+
+    def subscribe(
+        self, callback: Callable[[MemberEvent], object]
+    ) -> Callable[[], None]:
+        """Call ``callback(event)`` for every membership event this node sees
+        from now on ([``MemberUp``][actors.sharding.MemberUp],
+        [``MemberLeft``][actors.sharding.MemberLeft],
+        [``MemberDown``][actors.sharding.MemberDown]), in the event loop's
+        thread; an exception it raises is logged, not raised.
+
+        Returns:
+            A function that unsubscribes it.
+
+        Raises:
+            TypeError: ``callback`` is not callable.
+        """
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, not {callback!r}")
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _publish(self, event: MemberEvent) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                logger.exception(
+                    "membership subscriber %r failed on %r", callback, event
+                )
 
     @overload
     def entity_ref(self, entity: Entity[M], key: str) -> EntityRef[M]: ...
