@@ -214,8 +214,7 @@ class Shard(Actor[Any]):
     def _passivate(self, key: str, active: Active) -> None:
         types = self.types
         del self.state.entities[key]
-        if types.active.get(key) is active:
-            del types.active[key]
+        types.retire(key, active)
         self.passivating[key] = deque()
         types.passivations += 1
         self._stop_entity(active.ref)
@@ -245,8 +244,8 @@ class Shard(Actor[Any]):
         else:
             # It stopped itself, or failed for good: it is not remembered.
             gone = self.state.entities.pop(key, None)
-            if gone is not None and self.types.active.get(key) is gone:
-                del self.types.active[key]
+            if gone is not None:
+                self.types.retire(key, gone)
             store = self.remember
             if store is not None and self.entity.remember and not self.handing_off:
                 entry = remember_key(self.entity.type_name, self.state.shard, key)
@@ -261,8 +260,7 @@ class Shard(Actor[Any]):
         self.context.timers.cancel(_PASSIVATE)
         types = self.types
         for key, active in self.state.entities.items():
-            if types.active.get(key) is active:
-                del types.active[key]
+            types.retire(key, active)
             if (
                 self.entity.stop_message is None
                 and active.ref.statistics().queued_messages
