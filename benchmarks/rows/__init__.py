@@ -24,6 +24,7 @@ MODULES: Final = (
     "persistence",
     "persistence_jetstream",
     "delivery",
+    "sharding",
 )
 
 
