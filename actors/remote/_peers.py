@@ -222,7 +222,7 @@ class Peers:
         self.retired: OrderedDict[NodeAddress, tuple[tuple[int, int, int, int], float]]
         self.retired = OrderedDict()
         #: Frames that never arrived from each peer (see ``_inbound``),
-        #: kept after the peer is gone (counters never go back).
+        #: kept after the peer is gone, for the latest ``max_peers`` peers.
         self.lost_frames: dict[NodeAddress, int] = {}
         #: Declares a suspect down to make room in a full table (set by the
         #: node: its asks fail, its watchers get NodeDown).
@@ -427,8 +427,8 @@ class Peers:
     def prune(self, now: float, *, force: bool = False) -> None:
         """One pruning round at ``now`` (seconds, ``anyio.current_time``):
         forget the gone and retired incarnations whose time is over, and
-        retire the peers quiet for ``idle_timeout`` (with ``force``: every
-        quiet peer, the table being full)."""
+        retire the peers quiet for ``idle_timeout`` (with ``force``, the
+        table being full: every peer quiet since the last round)."""
         gone = self.gone
         for address in [a for a, until in gone.items() if until <= now]:
             del gone[address]
@@ -439,10 +439,12 @@ class Peers:
         for address, peer in list(self.peers.items()):
             marks = peer.activity()
             if marks != peer.marks:
-                peer.marks = marks
-                peer.quiet = now
+                # Active since the last round: kept, even when the table is
+                # full (a flood of new peers cannot push out a working one).
                 if not force:
-                    continue
+                    peer.marks = marks
+                    peer.quiet = now
+                continue
             outbound = peer.outbound
             if (
                 peer.suspect
