@@ -78,6 +78,10 @@ class Received:
         self.envelopes = 0  #: the envelopes in them
 
 
+#: A retired peer: its frame numbers, when it is forgotten, its traffic.
+_Retired = tuple[tuple[int, int, int, int], float, int]
+
+
 class Peer:
     """One peer node incarnation, as this node knows it.
 
@@ -92,6 +96,7 @@ class Peer:
 
     __slots__ = (
         "address",
+        "earlier",
         "marks",
         "numbers",
         "outbound",
@@ -111,6 +116,19 @@ class Peer:
         #: when they have not moved (None: they moved at that round).
         self.marks: tuple[int, int, int, int] = (0, 0, 0, 0)
         self.quiet: float | None = None
+        #: Frames both ways before it was last retired.
+        self.earlier = 0
+
+    def traffic(self) -> int:
+        """How many frames went both ways (counts, not numbers: a sender
+        picks its numbers, not how many frames it got through)."""
+        outbound = self.outbound
+        received = self.received
+        return (
+            self.earlier
+            + (0 if outbound is None else outbound.statistics().frames)
+            + (0 if received is None else received.frames)
+        )
 
     def activity(self) -> tuple[int, int, int, int]:
         """Its frame numbers both ways now (they move with any frame)."""
@@ -218,9 +236,9 @@ class Peers:
         #: nothing is sent to them or taken from them meanwhile.
         self.gone: dict[NodeAddress, float] = {}
         #: Peers retired while quiet: their frame numbers (sent on both
-        #: lanes, received on both), and when they are forgotten.
-        self.retired: OrderedDict[NodeAddress, tuple[tuple[int, int, int, int], float]]
-        self.retired = OrderedDict()
+        #: lanes, received on both), when they are forgotten, and how many
+        #: frames went both ways (their standing in a full table).
+        self.retired: OrderedDict[NodeAddress, _Retired] = OrderedDict()
         #: Frames that never arrived from each peer (see ``_inbound``),
         #: kept after the peer is gone, for the latest ``max_peers`` peers.
         self.lost_frames: dict[NodeAddress, int] = {}
@@ -248,20 +266,17 @@ class Peers:
                 return None
             peers = self.peers
             if len(peers) >= self.max_peers:
-                self.prune(anyio.current_time(), force=True)
-                if len(peers) >= self.max_peers:
-                    # Full of busy peers: a suspect (nobody listened on it)
-                    # makes room, declared down; else there is none.
-                    suspect = next((a for a, p in peers.items() if p.suspect), None)
-                    if suspect is None or self.evict is None:
-                        return None
-                    self.evict(suspect)
+                now = anyio.current_time()
+                self.prune(now, force=True)
+                if len(peers) >= self.max_peers and not self._make_room(address, now):
+                    return None
             peer = peers[address] = Peer(address)
             retired = self.retired.pop(address, None)
             if retired is not None:
                 marks = retired[0]
                 peer.numbers = marks[:2]
                 peer.received = Received(marks[2], marks[3])
+                peer.earlier = retired[2]
         return peer
 
     def outbound(self, address: NodeAddress) -> Outbound | None:
@@ -435,7 +450,6 @@ class Peers:
         retired = self.retired
         while retired and next(iter(retired.values()))[1] <= now:
             retired.popitem(last=False)
-        monitor = self._monitor
         for address, peer in list(self.peers.items()):
             marks = peer.activity()
             if marks != peer.marks:
@@ -445,23 +459,57 @@ class Peers:
                     peer.marks = marks
                     peer.quiet = now
                 continue
-            outbound = peer.outbound
-            if (
-                peer.suspect
-                or monitor.is_monitoring(address)
-                or (outbound is not None and not outbound.idle)
-            ):
+            if not self._retirable(address, peer):
                 continue
             quiet = peer.quiet
             if not force and (quiet is None or now - quiet < self._idle_timeout):
                 continue
-            del self.peers[address]
-            if outbound is not None:
-                self.outbounds.pop(address, None)
-                outbound.close()
-            retired[address] = (marks, now + self._gone_ttl)
-            if len(retired) > self.max_peers:
-                retired.popitem(last=False)
+            self._retire(address, peer, now)
+
+    def _retirable(self, address: NodeAddress, peer: Peer) -> bool:
+        outbound = peer.outbound
+        return not (
+            peer.suspect
+            or self._monitor.is_monitoring(address)
+            or (outbound is not None and not outbound.idle)
+        )
+
+    def _retire(self, address: NodeAddress, peer: Peer, now: float) -> None:
+        """Retire ``peer``: its buffer closes (its writer ends), its frame
+        numbers are kept. A full retired table drops the entry with the
+        least traffic (not the oldest: a flood of made-up peers cannot push
+        out an established one's numbers)."""
+        del self.peers[address]
+        outbound = peer.outbound
+        if outbound is not None:
+            self.outbounds.pop(address, None)
+            outbound.close()
+        retired = self.retired
+        retired[address] = (peer.activity(), now + self._gone_ttl, peer.traffic())
+        if len(retired) > self.max_peers:
+            del retired[min(retired, key=lambda a: retired[a][2])]
+
+    def _make_room(self, address: NodeAddress, now: float) -> bool:
+        """Make room in the full table for ``address``: retire the idle peer
+        with the least traffic, if ``address`` (retired before) had more;
+        else declare a suspect down. Whether there is room now."""
+        known = self.retired.get(address)
+        score = 0 if known is None else known[2]
+        weakest = None
+        least = score
+        for other, peer in self.peers.items():
+            traffic = peer.traffic()
+            if traffic < least and self._retirable(other, peer):
+                weakest, least = other, traffic
+        if weakest is not None:
+            self._retire(weakest, self.peers[weakest], now)
+            return True
+        # Nobody listened on a suspect: it makes room, declared down.
+        suspect = next((a for a, p in self.peers.items() if p.suspect), None)
+        if suspect is None or self.evict is None:
+            return False
+        self.evict(suspect)
+        return True
 
     async def run_pruning(self, interval: float) -> None:
         """A pruning round each ``interval`` seconds, until cancelled."""

@@ -241,11 +241,11 @@ async def test_made_up_senders_create_no_state_beyond_the_bounds(
             evil.publish_nowait(inbox, b"\x00", reply=f"r.{i}")
         await evil.flush()
         caught = 500 if secret is None else 1000
-        await await_assert(lambda: _total(b.remote.bad_input, caught))
+        await await_assert(lambda: _total(b.remote.bad_input, caught), timeout=30)
         peers = parts(b).peers
         assert len(peers.peers) <= 16 and len(peers.outbounds) <= 16
         assert len(peers.retired) <= 16 and len(peers.gone) <= 16
-        await await_assert(lambda: _at_most(len(peers._writers), 16))
+        await await_assert(lambda: _at_most(len(peers._writers), 16), timeout=30)
         assert set(b.remote.bad_input) <= BAD_INPUT_CAUSES
         if secret is not None:
             assert peers.peers.keys() <= {a.remote.node}
