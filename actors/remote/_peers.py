@@ -126,7 +126,7 @@ class Peer:
         received = self.received
         return (
             self.earlier
-            + (0 if outbound is None else outbound.statistics().frames)
+            + (0 if outbound is None else outbound.frames_sent)
             + (0 if received is None else received.frames)
         )
 
@@ -265,11 +265,10 @@ class Peers:
             if address in self.gone:
                 return None
             peers = self.peers
-            if len(peers) >= self.max_peers:
-                now = anyio.current_time()
-                self.prune(now, force=True)
-                if len(peers) >= self.max_peers and not self._make_room(address, now):
-                    return None
+            if len(peers) >= self.max_peers and not self._make_room(
+                address, anyio.current_time()
+            ):
+                return None
             peer = peers[address] = Peer(address)
             retired = self.retired.pop(address, None)
             if retired is not None:
@@ -439,11 +438,10 @@ class Peers:
 
     # -- pruning -------------------------------------------------------------------
 
-    def prune(self, now: float, *, force: bool = False) -> None:
+    def prune(self, now: float) -> None:
         """One pruning round at ``now`` (seconds, ``anyio.current_time``):
         forget the gone and retired incarnations whose time is over, and
-        retire the peers quiet for ``idle_timeout`` (with ``force``, the
-        table being full: every peer quiet since the last round)."""
+        retire the peers quiet for ``idle_timeout``."""
         gone = self.gone
         for address in [a for a, until in gone.items() if until <= now]:
             del gone[address]
@@ -453,18 +451,16 @@ class Peers:
         for address, peer in list(self.peers.items()):
             marks = peer.activity()
             if marks != peer.marks:
-                # Active since the last round: kept, even when the table is
-                # full (a flood of new peers cannot push out a working one).
-                if not force:
-                    peer.marks = marks
-                    peer.quiet = now
-                continue
-            if not self._retirable(address, peer):
+                peer.marks = marks
+                peer.quiet = now
                 continue
             quiet = peer.quiet
-            if not force and (quiet is None or now - quiet < self._idle_timeout):
-                continue
-            self._retire(address, peer, now)
+            if (
+                quiet is not None
+                and now - quiet >= self._idle_timeout
+                and self._retirable(address, peer)
+            ):
+                self._retire(address, peer, now)
 
     def _retirable(self, address: NodeAddress, peer: Peer) -> bool:
         outbound = peer.outbound
@@ -490,16 +486,23 @@ class Peers:
             del retired[min(retired, key=lambda a: retired[a][2])]
 
     def _make_room(self, address: NodeAddress, now: float) -> bool:
-        """Make room in the full table for ``address``: retire the idle peer
-        with the least traffic, if ``address`` (retired before) had more;
-        else declare a suspect down. Whether there is room now."""
+        """Make room in the full table for ``address`` (O(``max_peers``)):
+        retire the idle peer with the least traffic among those quiet since
+        the last pruning round or with less traffic than ``address`` had
+        before it was retired; else declare a suspect down. An established
+        peer is never pushed out by newcomers with less traffic (a flood of
+        made-up incarnations churns among itself). Whether there is room."""
         known = self.retired.get(address)
         score = 0 if known is None else known[2]
         weakest = None
-        least = score
+        least = 0
         for other, peer in self.peers.items():
             traffic = peer.traffic()
-            if traffic < least and self._retirable(other, peer):
+            if (
+                (weakest is None or traffic < least)
+                and (traffic < score or peer.activity() == peer.marks)
+                and self._retirable(other, peer)
+            ):
                 weakest, least = other, traffic
         if weakest is not None:
             self._retire(weakest, self.peers[weakest], now)

@@ -327,3 +327,19 @@ async def test_an_anonymous_program_may_only_look_up_when_there_is_a_secret(
             await await_assert(
                 lambda: _at_least(b.remote.bad_input, "anonymous frame refused", 1)
             )
+
+
+async def test_the_trusted_broker_mode_is_said_once_at_start_and_not_with_a_secret(
+    nats_server: NatsServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "actors.remote")
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=Remote(url, system="m", node="plain")),
+        ActorSystem(remote=Remote(url, system="m", node="sealed", secret=SECRET)),
+    ):
+        pass
+    said = [r for r in caplog.records if "trusted-broker mode" in r.getMessage()]
+    assert [(r.levelno, "m.plain" in r.getMessage()) for r in said] == [
+        (logging.WARNING, True)
+    ]
