@@ -65,10 +65,11 @@ def test_a_sealed_frame_opens_under_any_key_and_only_unchanged() -> None:
 def test_a_tag_is_the_hmac_sha256_of_subject_reply_and_frame(key: bytes) -> None:
     import hmac
 
-    frame = bytes(range(256)) * 3
-    sealed = Secret((key,)).seal("s.a.b.c", "r.nr.x.y.5", frame)
-    expected = hmac.digest(key, b"s.a.b.c r.nr.x.y.5 " + frame, "sha256")
-    assert sealed == frame + expected
+    for frame in (bytes(range(256)) * 3, bytes(range(256)) * 1000):  # one, two updates
+        sealed = Secret((key,)).seal("s.a.b.c", "r.nr.x.y.5", frame)
+        expected = hmac.digest(key, b"s.a.b.c r.nr.x.y.5 " + frame, "sha256")
+        assert sealed == frame + expected
+        assert Secret((key,)).open("s.a.b.c", "r.nr.x.y.5", sealed) == frame
     assert Secret((key,)).seal("s", None, b"f")[1:] == hmac.digest(
         key, b"s  f", "sha256"
     )
