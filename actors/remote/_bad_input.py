@@ -40,6 +40,7 @@ CAUSES: Final = frozenset(
         "answer from another node",
         "ack beyond the frames sent",
         "stop refused",  # a stop of a guardian, /system or the node agent
+        "watch table full",  # beyond MAX_REMOTE_WATCHES
         "answer not sent",
         "bad lookup answer",
     }

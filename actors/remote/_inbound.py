@@ -77,7 +77,7 @@ from ._secret import Secret
 from ._serving import Serving
 from ._shares import Shares
 from ._subjects import frame_number
-from ._watch import Watch
+from ._watch import MAX_REMOTE_WATCHES, Watch
 from ._wire import Wire
 
 __all__ = ["ACK_BYTES", "Inbound"]
@@ -256,6 +256,8 @@ class Inbound:
                 if seq > last + 1 and last:
                     # Frames in between never came (at most once): counted.
                     lost = peers.lost_frames
+                    if sender not in lost and len(lost) >= peers.max_peers:
+                        del lost[next(iter(lost))]  # bounded: the oldest goes
                     lost[sender] = lost.get(sender, 0) + seq - last - 1
                 received.seq = seq
                 size = len(data)
@@ -482,7 +484,11 @@ class Inbound:
         self, envelope: WatchEnvelope, sender: NodeAddress | None, reply_to: str | None
     ) -> None:
         if sender is not None:
-            self._watch.watched_by(sender, envelope.path)
+            watch = self._watch
+            if watch.remote_watches >= MAX_REMOTE_WATCHES:
+                self.bad(sender, "watch table full", envelope.path)
+                return
+            watch.watched_by(sender, envelope.path)
 
     def _unwatched(
         self,

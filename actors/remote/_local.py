@@ -28,6 +28,10 @@ __all__ = ["Local"]
 
 #: The most characters of a registered name.
 MAX_NAME = 1024
+#: The most (peer, reason) keys of ``dead_letters_by_peer``; beyond, the
+#: dead letters of further peers are counted under ``OTHER_PEERS``.
+MAX_DEAD_LETTER_KEYS = 4096
+OTHER_PEERS = "(other peers)"
 
 
 class Local:
@@ -159,6 +163,9 @@ class Local:
         self, recipient: ActorRef[Any], message: object, reason: str, peer: object
     ) -> None:
         """A dead letter made by the remote layer, counted per peer too."""
-        key = (getattr(peer, "node", None) or str(peer), reason)
-        self.dead_letters_by_peer[key] = self.dead_letters_by_peer.get(key, 0) + 1
+        counts = self.dead_letters_by_peer
+        key = (getattr(peer, "node", None) or str(peer)[:64], reason)
+        if key not in counts and len(counts) >= MAX_DEAD_LETTER_KEYS:
+            key = (OTHER_PEERS, reason)  # a node's name is the sender's choice
+        counts[key] = counts.get(key, 0) + 1
         self._host.dead_letter(recipient, message, reason)

@@ -447,6 +447,12 @@ class Outbound:
         return self._window.seq, self._oob
 
     @property
+    def frames_sent(self) -> int:
+        """Numbered frames published (``statistics().frames``, read
+        without making the statistics)."""
+        return self._writer.frames
+
+    @property
     def idle(self) -> bool:
         """Nothing buffered, nothing in flight, no sender waiting, and the
         writer holds nothing."""

@@ -79,6 +79,10 @@ class Received:
         self.envelopes = 0  #: the envelopes in them
 
 
+#: A retired peer: its frame numbers, when it is forgotten, its traffic.
+_Retired = tuple[tuple[int, int, int, int], float, int]
+
+
 class Peer:
     """One peer node incarnation, as this node knows it.
 
@@ -93,6 +97,7 @@ class Peer:
 
     __slots__ = (
         "address",
+        "earlier",
         "marks",
         "numbers",
         "outbound",
@@ -112,6 +117,19 @@ class Peer:
         #: when they have not moved (None: they moved at that round).
         self.marks: tuple[int, int, int, int] = (0, 0, 0, 0)
         self.quiet: float | None = None
+        #: Frames both ways before it was last retired.
+        self.earlier = 0
+
+    def traffic(self) -> int:
+        """How many frames went both ways (counts, not numbers: a sender
+        picks its numbers, not how many frames it got through)."""
+        outbound = self.outbound
+        received = self.received
+        return (
+            self.earlier
+            + (0 if outbound is None else outbound.frames_sent)
+            + (0 if received is None else received.frames)
+        )
 
     def activity(self) -> tuple[int, int, int, int]:
         """Its frame numbers both ways now (they move with any frame)."""
@@ -239,11 +257,11 @@ class Peers:
         #: nothing is sent to them or taken from them meanwhile.
         self.gone: dict[NodeAddress, float] = {}
         #: Peers retired while quiet: their frame numbers (sent on both
-        #: lanes, received on both), and when they are forgotten.
-        self.retired: OrderedDict[NodeAddress, tuple[tuple[int, int, int, int], float]]
-        self.retired = OrderedDict()
+        #: lanes, received on both), when they are forgotten, and how many
+        #: frames went both ways (their standing in a full table).
+        self.retired: OrderedDict[NodeAddress, _Retired] = OrderedDict()
         #: Frames that never arrived from each peer (see ``_inbound``),
-        #: kept after the peer is gone (counters never go back).
+        #: kept after the peer is gone, for the latest ``max_peers`` peers.
         self.lost_frames: dict[NodeAddress, int] = {}
         #: Declares a suspect down to make room in a full table (set by the
         #: node: its asks fail, its watchers get NodeDown).
@@ -268,21 +286,17 @@ class Peers:
             if address in self.gone:
                 return None
             peers = self.peers
-            if len(peers) >= self.max_peers:
-                self.prune(anyio.current_time(), force=True)
-                if len(peers) >= self.max_peers:
-                    # Full of busy peers: a suspect (nobody listened on it)
-                    # makes room, declared down; else there is none.
-                    suspect = next((a for a, p in peers.items() if p.suspect), None)
-                    if suspect is None or self.evict is None:
-                        return None
-                    self.evict(suspect)
+            if len(peers) >= self.max_peers and not self._make_room(
+                address, anyio.current_time()
+            ):
+                return None
             peer = peers[address] = Peer(address)
             retired = self.retired.pop(address, None)
             if retired is not None:
                 marks = retired[0]
                 peer.numbers = marks[:2]
                 peer.received = Received(marks[2], marks[3])
+                peer.earlier = retired[2]
         return peer
 
     def outbound(self, address: NodeAddress) -> Outbound | None:
@@ -486,46 +500,85 @@ class Peers:
 
     # -- pruning -------------------------------------------------------------------
 
-    def prune(self, now: float, *, force: bool = False) -> None:
+    def prune(self, now: float) -> None:
         """One pruning round at ``now`` (seconds, ``anyio.current_time``):
         forget the gone and retired incarnations whose time is over, and
-        retire the peers quiet for ``idle_timeout`` (with ``force``: every
-        quiet peer, the table being full)."""
+        retire the peers quiet for ``idle_timeout``."""
         gone = self.gone
         for address in [a for a, until in gone.items() if until <= now]:
             del gone[address]
         retired = self.retired
         while retired and next(iter(retired.values()))[1] <= now:
             retired.popitem(last=False)
-        monitor = self._monitor
         for address, peer in list(self.peers.items()):
             marks = peer.activity()
             if marks != peer.marks:
                 peer.marks = marks
                 peer.quiet = now
-                if not force:
-                    continue
-            outbound = peer.outbound
-            credits = self.credits.get(address)
-            if (
-                peer.suspect
-                or monitor.is_monitoring(address)
-                or (outbound is not None and not outbound.idle)
-                or (credits is not None and not credits.idle)
-            ):
                 continue
             quiet = peer.quiet
-            if not force and (quiet is None or now - quiet < self._idle_timeout):
-                continue
-            del self.peers[address]
-            if outbound is not None:
-                self.outbounds.pop(address, None)
-                outbound.close()
-            if credits is not None:
-                del self.credits[address]
-            retired[address] = (marks, now + self._gone_ttl)
-            if len(retired) > self.max_peers:
-                retired.popitem(last=False)
+            if (
+                quiet is not None
+                and now - quiet >= self._idle_timeout
+                and self._retirable(address, peer)
+            ):
+                self._retire(address, peer, now)
+
+    def _retirable(self, address: NodeAddress, peer: Peer) -> bool:
+        outbound = peer.outbound
+        credits = self.credits.get(address)
+        return not (
+            peer.suspect
+            or self._monitor.is_monitoring(address)
+            or (outbound is not None and not outbound.idle)
+            # Credits outstanding: the share would be counted afresh.
+            or (credits is not None and not credits.idle)
+        )
+
+    def _retire(self, address: NodeAddress, peer: Peer, now: float) -> None:
+        """Retire ``peer``: its buffer closes (its writer ends), its frame
+        numbers are kept. A full retired table drops the entry with the
+        least traffic (not the oldest: a flood of made-up peers cannot push
+        out an established one's numbers)."""
+        del self.peers[address]
+        outbound = peer.outbound
+        if outbound is not None:
+            self.outbounds.pop(address, None)
+            outbound.close()
+        self.credits.pop(address, None)
+        retired = self.retired
+        retired[address] = (peer.activity(), now + self._gone_ttl, peer.traffic())
+        if len(retired) > self.max_peers:
+            del retired[min(retired, key=lambda a: retired[a][2])]
+
+    def _make_room(self, address: NodeAddress, now: float) -> bool:
+        """Make room in the full table for ``address`` (O(``max_peers``)):
+        retire the idle peer with the least traffic among those quiet since
+        the last pruning round or with less traffic than ``address`` had
+        before it was retired; else declare a suspect down. An established
+        peer is never pushed out by newcomers with less traffic (a flood of
+        made-up incarnations churns among itself). Whether there is room."""
+        known = self.retired.get(address)
+        score = 0 if known is None else known[2]
+        weakest = None
+        least = 0
+        for other, peer in self.peers.items():
+            traffic = peer.traffic()
+            if (
+                (weakest is None or traffic < least)
+                and (traffic < score or peer.activity() == peer.marks)
+                and self._retirable(other, peer)
+            ):
+                weakest, least = other, traffic
+        if weakest is not None:
+            self._retire(weakest, self.peers[weakest], now)
+            return True
+        # Nobody listened on a suspect: it makes room, declared down.
+        suspect = next((a for a, p in self.peers.items() if p.suspect), None)
+        if suspect is None or self.evict is None:
+            return False
+        self.evict(suspect)
+        return True
 
     async def run_pruning(self, interval: float) -> None:
         """A pruning round each ``interval`` seconds, until cancelled."""

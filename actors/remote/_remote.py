@@ -347,7 +347,9 @@ class Remote(RemoteScaleOut, RemoteWatching):
                 await client.subscribe(subjects.returns, callback=parts.peers.returned)
                 await client.flush()
                 if self.secret is None:
-                    logger.warning(
+                    # A private embedded server is the trusted broker itself.
+                    logger.log(
+                        logging.INFO if self._urls is None else logging.WARNING,
                         "node %s.%s runs without a cluster secret (the trusted-"
                         "broker mode): any client that can publish on %s.%s.> "
                         "can act as a node; give Remote(secret=...) on a "

@@ -33,7 +33,10 @@ from ._peers import Peers
 from ._ref import RemoteRef
 from ._wire import Wire
 
-__all__ = ["Watch"]
+__all__ = ["MAX_REMOTE_WATCHES", "Watch"]
+
+#: The most watches of local actors by other nodes a node keeps.
+MAX_REMOTE_WATCHES = 65536
 
 
 class _Joiner:
@@ -82,6 +85,9 @@ class Watch:
         self.watchers: dict[RefAddress, set[object]] = {}
         #: Local actors other nodes watch: by the path they used, the peers.
         self.watched: dict[ActorRef[Any], dict[str, set[NodeAddress]]] = {}
+        #: How many (peer, actor) watches ``watched`` holds: at most
+        #: ``MAX_REMOTE_WATCHES`` (a watch beyond is refused, counted).
+        self.remote_watches = 0
         #: Pools watched here: by their coordinator, the pool's ref and its
         #: watchers.
         self.pools: dict[ActorRef[Any], tuple[ActorRef[Any], set[object]]] = {}
@@ -199,15 +205,19 @@ class Watch:
         if not alive:
             self._send_death(peer, path, reason)
             return
-        self.watched.setdefault(ref, {}).setdefault(path, set()).add(peer)
+        peers = self.watched.setdefault(ref, {}).setdefault(path, set())
+        if peer not in peers:
+            peers.add(peer)
+            self.remote_watches += 1
 
     def unwatched_by(self, peer: NodeAddress, path: str) -> None:
         """``peer`` no longer watches the local actor at ``path``."""
         ref = self._local.find(path)
         if ref is not None:
             peers = self.watched.get(ref, {}).get(path)
-            if peers is not None:
+            if peers is not None and peer in peers:
                 peers.discard(peer)
+                self.remote_watches -= 1
 
     def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
         """A local actor other nodes (or local watchers of its pool) watch
@@ -219,7 +229,10 @@ class Watch:
             for watcher in watchers:
                 self._host.terminated(watcher, pool_ref, reason)
         paths = self.watched.pop(ref, None)
-        if paths is None or not self._peers.open:
+        if paths is None:
+            return
+        self.remote_watches -= sum(len(peers) for peers in paths.values())
+        if not self._peers.open:
             return
         for path, peers in paths.items():
             for peer in peers:

