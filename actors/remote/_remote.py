@@ -122,7 +122,10 @@ class Remote(RemoteScaleOut, RemoteWatching):
             ``tls``, reconnection, ...; see
             [``actors.nats.connect``][actors.nats.connect]).
         server_options: keyword arguments for the embedded server (``port``,
-            ``config``, ``args``, ...), used when ``url`` is None.
+            ``config``, ``args``, ``jetstream=True``, ``store_dir`` for
+            JetStream's files, ...: see
+            [``actors.nats.NatsServer``][actors.nats.NatsServer]), used when
+            ``url`` is None.
         secret: the cluster secret, as Erlang's distribution cookie: a key
             of at least 16 bytes, or a sequence of them (frames are sealed
             with the first, accepted under any: for rotation). Every frame

@@ -35,8 +35,10 @@ class Users:
     """The passwords of the configuration's users (made per test)."""
 
     def __init__(self) -> None:
-        self.node = secrets.token_urlsafe(12)
-        self.billing = secrets.token_urlsafe(12)
+        # Letters first and hex only: nats-server's configuration parser reads
+        # a value starting with digits and a dash as a date.
+        self.node = "p" + secrets.token_hex(12)
+        self.billing = "p" + secrets.token_hex(12)
 
     def shop(self, node: str, **options: Any) -> Remote:
         """A node of the system ``shop`` with the node user's credentials."""
