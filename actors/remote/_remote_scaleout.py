@@ -25,23 +25,8 @@ class RemoteScaleOut(RemoteView):
     """Spawning on other nodes and pools across processes (see the module
     doc)."""
 
-    #: Set by ``Remote.__init__``: the server URLs (None: the embedded
-    #: server), the NATS client's options, the cluster secret's keys.
-    _urls: list[str] | None
-    _client_options: dict[str, Any]
+    #: Set by ``Remote.__init__``: the cluster secret's keys (None: none).
     secret: tuple[bytes, ...] | None
-
-    @property
-    def connect_options(self) -> tuple[list[str], dict[str, Any]]:
-        """The server URLs (the embedded server's when no URL was given) and
-        the NATS client options this node connects with: the node processes
-        of ``spawn_pool(processes=N)`` connect with them too.
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        return list(self._urls or [self.url]), dict(self._client_options)
 
     @property
     def secret_keys(self) -> tuple[bytes, ...]:
