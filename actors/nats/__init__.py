@@ -8,6 +8,11 @@ will). The API, as nats.py's core client:
 * [``connect``][actors.nats.connect] gives a [``Client``][actors.nats.Client]
   inside an ``async with`` that owns its tasks (reader, writer, pinger,
   reconnection);
+* credentials (``user``/``password``, ``token``, ``nkey_seed``,
+  ``creds_file``) and TLS (``tls``, or the ``tls_ca_file``,
+  ``tls_cert_file`` and ``tls_key_file`` options); ``inbox_prefix`` (as
+  nats.py's) puts the replies of ``request`` under a subject of the
+  user's permissions;
 * ``Client.publish`` / ``publish_nowait`` (payload bytes, an optional
   ``reply`` subject and ``headers``: a ``dict[str, str]`` sent as a NATS
   header block, ``HPUB``), ``Client.subscribe`` (a

@@ -9,6 +9,8 @@ command line itself (every user of the machine can read it with ``ps``).
 * ``--token-file FILE``: a file holding an authentication token.
 * ``--tls-ca FILE``, ``--tls-cert FILE``, ``--tls-key FILE``: TLS with a
   private CA, and a client certificate for servers that verify clients.
+* ``--secret-file FILE``: the cluster secret (``Remote(secret=...)``), one
+  key per line, in a file only its owner can read (as Erlang's cookie file).
 * ``--options-fd N``: how ``spawn_pool(processes=N)`` hands a child its
   parent's options and secret (see ``actors.remote.scaleout``'s handoff).
 """
@@ -17,9 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 from typing import Any
 
-__all__ = ["PASSWORD_ENV", "add_arguments", "client_options"]
+__all__ = ["PASSWORD_ENV", "add_arguments", "client_options", "read_secret_file"]
 
 #: The environment variable a ``--user``'s password is read from.
 PASSWORD_ENV = "ACTORS_NATS_PASSWORD"
@@ -55,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--tls-key", metavar="FILE", help="PEM private key of --tls-cert"
+    )
+    group.add_argument(
+        "--secret-file",
+        metavar="FILE",
+        help="the cluster secret: one key per line (the first seals, all are "
+        "accepted), in a file only its owner can read",
     )
     group.add_argument(
         "--options-fd",
@@ -126,3 +135,35 @@ def client_options(
                 raise SystemExit(f"--{option.replace('_', '-')}: no file {path!r}")
             options[key] = os.path.abspath(path)
     return options
+
+
+def read_secret_file(path: str) -> tuple[bytes, ...]:
+    """The keys of a cluster secret file: each line that is not empty nor a
+    ``#`` comment is one key (its bytes, surrounding whitespace dropped);
+    the first seals, all are accepted (rotation). As Erlang's cookie file,
+    it must be readable by its owner only (mode 0600 or 0400).
+
+    Raises:
+        SystemExit: the file cannot be read, others may read or write it,
+            or it holds no key (the message says which).
+    """
+    try:
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            data = f.read()
+    except OSError as exc:
+        raise SystemExit(f"--secret-file: cannot read {path!r}: {exc}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise SystemExit(
+            f"--secret-file: {path!r} is accessible to others (mode "
+            f"{stat.S_IMODE(mode):o}): make it readable by its owner only "
+            f"(chmod 600 {path})"
+        )
+    keys = tuple(
+        line.strip()
+        for line in data.splitlines()
+        if line.strip() and not line.lstrip().startswith(b"#")
+    )
+    if not keys:
+        raise SystemExit(f"--secret-file: {path!r} holds no key")
+    return keys

@@ -16,8 +16,14 @@ import anyio
 from .. import ActorRef, ActorSystem, AskTimeout
 from ..extension import import_extra
 from ..remote import DEFAULT_PREFIX, Remote
-from ..remote.scaleout import Hosted, Leave, read_handoff, start_agent
-from ._options import add_arguments, client_options
+from ..remote.scaleout import (
+    Hosted,
+    Leave,
+    check_secret,
+    read_handoff,
+    start_agent,
+)
+from ._options import add_arguments, client_options, read_secret_file
 
 __all__ = ["host", "main", "run"]
 
@@ -76,6 +82,7 @@ async def run(
     ready: Callable[[Remote], None] | None = None,
     stop: anyio.Event | None = None,
     client_options: Mapping[str, Any] | None = None,
+    secret: bytes | Sequence[bytes] | None = None,
 ) -> None:
     """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
     ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
@@ -96,11 +103,14 @@ async def run(
         stop: an event that makes the node leave when set.
         client_options: options of the NATS client (credentials, TLS files,
             ...; see [``actors.nats.connect``][actors.nats.connect]).
+        secret: the cluster secret (``Remote(secret=...)``: a key, or keys
+            of which the first seals), or None (the trusted-broker mode).
 
     Raises:
         ImportError, Exception: a module cannot be imported.
         NoServersError, OSError: the server cannot be reached.
         AuthorizationError: the server refused the credentials.
+        TypeError / ValueError: a bad ``secret`` (as ``Remote``'s).
     """
     hosted = Hosted(modules)
     remote = Remote(
@@ -109,6 +119,7 @@ async def run(
         node=name,
         prefix=prefix,
         client_options=client_options,
+        secret=secret,
     )
     # A job still running after the grace must not hold the leave: the
     # actors' tasks are cancelled after that long more (its pool runs it
@@ -193,6 +204,13 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     urls: list[str] | None = args.connect
     options = client_options(args, os.environ)
+    secret: tuple[bytes, ...] | None = None
+    if args.secret_file is not None:
+        secret = read_secret_file(args.secret_file)
+        try:
+            check_secret(secret)
+        except (TypeError, ValueError) as exc:
+            parser.error(f"--secret-file {args.secret_file}: {exc}")
     if args.options_fd is not None:
         # From the parent (spawn_pool): its servers and client options; the
         # command line's own options win.
@@ -202,6 +220,8 @@ def main(argv: list[str]) -> None:
             parser.error(f"--options-fd {args.options_fd}: {exc}")
         urls = list(handoff.servers)
         options = {**handoff.client_options, **options}
+        if secret is None and handoff.secret:
+            secret = tuple(handoff.secret)
     if not urls:
         parser.error("the following arguments are required: --connect")
     backend: str = args.backend
@@ -219,6 +239,7 @@ def main(argv: list[str]) -> None:
             grace=args.grace,
             exit_on_stdin_eof=args.exit_on_stdin_eof,
             client_options=options,
+            secret=secret,
         ),
         backend=backend,
         backend_options=backend_options,

@@ -25,6 +25,15 @@ class RemoteScaleOut(RemoteView):
     """Spawning on other nodes and pools across processes (see the module
     doc)."""
 
+    #: Set by ``Remote.__init__``: the cluster secret's keys (None: none).
+    secret: tuple[bytes, ...] | None
+
+    @property
+    def secret_keys(self) -> tuple[bytes, ...]:
+        """The cluster secret's keys (empty: none), handed to the node
+        processes this node starts."""
+        return self.secret or ()
+
     async def spawn(
         self,
         node: str | NodeAddress,

@@ -186,3 +186,31 @@ async def test_a_cancelled_sender_mid_queue_keeps_fifo_for_the_others(
         received.append(mailbox.receive_nowait())
     assert received == ["q", "a", "c"]
     assert len(mailbox) == 0
+
+
+async def test_a_send_that_must_wait_in_a_cancelled_scope_raises_before_it_parks(
+    task_group: TaskGroupFactory,
+) -> None:
+    # A receiver that runs before the cancellation is delivered would hand
+    # the parked sender its unit; on asyncio that happened every time, so a
+    # loop of waiting sends in a cancelled scope never ended.
+    mailbox: Mailbox[str] = Mailbox(1)
+    mailbox.try_send("queued")
+    go = anyio.Event()
+    taken: list[str] = []
+
+    async def receiver() -> None:
+        await go.wait()
+        taken.append(mailbox.receive_nowait())  # releases the unit at once
+
+    async with task_group() as tg:
+        tg.start_soon(receiver)
+        await wait_all_tasks_blocked()
+        with anyio.CancelScope() as scope:
+            go.set()  # the receiver runs next, before the cancel is delivered
+            scope.cancel()
+            await mailbox.send("in a cancelled scope")
+            pytest.fail("send returned although its scope was cancelled")
+        assert scope.cancelled_caught
+    assert taken == ["queued"]
+    assert mailbox.take_all() == []

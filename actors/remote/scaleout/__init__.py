@@ -19,6 +19,7 @@ same through ``system.remote.spawn``, ``system.remote.spawn_pool``,
 ``actors.node.host`` and ``python -m actors.node``.
 """
 
+from .._secret import check_secret as check_secret
 from ._agent import start_agent as start_agent
 from ._handoff import Handoff as Handoff
 from ._handoff import read_handoff as read_handoff
@@ -38,6 +39,7 @@ __all__ = [
     "Leave",
     "NodeProcesses",
     "RemotePoolRef",
+    "check_secret",
     "check_spawn_options",
     "remote_spawn",
     "read_handoff",

@@ -36,6 +36,11 @@ class Node(Protocol):
         by this node connect with."""
 
     @property
+    def secret_keys(self) -> tuple[bytes, ...]:
+        """The cluster secret's keys (empty: none), handed to node
+        processes started by this node."""
+
+    @property
     def max_payload(self) -> int:
         """The largest frame, in bytes."""
 
