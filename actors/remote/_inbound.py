@@ -7,8 +7,11 @@ each envelope goes to the handler of its kind (``Inbound.handlers``, one
 method per kind), which decodes its body by its type tag, checks it against
 what this node knows, and only then hands plain values to the concept that
 acts on them: the local actors (tells, stops, lookups), the serving of
-inbound asks, the outgoing asks (replies), the peers (heartbeats, acks) and
-the death watch. Then the frame's number is accounted for.
+inbound asks, the outgoing asks (replies), the peers (heartbeats, acks,
+credits), the death watch, and the shares (``_shares``: a node's tells go
+through them, which bound what a peer has outstanding per actor and give
+credits back; marks follow each frame's tells). Then the frame's number is
+accounted for.
 
 Frame numbers: a frame from a node is numbered (the last token of its reply
 subject, see ``_outbound``). The receiver keeps the highest number per peer,
