@@ -280,6 +280,14 @@ class Credits:
             for waiter in lane.waiters:
                 waiter.event.set()
 
+    @property
+    def idle(self) -> bool:
+        """Nothing outstanding to any target and no sender waiting: the
+        peer may be retired without losing count of its share."""
+        return not any(
+            lane.outstanding or lane.waiters for lane in self.lanes.values()
+        )
+
     def statistics(self) -> CreditStatistics:
         """The counters now."""
         lanes = [lane for lane in self.lanes.values() if lane.outstanding]

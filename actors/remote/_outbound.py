@@ -39,13 +39,14 @@ fails their asks.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import suppress
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from ..mailbox import Mailbox, MailboxClosed, MailboxFull
 from ._errors import FrameTooLarge, NodeUnreachable
 from ._node import NodeAddress
+from ._publisher import Publisher
 from ._window import Window
 from ._wire import Wire
 from ._writer import HEADER_ALLOWANCE, BufferedSystem, BufferedTraced, Writer, data_of
@@ -71,42 +72,6 @@ DEFAULT_BATCH = 1024
 DEFAULT_WINDOW = 4 * 1024 * 1024
 #: The smallest window: above what a receiver leaves unacked (``ACK_BYTES``).
 MIN_WINDOW = 256 * 1024
-
-
-class Publisher(Protocol):
-    """What an outbound buffer publishes with: the NATS client's API."""
-
-    @property
-    def max_payload(self) -> int:
-        """The server's ``max_payload`` in bytes (it may change on reconnect)."""
-        ...
-
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes queued in the client and not yet written (0: it is idle)."""
-        ...
-
-    def publish(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> Awaitable[None]:
-        """Queue a NATS message, waiting while the client's buffer is full."""
-        ...
-
-    def publish_nowait(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> None:
-        """Queue a NATS message without waiting (raises when it is full)."""
-        ...
 
 
 class OutboundStatistics(NamedTuple):
@@ -169,6 +134,10 @@ class Outbound:
         on_dropped: called with envelopes that were not published (or came
             back) and why (a sync function; an exception it raises is
             logged). Default: a warning is logged.
+        numbers: the last frame numbers used before on the two lanes
+            (numbered, out-of-band) to this peer, by an earlier buffer to
+            it: numbers go on from there (the receiver refuses a number at
+            or below one it accepted).
 
     Raises:
         TypeError / ValueError: a bad ``capacity``, ``batch`` or ``window``,
@@ -182,6 +151,7 @@ class Outbound:
         "_dropped",
         "_error",
         "_on_dropped",
+        "_oob",
         "_reply",
         "_returned",
         "_subject",
@@ -205,6 +175,7 @@ class Outbound:
         batch: int = DEFAULT_BATCH,
         window: int = DEFAULT_WINDOW,
         on_dropped: Callable[[list[bytes], BaseException], None] | None = None,
+        numbers: tuple[int, int] = (0, 0),
     ) -> None:
         for name, value, least in (
             ("capacity", capacity, 1),
@@ -218,6 +189,9 @@ class Outbound:
         self.peer = peer
         self.batch = batch
         self._window = Window(window)
+        #: The number of the last numbered frame (the window's), and of the
+        #: last out-of-band one (a lane of its own: ``put_urgent``).
+        self._window.seq, self._oob = numbers
         self._wire = wire
         self._client = client
         self._subject = subject
@@ -373,9 +347,16 @@ class Outbound:
         """
         if self._buffer.closed:
             raise self._unreachable()
+        reply = self._reply
+        if reply is not None:
+            # Numbered on the out-of-band lane ("o<n>"): the receiver
+            # refuses a number seen before (a replayed heartbeat or ack).
+            self._oob = oob = self._oob + 1
+            reply = f"{reply}.o{oob}"
+        subject = self._subject
         try:
             self._client.publish_nowait(
-                self._subject, self._wire.frame([envelope]), reply=self._reply
+                subject, self._wire.sealed(subject, reply, [envelope]), reply=reply
             )
         except Exception as exc:
             logger.debug("an out-of-band envelope to %s dropped: %s", self.peer, exc)
@@ -411,11 +392,16 @@ class Outbound:
         """The most bytes of frames published and not yet acked."""
         return self._window.limit
 
-    def acked(self, seq: int) -> None:
+    def acked(self, seq: int) -> bool:
         """The peer received every frame up to number ``seq`` that it will
-        ever receive: they leave the window (one beyond the last frame sent
-        is ignored and counted)."""
-        self._window.acked(seq)
+        ever receive: they leave the window.
+
+        Returns:
+            False when ``seq`` is beyond the last frame sent (a forged or
+            corrupt ack: ignored and counted, the window stays as it is),
+            else True.
+        """
+        return self._window.acked(seq)
 
     def returned(self, seq: int, error: BaseException) -> bool:
         """NATS returned frame ``seq`` (nobody listened): it leaves the
@@ -453,6 +439,18 @@ class Outbound:
             self.put_urgent(self._wire.heartbeat(0))
 
     # -- observation ---------------------------------------------------------
+
+    @property
+    def numbers(self) -> tuple[int, int]:
+        """The last frame numbers used on the two lanes (numbered,
+        out-of-band): a later buffer to the same peer goes on from them."""
+        return self._window.seq, self._oob
+
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered, nothing in flight, no sender waiting, and the
+        writer holds nothing."""
+        return not (len(self._buffer) or self._window.in_flight or self._writer.busy)
 
     @property
     def closed(self) -> bool:

@@ -17,11 +17,16 @@ task per inbound ask being served. Leaving the system stops it
 of the asks being served go out, the outbound buffers are flushed and closed,
 the tasks end, the client closes, the embedded server stops.
 
-Its size: a node's public API, documented in full (half the lines).
+The façade is made of concept parts, as Akka's actor cell: ``_remote_view``
+(the node's state and read-only face), ``_remote_watch`` (the runtime's
+death-watch hooks), ``_remote_scaleout`` (remote spawn, pools across
+processes); here are the options, start and stop, names, lookups and the
+senders' fast path.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, suppress
@@ -43,25 +48,29 @@ from ._node import NodeAddress, RefAddress, check_token
 from ._observer import Observer
 from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW
 from ._parts import Parts
-from ._peers import RemoteStatistics
+from ._peers import (
+    DEFAULT_GONE_TTL,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_PEERS,
+)
 from ._ref import RemoteRef
+from ._remote_scaleout import RemoteScaleOut
+from ._remote_view import NEW, STARTED, STOPPED
+from ._remote_watch import RemoteWatching
+from ._secret import check_secret
 from ._subjects import DEFAULT_PREFIX, Subjects
 from ._wire import Wire
-from .scaleout import (
-    RemotePoolRef,
-    check_spawn_options,
-    remote_spawn,
-    spawn_remote_pool,
-)
 
 __all__ = ["Remote"]
 
 T = TypeVar("T", bound=type)
 
+logger = logging.getLogger("actors.remote")
+
 #: Seconds ``stop`` waits for the outbound buffers to be written.
 DEFAULT_STOP_TIMEOUT = 5.0
 
-_NEW, _STARTED, _STOPPED = "new", "started", "stopped"
+_NEW, _STARTED, _STOPPED = NEW, STARTED, STOPPED
 
 
 def _count(name: str, value: object, least: int) -> int:
@@ -72,7 +81,7 @@ def _count(name: str, value: object, least: int) -> int:
     return value
 
 
-class Remote:
+class Remote(RemoteScaleOut, RemoteWatching):
     """The remote layer's configuration and, once its system is entered, the
     node itself: ``ActorSystem(remote=Remote(...))``.
 
@@ -114,6 +123,21 @@ class Remote:
             [``actors.nats.connect``][actors.nats.connect]).
         server_options: keyword arguments for the embedded server (``port``,
             ``config``, ``args``, ...), used when ``url`` is None.
+        secret: the cluster secret, as Erlang's distribution cookie: a key
+            of at least 16 bytes, or a sequence of them (frames are sealed
+            with the first, accepted under any: for rotation). Every frame
+            then carries an HMAC-SHA256 and a frame that fails is dropped
+            unread. None (the default): the trusted-broker mode, for a
+            broker only the cluster's nodes can publish on (logged once at
+            start). See the Security section of docs/remote.md.
+        max_peers: the most peer node incarnations kept at once (and as
+            many gone and retired ones): frames from one more are dropped
+            and counted, sends to one more are dead letters.
+        gone_ttl: seconds a peer incarnation declared down (or retired
+            while quiet) is remembered: nothing from it is taken meanwhile,
+            and its frame numbers still refuse replays.
+        idle_timeout: seconds a quiet peer keeps its outbound buffer and
+            writer task.
 
     Raises:
         TypeError / ValueError: a bad argument, naming it.
@@ -136,6 +160,10 @@ class Remote:
         stop_timeout: float = DEFAULT_STOP_TIMEOUT,
         client_options: Mapping[str, Any] | None = None,
         server_options: Mapping[str, Any] | None = None,
+        secret: bytes | Sequence[bytes] | None = None,
+        max_peers: int = DEFAULT_MAX_PEERS,
+        gone_ttl: float = DEFAULT_GONE_TTL,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         if url is None:
             self._urls: list[str] | None = None
@@ -169,6 +197,10 @@ class Remote:
             else check_seconds("serve_timeout", serve_timeout)
         )
         self.stop_timeout = check_seconds("stop_timeout", stop_timeout)
+        self.secret = check_secret(secret)
+        self.max_peers = _count("max_peers", max_peers, 1)
+        self.gone_ttl = check_seconds("gone_ttl", gone_ttl)
+        self.idle_timeout = check_seconds("idle_timeout", idle_timeout)
         self._client_options = dict(client_options or {})
         self._server_options = dict(server_options or {})
         #: The node's codec: register message classes on it (or with ``types``).
@@ -203,118 +235,6 @@ class Remote:
         """
         return self.codec.register(cls, tag)
 
-    # -- the node --------------------------------------------------------------
-
-    def _running(self) -> Parts:
-        parts = self._parts
-        if self._state != _STARTED or parts is None:
-            raise SystemNotRunning("the remote layer is not running (enter its system)")
-        return parts
-
-    @property
-    def url(self) -> str:
-        """The URL of the NATS server this node is connected to (the embedded
-        one's when no URL was given): other nodes join there.
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        assert self._url is not None
-        return self._url
-
-    @property
-    def node(self) -> NodeAddress:
-        """This node's incarnation (its name and random incarnation id).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().address
-
-    @property
-    def max_payload(self) -> int:
-        """The largest NATS message (frame) the server takes, in bytes (its
-        ``max_payload``; it may change on reconnection).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().max_payload()
-
-    @property
-    def host(self) -> RemoteHost:
-        """The system this node joined, as its extension sees it (the
-        scale-out layer spawns and watches through it).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().host
-
-    @property
-    def watching(self) -> int:
-        """Remote actors watched from this node now (by actors or joins)."""
-        return 0 if self._parts is None else len(self._parts.watch.watchers)
-
-    @property
-    def serving(self) -> int:
-        """Asks from other nodes being served by local actors now."""
-        return 0 if self._parts is None else self._parts.serving.count
-
-    @property
-    def asks_in_flight(self) -> int:
-        """Asks of remote refs waiting for their answer now."""
-        return 0 if self._parts is None else len(self._parts.asks.pending)
-
-    @property
-    def bad_input(self) -> dict[tuple[str, str], int]:
-        """Bad input from the network, counted per (peer, cause)."""
-        return {} if self._parts is None else self._parts.inbound.bad_input
-
-    @property
-    def late_replies(self) -> int:
-        """Replies that came after their ask had ended (timed out, cancelled)."""
-        return 0 if self._parts is None else self._parts.asks.late_replies
-
-    @property
-    def lost_frames(self) -> dict[NodeAddress, int]:
-        """Frames that never arrived from each peer (NATS core is at most
-        once: a broker restart or a broken connection loses what was in
-        flight), by the gaps in their numbers."""
-        return {} if self._parts is None else self._parts.peers.lost_frames
-
-    @property
-    def dead_letters_by_peer(self) -> dict[tuple[str, str], int]:
-        """Dead letters the remote layer made, by (peer node name, reason):
-        sent to a peer that is gone, or from a peer to no such actor, a full
-        mailbox or a stopped actor."""
-        parts = self._parts
-        return {} if parts is None else parts.local.dead_letters_by_peer
-
-    def statistics(self) -> RemoteStatistics:
-        """The node's counters now (copies: a snapshot, stale at once)."""
-        parts = self._parts
-        if parts is None:
-            return RemoteStatistics(0, {}, {}, {})
-        client = self._client
-        return RemoteStatistics(
-            0 if client is None else client.statistics().reconnects,
-            parts.peers.statistics(),
-            dict(parts.peers.lost_frames),
-            dict(parts.local.dead_letters_by_peer),
-        )
-
-    def is_reachable(self, peer: NodeAddress) -> bool:
-        """Whether ``peer`` is not known to be gone, nor suspected (NATS said
-        nobody listens on it, and it has not answered since): best effort."""
-        parts = self._parts
-        return (
-            self._state == _STARTED
-            and parts is not None
-            and parts.peers.is_reachable(peer)
-        )
-
     def register(self, name: str, ref: ActorRef[Any]) -> None:
         """Make a local actor reachable by ``name``: ``lookup(node, name)`` on
         other nodes finds it, and its remote refs carry the name as path.
@@ -327,6 +247,16 @@ class Remote:
             SystemNotRunning: the system is not entered.
         """
         self._running().local.register(name, ref)
+
+    def protect(self, ref: ActorRef[Any]) -> None:
+        """Refuse stops of the local actor ``ref`` that come from the network
+        (as the guardians and ``/system`` always are): for an actor the
+        node's operation depends on, such as the node agent.
+
+        Raises:
+            SystemNotRunning: the system is not entered.
+        """
+        self._running().local.protect(ref)
 
     def unregister(self, name: str) -> None:
         """Forget a name given to [``register``][actors.remote.Remote.register]
@@ -413,6 +343,17 @@ class Remote:
                 await client.subscribe(subjects.name, subjects.queue, callback=on_frame)
                 await client.subscribe(subjects.returns, callback=parts.peers.returned)
                 await client.flush()
+                if self.secret is None:
+                    logger.warning(
+                        "node %s.%s runs without a cluster secret (the trusted-"
+                        "broker mode): any client that can publish on %s.%s.> "
+                        "can act as a node; give Remote(secret=...) on a "
+                        "shared broker",
+                        self.system_name,
+                        self.node_name,
+                        self.prefix,
+                        self.system_name,
+                    )
                 async with anyio.create_task_group() as tg:
                     parts.connected(client, tg)
                     task_status.started()
@@ -491,53 +432,6 @@ class Remote:
             return parts.asks.ask(ref, message, timeout)
         return observer.ask(parts.asks.ask, ref, message, timeout)
 
-    # -- death watch (the runtime's hooks, RemoteExtension) ------------------------
-
-    def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
-        """The runtime's hook for ``context.watch(remote_ref)``: ``watcher``
-        gets ``Terminated(ref, reason)`` when the remote actor terminates, or
-        ``Terminated(ref, NodeDown)`` when its node is declared down (or nobody
-        listens on it any more).
-
-        A pool across processes (a ``RemotePoolRef``) is watched too: its
-        watchers get ``Terminated(pool, reason)`` when it stops.
-
-        Raises:
-            TypeError: ``ref`` is not a remote ref (or a pool) of this node.
-        """
-        if isinstance(ref, RemotePoolRef):
-            coordinator = ref.coordinator
-            if coordinator is None:
-                raise TypeError(f"{ref!r} has no coordinator yet")
-            self._running().watch.watch_pool(watcher, ref, coordinator)
-            return
-        if not isinstance(ref, RemoteRef) or ref._remote is not self:
-            raise TypeError(f"{ref!r} is not a remote ref of this system")
-        self._running().watch.watch(watcher, ref)
-
-    def unwatch(self, watcher: object, ref: ActorRef[Any]) -> None:
-        """The runtime's hook for ``context.unwatch(remote_ref)`` (and for a
-        watcher that stopped)."""
-        parts = self._parts
-        if parts is None:
-            return
-        if isinstance(ref, RemoteRef):
-            parts.watch.unwatch(watcher, ref)
-        elif isinstance(ref, RemotePoolRef) and ref.coordinator is not None:
-            parts.watch.unwatch_pool(watcher, ref.coordinator)
-
-    def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
-        """The runtime's hook: a local actor other nodes watch terminated;
-        each gets one death notice, after what the actor sent it before."""
-        parts = self._parts
-        if parts is not None:
-            parts.watch.local_terminated(ref, reason)
-
-    async def join(self, ref: RemoteRef[Any]) -> object:
-        """``await ref.join()``; see
-        [``RemoteRef.join``][actors.remote.RemoteRef.join]."""
-        return await self._running().watch.join(ref)
-
     # -- finding and spawning actors on other nodes ---------------------------------
 
     async def lookup(
@@ -565,136 +459,6 @@ class Remote:
         """
         parts = self._running()
         return await parts.asks.lookup(node, path, timeout)
-
-    # -- remote spawn and pools across processes ---------------------------------
-
-    async def spawn(
-        self,
-        node: str | NodeAddress,
-        factory: type[Any] | str,
-        *args: Any,
-        name: str | None = None,
-        capacity: int | None = None,
-        drain: int | None = None,
-        restart: str = "transient",
-        timeout: float = 5.0,
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
-        """Spawn an actor on another node (one running a node agent, as
-        ``python -m actors.node`` does) and return its remote ref.
-
-        The node constructs ``factory`` (an Actor subclass, or its path
-        ``"pkg.mod:Name"``) as a child of its agent, so it is supervised
-        there; watch the ref to learn when it ends. The node hosts only the
-        public top-level Actor classes of the modules it was started with
-        (``--module``); the arguments travel through the codec.
-
-        Args:
-            node: the node's name (any live incarnation) or incarnation.
-            factory: the class, or ``"pkg.mod:Name"``.
-            *args: the class's positional arguments (registered types, refs).
-            name: as for ``ActorSystem.spawn``.
-            capacity: as for ``ActorSystem.spawn``.
-            drain: as for ``ActorSystem.spawn``.
-            restart: as for ``ActorSystem.spawn``.
-            timeout: seconds for finding the node and for its answer.
-            **kwargs: the class's keyword arguments (through the codec).
-
-        Returns:
-            A [``RemoteRef``][actors.remote.RemoteRef] to the new actor.
-
-        Raises:
-            TypeError / ValueError: a bad option, or an argument the codec
-                cannot encode; on the node: a name taken, a bad capacity.
-            SpawnError: the node does not host that class.
-            ActorNotFound: the node runs no node agent.
-            NodeUnreachable: nobody listens on that node (at once), or no
-                answer in time.
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        check_spawn_options(name, capacity, drain, restart)
-        check_seconds("timeout", timeout)
-        return await remote_spawn(
-            self,
-            node,
-            factory,
-            args,
-            kwargs,
-            name=name,
-            capacity=capacity,
-            drain=drain,
-            restart=restart,
-            timeout=timeout,
-        )
-
-    def spawn_pool(
-        self,
-        factory: type[Any] | str,
-        *args: Any,
-        nodes: Sequence[str] | None = None,
-        processes: int | None = None,
-        workers: int = 1,
-        prefetch: int = 4,
-        capacity: int | None = None,
-        worker_capacity: int | None = None,
-        name: str | None = None,
-        grace: float = 5.0,
-        check_interval: float = 5.0,
-        **kwargs: Any,
-    ) -> RemotePoolRef[Any]:
-        """A pool of workers on several nodes behind one ref (see
-        [``RemotePoolRef``][actors.remote.RemotePoolRef]), returned at once: members
-        join in the background (``await pool.wait_ready()`` waits for them).
-
-        Args:
-            factory: an Actor subclass or ``"pkg.mod:Name"``, hosted by the
-                nodes (``--module``).
-            *args: the workers' positional arguments (through the codec).
-            nodes: the names of the nodes to run workers on (each one that
-                is, or comes, up gets a member; one that restarts joins
-                again).
-            processes: instead of ``nodes``: start this many node processes
-                on this machine (``python -m actors.node``, hosting the
-                factory's module), stopped with the pool or the system.
-            workers: workers per node.
-            prefetch: jobs per worker a node may hold (its credits); 1 for
-                the fairest spread of long jobs, more to batch short ones.
-            capacity: messages the pool's queue holds (None: unbounded):
-                ``tell`` raises ``MailboxFull``, ``send`` waits beyond it.
-            worker_capacity: each worker's mailbox quota (None, or at least
-                ``prefetch``: a worker is handed up to ``prefetch`` jobs at once).
-            name: the coordinator actor's name (default: made up).
-            grace: seconds a started process may take to leave.
-            check_interval: seconds between the pool's checks of what each
-                member holds: jobs (or their reports) lost on the wire, for
-                example across a NATS server restart, are dispatched again.
-            **kwargs: the workers' keyword arguments (through the codec).
-
-        Raises:
-            TypeError / ValueError: bad arguments (both or neither of
-                ``nodes`` and ``processes``, a node named twice or not a
-                node name), or an argument the codec cannot encode.
-            FrameTooLarge: the workers' arguments do not fit one message.
-            OSError: a process could not be started.
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        return spawn_remote_pool(
-            self,
-            factory,
-            args,
-            kwargs,
-            nodes=nodes,
-            processes=processes,
-            workers=workers,
-            prefetch=prefetch,
-            capacity=capacity,
-            worker_capacity=worker_capacity,
-            name=name,
-            grace=check_seconds("grace", grace),
-            check_interval=check_seconds("check_interval", check_interval),
-        )
 
     def __repr__(self) -> str:
         return f"<Remote {self.system_name}.{self.node_name} {self._state}>"

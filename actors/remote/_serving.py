@@ -224,7 +224,9 @@ class Serving:
             if client is None:
                 return
             try:
-                client.publish_nowait(reply_to, self._wire.frame([envelope]))
+                client.publish_nowait(
+                    reply_to, self._wire.sealed(reply_to, None, [envelope])
+                )
             except (NatsError, ValueError) as exc:
                 self._bad(reply_to, "answer not sent", exc)
 

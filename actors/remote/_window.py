@@ -90,15 +90,19 @@ class Window:
         self.in_flight -= sent.size
         return sent
 
-    def acked(self, seq: int) -> None:
+    def acked(self, seq: int) -> bool:
         """The peer received every frame up to number ``seq`` that it will
-        ever receive: they leave the window (an ack beyond the last frame
-        sent is ignored and counted in ``beyond``)."""
-        if seq <= self.acked_seq:
-            return
+        ever receive: they leave the window.
+
+        Returns:
+            False for an ack beyond the last frame sent (ignored and counted
+            in ``beyond``), else True.
+        """
         if seq > self.seq:
             self.beyond += 1
-            return
+            return False
+        if seq <= self.acked_seq:
+            return True
         self.acked_seq = seq
         unacked = self._unacked
         freed = 0
@@ -108,6 +112,7 @@ class Window:
             self.in_flight -= freed
             if self.in_flight < self.limit:
                 self.open()
+        return True
 
     def returned(self, seq: int) -> Sent | None:
         """NATS returned frame ``seq``: it leaves the window.

@@ -34,6 +34,7 @@ from ._envelopes import (
     WATCH,
 )
 from ._node import NodeAddress
+from ._secret import MAC_SIZE, Secret
 
 __all__ = ["MAX_FRAME_HEADER", "Wire", "array_header"]
 
@@ -60,6 +61,8 @@ class Wire:
     Args:
         codec: the node's codec.
         sender: the sending node, or ``None`` for a program that is not one.
+        secret: the cluster secret frames are sealed with (``seal``), or
+            None (the trusted-broker mode: frames go as they are).
     """
 
     __slots__ = (
@@ -69,12 +72,16 @@ class Wire:
         "_value_tags",
         "codec",
         "prefix",
+        "secret",
         "sender",
     )
 
-    def __init__(self, codec: Codec, sender: NodeAddress | None) -> None:
+    def __init__(
+        self, codec: Codec, sender: NodeAddress | None, secret: Secret | None = None
+    ) -> None:
         self.codec = codec
         self.sender = sender
+        self.secret = secret
         self._tagged = codec.tagged
         self._value_tags = codec.value_tags
         self._encode_body = codec.encode_body
@@ -86,9 +93,20 @@ class Wire:
         """One frame holding ``envelopes`` (already encoded), in order."""
         return b"".join((self.prefix, array_header(len(envelopes)), *envelopes))
 
+    def sealed(self, subject: str, reply: str | None, envelopes: list[bytes]) -> bytes:
+        """The payload of a frame of ``envelopes`` published on ``subject``
+        with the numbered reply subject ``reply`` (or None): the frame,
+        followed by its tag when there is a cluster secret (see
+        ``_secret``)."""
+        frame = b"".join((self.prefix, array_header(len(envelopes)), *envelopes))
+        secret = self.secret
+        return frame if secret is None else secret.seal(subject, reply, frame)
+
     def max_envelope(self, max_payload: int) -> int:
-        """The largest envelope that fits a frame of ``max_payload`` bytes."""
-        return max_payload - len(self.prefix) - MAX_FRAME_HEADER
+        """The largest envelope that fits a frame of ``max_payload`` bytes
+        (its tag, with a cluster secret, included)."""
+        tag = 0 if self.secret is None else MAC_SIZE
+        return max_payload - len(self.prefix) - MAX_FRAME_HEADER - tag
 
     # Messages: one tag lookup and one encode call each (the hot path).
 

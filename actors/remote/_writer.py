@@ -130,12 +130,12 @@ class Writer:
     ) -> object:
         """Number a frame of ``envelopes``, account for it, and hand it to
         ``publish`` (its result returned: an awaitable for ``publish``)."""
-        frame = self._wire.frame(envelopes)
         window = self.window
         seq = window.number()
         reply = self._reply
         subject = self._subject
         number = None if reply is None else f"{reply}.{seq}"
+        frame = self._wire.sealed(subject, number, envelopes)
         if headers is None:
             result = publish(subject, frame, reply=number)
         else:

@@ -214,7 +214,8 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
                 f"{a.remote.node.incarnation}.{seq}"
             )
             await raw.publish(inbox, encode([1, sender, [tell]]), reply=reply)
-        await raw.publish(inbox, encode([1, sender, [[7, 1]]]))  # a heartbeat
+        # A heartbeat, numbered on the out-of-band lane ("o<n>").
+        await raw.publish(inbox, encode([1, sender, [[7, 1]]]), reply=reply[:-1] + "o1")
         with anyio.fail_after(5):
             await acked.wait()
         assert acks == [5]
