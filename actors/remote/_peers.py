@@ -467,10 +467,14 @@ class Peers:
             credits.close(error)
 
     def send_heartbeat(self, address: NodeAddress, seq: int) -> None:
-        """The monitor's ``send``: a heartbeat to ``address``, out of band."""
+        """The monitor's ``send``: a heartbeat to ``address``, out of band
+        (none once the node is stopping: its buffers are closed)."""
+        if not self.open:
+            return
         outbound = self.outbound(address)
         if outbound is not None:
-            outbound.put_urgent(self._wire.heartbeat(seq))
+            with suppress(NodeUnreachable):  # aborted meanwhile: gone
+                outbound.put_urgent(self._wire.heartbeat(seq))
 
     def ack(self, address: NodeAddress, received: Received) -> None:
         """Ack what came from ``address`` so far (out of band)."""

@@ -122,7 +122,10 @@ class Remote(RemoteScaleOut, RemoteWatching):
             ``tls``, reconnection, ...; see
             [``actors.nats.connect``][actors.nats.connect]).
         server_options: keyword arguments for the embedded server (``port``,
-            ``config``, ``args``, ...), used when ``url`` is None.
+            ``config``, ``args``, ``jetstream=True``, ``store_dir`` for
+            JetStream's files, ...: see
+            [``actors.nats.NatsServer``][actors.nats.NatsServer]), used when
+            ``url`` is None.
         secret: the cluster secret, as Erlang's distribution cookie: a key
             of at least 16 bytes, or a sequence of them (frames are sealed
             with the first, accepted under any: for rotation). Every frame
@@ -259,8 +262,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
         self._running().local.protect(ref)
 
     def unregister(self, name: str) -> None:
-        """Forget a name given to [``register``][actors.remote.Remote.register]
-        (nothing if unknown)."""
+        """Forget a name given to ``register`` (nothing if it is unknown)."""
         parts = self._parts
         if parts is not None:
             parts.local.unregister(name)
@@ -332,6 +334,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                     urls = self._urls
                 options = {
                     "name": f"actors {self.system_name}.{self.node_name}",
+                    "inbox_prefix": parts.subjects.requests,
                     **self._client_options,
                 }
                 client = await stack.enter_async_context(connect(urls, **options))
@@ -362,6 +365,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                         await parts.leave()
                         self._state = _STOPPED
                         await parts.flush()
+                        await client.close()  # within the stop timeout too
                     tg.cancel_scope.cancel()
         finally:
             self._state = _STOPPED

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from .. import SystemNotRunning
 from ..extension import RemoteHost
@@ -30,6 +30,9 @@ class RemoteView:
     _parts: Parts | None
     _client: Client | None
     _url: str | None
+    #: The server URLs given (None: the embedded server) and client options.
+    _urls: list[str] | None
+    _client_options: dict[str, Any]
 
     # -- the node --------------------------------------------------------------
 
@@ -50,6 +53,16 @@ class RemoteView:
         self._running()
         assert self._url is not None
         return self._url
+
+    @property
+    def connect_options(self) -> tuple[list[str], dict[str, Any]]:
+        """The server URLs and NATS client options of this node (its node
+        processes connect with them).
+
+        Raises:
+            SystemNotRunning: the system is not entered.
+        """
+        return list(self._urls or [self.url]), dict(self._client_options)
 
     @property
     def node(self) -> NodeAddress:

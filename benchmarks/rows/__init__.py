@@ -22,6 +22,9 @@ MODULES: Final = (
     "remote",
     "scale",
     "persistence",
+    "persistence_jetstream",
+    "delivery",
+    "sharding",
 )
 
 

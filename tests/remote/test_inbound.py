@@ -80,12 +80,12 @@ async def test_an_ask_from_a_program_is_answered_on_its_reply_subject() -> None:
         assert isinstance(reply, ReplyEnvelope) and reply.ask_id == 1
 
 
-async def test_an_ask_of_a_missing_actor_fails_with_actor_not_found() -> None:
+async def test_an_ask_of_a_missing_actor_fails_with_actor_stopped() -> None:
     async with offline_node() as (_, node):
         node.feed(node.peer.ask("/user/nobody", 3, 1))
         [failure] = node.client.envelopes(FailureEnvelope)
         error = node.parts.wire.codec.decode(failure.tag, failure.body)
-        assert failure.ask_id == 3 and type(error).__name__ == "ActorNotFound"
+        assert failure.ask_id == 3 and type(error).__name__ == "ActorStopped"
 
 
 async def test_a_lookup_is_answered_found_or_not() -> None:

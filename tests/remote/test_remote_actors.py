@@ -255,14 +255,16 @@ async def test_lookup_confirms_the_actor_or_raises_a_clear_error(
         assert await b.remote.lookup("b", "/user/echo") == echo
 
 
-async def test_an_ask_of_a_path_with_no_actor_raises_actor_not_found(
+async def test_an_ask_of_a_path_with_no_actor_raises_actor_stopped(
     nats_server: NatsServer,
 ) -> None:
+    # A ref names an actor that ran there: as a local ask of a stopped
+    # actor, ActorStopped (a lookup is what says ActorNotFound).
     async with two_nodes(nats_server) as (a, b):
         ref = RemoteRef[Any](
             a.remote, RefAddress("b", b.remote.node.incarnation, "/user/nobody")
         )
-        with pytest.raises(ActorNotFound):
+        with pytest.raises(ActorStopped, match="/user/nobody"):
             await ref.ask(1)
 
 
@@ -382,8 +384,10 @@ async def test_a_remote_stop_stops_the_actor(nats_server: NatsServer) -> None:
         ref.stop()
         with anyio.fail_after(10):
             await echo.join()
-        with pytest.raises(ActorNotFound):
+        with pytest.raises(ActorStopped):
             await ref.ask(1)
+        with pytest.raises(ActorStopped):
+            await echo.ask(1)  # the same error as a local ask
 
 
 async def test_malformed_frames_are_counted_and_the_node_serves_on(

@@ -10,7 +10,14 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
+from actors import (
+    ActorStopped,
+    ActorSystem,
+    AskTimeout,
+    DeadLetter,
+    MailboxFull,
+    SystemNotRunning,
+)
 from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
@@ -232,8 +239,19 @@ async def test_stopping_the_pool_fails_its_queued_asks_and_waiting_sends(
         assert len(outcomes) == 2
         await pool.join()
         assert not pool.is_alive
-        with pytest.raises(ActorStopped):
+        # A tell is a dead letter, as to a local pool that stopped.
+        letters: list[DeadLetter] = []
+        with main.dead_letters.subscribe(letters.append):
             pool.tell("after")
+        assert [(d.recipient, d.message, d.reason) for d in letters] == [
+            (pool, "after", "actor stopped")
+        ]
+        with pytest.raises(ActorStopped):
+            await pool.send("after")
+        with pytest.raises(ActorStopped):
+            await pool.ask("after")
+    with pytest.raises(SystemNotRunning):
+        pool.tell("after the system")
 
 
 async def test_a_node_that_does_not_host_the_class_makes_wait_ready_raise(
