@@ -29,8 +29,10 @@ one method per kind), which decodes its body by its type tag, checks it
 against what this node knows (a reply only from the node its ask went to,
 an ack only of frames sent, no stop of the runtime's own actors), and only
 then hands plain values to the concept that acts on them: the local actors
-(tells, stops, lookups), the serving of inbound asks, the outgoing asks
-(replies), the peers (heartbeats, acks) and the death watch.
+(stops, lookups), the shares (``_shares``: a node's tells go through them,
+which bound what a peer has outstanding per actor and give credits back;
+marks follow each frame's tells), the serving of inbound asks, the outgoing
+asks (replies), the peers (heartbeats, acks, credits) and the death watch.
 
 Frame numbers also drive acks and loss: the receiver counts the numbers
 skipped as lost frames (NATS core is at most once: a broker restart loses

@@ -1,13 +1,16 @@
 """The receiving node of the slow-actor flood (``benchmarks.rows.remote_flood``
 and the ``remote/flood/slow`` row), run as its own process so that its
 memory is its own: ``python -m benchmarks.rows._flood_receiver URL SYSTEM
-BACKEND``.
+BACKEND [WORK]``.
 
-It joins ``SYSTEM`` at ``URL`` as node ``receiver`` and spawns ``slow`` (1 ms
-of blocking work per message, as a handler that calls a C library or does
-CPU work) and ``probe`` (answers ``"stats"`` with what ``slow`` has handled
-and has queued, so the sender can look without queueing behind the
-flood), prints ``ready`` and runs until its stdin closes.
+It joins ``SYSTEM`` at ``URL`` as node ``receiver`` and spawns ``slow`` (1
+ms per message: ``WORK`` ``sleep``, the default, awaits
+``anyio.sleep(0.001)`` as a handler waiting on I/O does, so the node's loop
+stays free to read the flood; ``block`` calls ``time.sleep(0.001)``, as a
+handler doing CPU work, which holds the loop) and ``probe`` (answers
+``"stats"`` with what ``slow`` has handled and has queued, so the sender can
+look without queueing behind the flood), prints ``ready`` and runs until its
+stdin closes.
 """
 
 from __future__ import annotations
@@ -33,13 +36,21 @@ class Handled:
 
 
 class Slow(Actor):
-    """Takes ``WORK`` seconds per message (blocking)."""
+    """Takes ``WORK`` seconds per message, blocking the loop."""
 
     def __init__(self, handled: Handled) -> None:
         self.handled = handled
 
     def receive(self, message: Any) -> None:
         time.sleep(WORK)
+        self.handled.count += 1
+
+
+class Sleepy(Slow):
+    """Takes ``WORK`` seconds per message, waiting (the loop runs on)."""
+
+    async def receive(self, message: Any) -> None:  # type: ignore[override]
+        await anyio.sleep(WORK)
         self.handled.count += 1
 
 
@@ -54,12 +65,12 @@ class Probe(Actor):
         return [self.handled.count, self.slow.statistics().queued_messages]
 
 
-async def main(url: str, system: str) -> None:
+async def main(url: str, system: str, work: str) -> None:
     async with ActorSystem(
         remote=Remote(url, system=system, node="receiver", stop_timeout=0.5)
     ) as actors:
         handled = Handled()
-        slow = actors.spawn(Slow, handled, name="slow")
+        slow = actors.spawn(Sleepy if work == "sleep" else Slow, handled, name="slow")
         actors.spawn(Probe, handled, slow, name="probe")
         print("ready", flush=True)
         # Until the parent closes our stdin (it kills us after: leaving
@@ -69,9 +80,10 @@ async def main(url: str, system: str) -> None:
 
 if __name__ == "__main__":
     url, system, backend = sys.argv[1:4]
+    work = sys.argv[4] if len(sys.argv) > 4 else "sleep"
     options: dict[str, Any] = {}
     if backend == "uvloop":
         import uvloop
 
         backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
-    anyio.run(main, url, system, backend=backend, backend_options=options)
+    anyio.run(main, url, system, work, backend=backend, backend_options=options)

@@ -2,19 +2,19 @@
 that takes 1 ms per message, for a fixed time, and what that does to the
 receiving node: its RSS growth, its backlog, and whether the sender waited.
 
-``python -m benchmarks.rows.remote_flood [--seconds 10] [--backend asyncio]``
-prints one line per backend. The receiver is a process of its own
-(``_flood_receiver``), on this process's ``nats-server``; its RSS is read
-from ``/proc/<pid>/status`` (VmRSS) before the flood, every 0.25 s during it
-(the peak) and at the end. A send *waited* when it took over 1 ms (the
-actor's time per message: with backpressure the sender runs at the actor's
-pace). The receiver is killed at the end (leaving with a backlog would take
-as long as the backlog).
+``python -m benchmarks.rows.remote_flood [--seconds 10] [--size 256] [--work
+sleep|block] [--backend B ...]`` prints one line per backend. The receiver
+is a process of its own (``_flood_receiver``), on this process's
+``nats-server``; its RSS is read from ``/proc/<pid>/status`` (VmRSS) before
+the flood, every 0.25 s during it (the peak) and at the end. A send *waited*
+when it took over 1 ms (the actor's time per message: with backpressure the
+sender runs at the actor's pace). The receiver is killed at the end (leaving
+with a backlog would take as long as the backlog).
 
-Also a row, ``remote/flood/slow`` (registered by ``benchmarks.rows.remote``):
-``count`` sends to that actor, timed until the actor handled them all
-(wall clock: the work is in another process); its baseline is 1 ms per
-message.
+Also a row, ``remote/flood/slow`` (registered by
+``benchmarks.rows.remote``): ``count`` sends to that actor (blocking work),
+timed until the actor handled them all (wall clock: the work is in another
+process), beside the same actor in this process.
 """
 
 from __future__ import annotations
@@ -69,9 +69,11 @@ def _rss(pid: int) -> int:
 class Receiver:
     """The receiving node's process (see ``_flood_receiver``)."""
 
-    def __init__(self, url: str, system: str, backend: str) -> None:
+    def __init__(
+        self, url: str, system: str, backend: str, work: str = "sleep"
+    ) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", RECEIVER, url, system, backend],
+            [sys.executable, "-m", RECEIVER, url, system, backend, work],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -101,12 +103,12 @@ async def _refs(a: ActorSystem) -> tuple[Any, Any]:
 
 
 async def flood(
-    url: str, seconds: float, backend: str, size: int = 256
+    url: str, seconds: float, backend: str, size: int = 256, work: str = "sleep"
 ) -> FloodFigures:
-    """Flood a 1 ms actor in a receiver process for ``seconds`` with
-    ``size``-byte messages."""
+    """Flood a 1 ms actor (``work``: see ``_flood_receiver``) in a receiver
+    process for ``seconds`` with ``size``-byte messages."""
     system = "flood" + new_nuid(8)
-    receiver = await anyio.to_thread.run_sync(Receiver, url, system, backend)
+    receiver = await anyio.to_thread.run_sync(Receiver, url, system, backend, work)
     try:
         async with ActorSystem(
             remote=Remote(url, system=system, node="sender", stop_timeout=0.5)
@@ -171,7 +173,9 @@ async def ours_slow(url: str, count: int) -> Sample:
     """The ``remote/flood/slow`` row's subject: ``count`` sends to the 1 ms
     actor of a receiver process, until it has handled them (wall time)."""
     system = "flood" + new_nuid(8)
-    receiver = await anyio.to_thread.run_sync(Receiver, url, system, _backend())
+    receiver = await anyio.to_thread.run_sync(
+        Receiver, url, system, _backend(), "block"
+    )
     try:
         async with ActorSystem(
             remote=Remote(url, system=system, node="sender", stop_timeout=0.5)
@@ -231,6 +235,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--size", type=int, default=256, help="payload bytes")
     parser.add_argument(
+        "--work",
+        choices=("sleep", "block"),
+        default="sleep",
+        help="the actor awaits anyio.sleep(0.001) or blocks in time.sleep(0.001)",
+    )
+    parser.add_argument(
         "--backend",
         action="append",
         choices=("asyncio", "uvloop", "trio"),
@@ -258,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
             args.seconds,
             name,
             args.size,
+            args.work,
             backend=backend,
             backend_options=options,
         )

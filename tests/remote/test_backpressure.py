@@ -18,9 +18,9 @@ import pytest
 from actors import Actor, ActorSystem, MailboxFull
 from actors.nats import NatsServer
 from actors.nats._protocol import new_nuid
-from actors.remote import NodeAddress, PeerStatistics, Remote
-from actors.remote._credits import CREDIT_TIMEOUT
-from actors.remote._envelopes import CreditEnvelope
+from actors.remote import NodeAddress, PeerStatistics, RefAddress, Remote, RemoteRef
+from actors.remote._credits import CREDIT_TIMEOUT, MAX_SHARE
+from actors.remote._envelopes import CreditEnvelope, TellEnvelope
 
 from ._offline import PEER, offline_node
 
@@ -184,8 +184,9 @@ async def test_the_receiving_node_holds_at_most_a_share_per_peer_for_a_slow_acto
                 )
             for sender in (a, c):
                 await until(
-                    lambda s=sender: peer_stats(b, s.remote.node).share_outstanding
-                    == SHARE
+                    lambda s=sender: (
+                        peer_stats(b, s.remote.node).share_outstanding == SHARE
+                    )
                 )
             assert gate.statistics().queued_messages <= 2 * SHARE
             # Let the frames in flight land: still no more than the shares.
@@ -340,3 +341,84 @@ async def test_tells_beyond_a_peers_share_are_dead_letters_on_the_receiving_node
         grants = node.client.envelopes(CreditEnvelope)
         assert sum(g.count for g in grants) == 8
         assert {g.path for g in grants} == {"/user/gate"}
+
+
+def offline_ref(node: Any, path: str = "/user/x") -> RemoteRef[Any]:
+    """A ref from the offline node to ``path`` on ``PEER``."""
+    return RemoteRef[Any](
+        node.parts._owner, RefAddress(PEER.node, PEER.incarnation, path)
+    )
+
+
+@pytest.mark.parametrize("share", [0, -1, MAX_SHARE + 1])
+def test_a_share_out_of_range_is_refused_naming_it(share: int) -> None:
+    with pytest.raises(ValueError, match="share"):
+        Remote(share=share)
+    with pytest.raises(TypeError, match="share"):
+        Remote(share=1.5)  # type: ignore[arg-type]
+
+
+async def test_senders_waiting_for_credit_are_served_first_come_first_served() -> None:
+    async with offline_node(share=2) as (_, node):
+        ref = offline_ref(node)
+        ref.tell(0)
+        ref.tell(1)
+        credits = node.parts.peers.credits[PEER]
+        order: list[int] = []
+
+        async def send(n: int) -> None:
+            await ref.send(n)
+            order.append(n)
+
+        async with anyio.create_task_group() as tg:
+            for n in (2, 3, 4):
+                tg.start_soon(send, n)
+                await until(lambda n=n: credits.statistics().waiting == n - 1)
+            # A tell does not barge past them.
+            with pytest.raises(MailboxFull):
+                ref.tell(5)
+            node.urgent(node.peer.credit("/user/x", 1))
+            await until(lambda: order == [2])
+            node.urgent(node.peer.credit("/user/x", 1))
+            await until(lambda: order == [2, 3])
+            node.urgent(node.peer.credit("/user/x", 1))
+            await until(lambda: order == [2, 3, 4])
+        assert credits.statistics().outstanding == 2
+
+
+async def test_a_send_cancelled_while_waiting_for_credit_takes_none() -> None:
+    async with offline_node(share=1) as (_, node):
+        ref = offline_ref(node)
+        ref.tell(0)
+        credits = node.parts.peers.credits[PEER]
+        with anyio.CancelScope() as scope:
+
+            async def cancel_when_waiting() -> None:
+                await until(lambda: credits.statistics().waiting == 1)
+                scope.cancel()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_when_waiting)
+                await ref.send(1)
+        assert scope.cancelled_caught
+        stats = credits.statistics()
+        assert (stats.waiting, stats.outstanding) == (0, 1)
+        published = node.client.envelopes(TellEnvelope)
+        assert len(published) <= 1  # only the tell, never the cancelled send
+        node.urgent(node.peer.credit("/user/x", 1))
+        ref.tell(2)  # the credit came back: one more goes
+
+
+async def test_a_credit_for_nothing_outstanding_is_ignored_and_counted() -> None:
+    async with offline_node(share=4) as (_, node):
+        ref = offline_ref(node)
+        ref.tell(0)
+        credits = node.parts.peers.credits[PEER]
+        node.urgent(node.peer.credit("/user/x", 3))  # one was outstanding
+        node.urgent(node.peer.credit("/user/nobody", 5))
+        stats = credits.statistics()
+        assert (stats.outstanding, stats.excess) == (0, 7)
+        for n in range(4):  # still no more than the share
+            ref.tell(n)
+        with pytest.raises(MailboxFull):
+            ref.tell(4)

@@ -96,6 +96,10 @@ def _at_least(counts: dict[str, int], cause: str, n: int) -> None:
     assert counts.get(cause, 0) >= n, counts
 
 
+def _no_credit_outstanding(credits: Any) -> None:
+    assert credits.statistics().outstanding == 0, credits.statistics()
+
+
 async def test_a_forged_ack_beyond_the_frames_sent_is_ignored_and_the_link_lives(
     nats_server: NatsServer,
 ) -> None:
@@ -107,6 +111,10 @@ async def test_a_forged_ack_beyond_the_frames_sent_is_ignored_and_the_link_lives
         ref = await b.remote.lookup(a.remote.node, "/user/p")
         ref.tell("warm-up")  # b's buffer to a exists, a knows b
         await probe.expect_message("warm-up")
+        # a's credit for it (out of band, once p reached its mark) has come
+        # back to b: a's out-of-band numbers are settled.
+        credits = parts(b).peers.credits[a.remote.node]
+        await await_assert(lambda: _no_credit_outstanding(credits))
         # An ack "from a" of frame 2**63-1, on a's out-of-band lane just
         # past its own numbers (an attacker watching the broker sees them).
         outbound = parts(a).peers.outbound(b.remote.node)
