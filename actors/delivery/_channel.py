@@ -27,7 +27,6 @@ sent, is dropped and counted (``bad_input``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -91,7 +90,6 @@ class Channel:
         max_unconfirmed: the most accepted, unconfirmed messages.
         resend_interval: seconds without a confirmation before the
             unconfirmed messages go out again.
-        on_confirmed: called with each list of newly confirmed messages.
     """
 
     def __init__(
@@ -104,7 +102,6 @@ class Channel:
         confirmed: int = 0,
         max_unconfirmed: int,
         resend_interval: float,
-        on_confirmed: Callable[[list[Pending]], None] | None = None,
     ) -> None:
         self.system = system
         self.producer_id = producer_id
@@ -113,7 +110,6 @@ class Channel:
         self.confirmed = confirmed
         self.max_unconfirmed = max_unconfirmed
         self.resend_interval = resend_interval
-        self.on_confirmed = on_confirmed
         self.unconfirmed: deque[Pending] = deque()
         #: Where the consumer's answers go (the endpoint actor's ref).
         self.endpoint: ActorRef[Any] | None = None
@@ -317,8 +313,6 @@ class Channel:
         self.sent_up_to = max(self.sent_up_to, self.confirmed)
         self.up_to = max(self.up_to, min(up_to, self.confirmed + self.max_unconfirmed))
         self.flush()
-        if done and self.on_confirmed is not None:
-            self.on_confirmed(done)
         for pending in done:
             if pending.done is not None:
                 pending.done.set()

@@ -261,8 +261,12 @@ class ProducerController(Generic[M]):
         stored it (it is then delivered).
 
         Raises:
-            ProducerFailed: the durable queue failed (this one or an earlier
-                send's), or the controller was stopped.
+            ProducerFailed: the durable queue failed on an earlier send, or
+                the controller was stopped.
+            actors.persistence.JournalError, SequenceConflict: the durable
+                queue failed to store this message (another process runs
+                this producer id, for SequenceConflict); later sends raise
+                ``ProducerFailed``.
             TypeError: the consumer is on another node and its codec cannot
                 encode ``message`` (nothing accepted).
             actors.persistence.EventsRejected: the queue's codec cannot

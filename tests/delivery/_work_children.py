@@ -3,7 +3,8 @@
 ``python _work_children.py queue URL CLUSTER DB BACKEND TOTAL``: the node
 ``queue`` with a durable ``WorkQueue`` (SQLite) named ``jobs``; sends
 ``Task(n)`` until ``TOTAL`` jobs are accepted, printing ``accepted <id>``
-after each ``send`` returned, then ``done`` once every job is done.
+after each ``send`` returned (and ``redispatched <count> <time>`` when it
+gave a worker's jobs to others), then ``done`` once every job is done.
 
 ``python _work_children.py worker URL CLUSTER LEDGER BACKEND NAME``: the
 node ``NAME`` with a worker that finds ``/user/jobs`` on ``queue`` (again
@@ -72,11 +73,26 @@ async def queue(url: str, cluster: str, db: str, total: int) -> None:
             name="jobs",
         )
         print("ready", jobs.next_job_id, jobs.statistics().waiting, flush=True)
-        while jobs.next_job_id <= total:
-            job_id = await jobs.send(Task(jobs.next_job_id))
-            print("accepted", job_id, flush=True)
-        await jobs.wait_done()
-        print("done", flush=True)
+
+        async def report_redispatches() -> None:
+            # When the queue gave a worker's jobs to others (it stopped, or
+            # its node was declared down): the window of a second run.
+            seen = 0
+            while True:
+                await anyio.sleep(0.02)
+                now = jobs.statistics().redispatched
+                if now != seen:
+                    seen = now
+                    print("redispatched", now, time.time(), flush=True)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(report_redispatches)
+            while jobs.next_job_id <= total:
+                job_id = await jobs.send(Task(jobs.next_job_id))
+                print("accepted", job_id, flush=True)
+            await jobs.wait_done()
+            print("done", flush=True)
+            tg.cancel_scope.cancel()
 
 
 class Worker(Actor[Delivery[Task]]):
