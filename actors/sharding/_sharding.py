@@ -225,6 +225,11 @@ class Sharding:
             )
             state.region = region
             self._types[name] = state
+            telemetry = self.system.telemetry
+            if telemetry is not None:  # opentelemetry is installed
+                from ._telemetry import watch
+
+                watch(telemetry, state)
             self._regions[name] = region
         self._running = True
         return self
