@@ -22,8 +22,9 @@ __all__ = [
 class ActorStopped(Exception):
     """The actor is not running, so the request cannot be served.
 
-    Raised by ``send`` and ``ask`` on a stopped actor, and to every ``ask``
-    still queued or in flight when its actor stops (no ask hangs). A ``tell``
+    Raised by ``send`` and ``ask`` on a stopped actor (a remote one too:
+    the node it ran on answers so), and to every ``ask`` still queued or in
+    flight when its actor stops (no ask hangs). A ``tell``
     to a stopped actor is a dead letter instead (Erlang's ``!``, Akka's
     ``tell``).
     """
@@ -36,9 +37,10 @@ class SystemNotRunning(ActorStopped):
 
 class ActorNotFound(LookupError):
     """No live actor at that path (or under that registered name): raised by
-    ``system.lookup(path)``, by ``system.remote.lookup(node, path)`` when the
-    node answers that no such actor lives there, and to an ``ask`` of a
-    remote ref whose actor is not (or no longer) there. One class for local
+    ``system.lookup(path)`` and by ``system.remote.lookup(node, path)`` when
+    the node answers that no such actor lives there (an ``ask`` of a remote
+    ref whose actor is no longer there raises ``ActorStopped``, as a local
+    ``ask`` of a stopped actor does). One class for local
     and remote lookups, so ``except actors.ActorNotFound`` catches both
     (``actors.remote.ActorNotFound`` is the same class)."""
 

@@ -249,6 +249,32 @@ class RemoteHost:
             raise ref._stopped() from None
         return local
 
+    def takes_signals(self, ref: ActorRef[Any]) -> bool:
+        """Whether ``ref`` is a plain actor of this system (not a pool): its
+        own mailbox takes ``send_signal``."""
+        cell: Cell | None = getattr(ref, "_cell", None)
+        return (
+            cell is not None
+            and cell.runtime is self._runtime
+            and not isinstance(ref, PoolRef)
+        )
+
+    def send_signal(self, ref: ActorRef[Any], signal: Signal) -> None:
+        """Put ``signal`` in the mailbox of ``ref`` (a ref for which
+        ``takes_signals`` is true), in its FIFO place after the messages
+        enqueued before it; never waits, never refused for room. When the
+        actor reaches it, the runtime awaits ``signal.deliver(cell,
+        receive)``; if the actor stops first, it calls
+        ``signal.undelivered(cell)`` (each if the signal has it).
+
+        Raises:
+            TypeError: ``ref`` does not take signals.
+            MailboxClosed: the actor has stopped.
+        """
+        if not self.takes_signals(ref):
+            raise TypeError(f"{ref!r} is not a plain actor of this system")
+        ref._cell.mailbox.send_signal(signal)
+
     def watch_local(self, ref: ActorRef[Any]) -> tuple[bool, object]:
         """Report the termination of the local actor ``ref`` to the extension
         (``local_terminated``),

@@ -36,6 +36,8 @@ from asyncio import CancelledError, Future, InvalidStateError, get_running_loop
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from anyio.lowlevel import checkpoint_if_cancelled as _checkpoint_if_cancelled
+
 from ._library import current_async_library
 
 __all__ = [
@@ -214,7 +216,9 @@ class Backend:
     yield_first: bool
 
     def cancel_check(self) -> Awaitable[None]:
-        """A cancel point that does not yield unless cancelled (Trio only)."""
+        """A cancel point that does not yield unless cancelled: on Trio, of
+        every channel operation (see ``yield_first``); on both, of a park
+        that no checkpoint comes before (the mailbox's waiting send)."""
         raise NotImplementedError
 
     def schedule_point(self) -> Awaitable[None]:
@@ -290,6 +294,14 @@ class _AsyncioBackend(Backend):
         self.new_handle = Future
         self.resolve = Future.set_result
         self.checkpoint = _yield_now
+
+    def cancel_check(self) -> Awaitable[None]:
+        # anyio delivers a cancel scope's cancellation from a loop callback:
+        # a task that parks in a cancelled scope can be woken (handed what it
+        # waited for) before that callback runs, every time, and a loop of
+        # such parks then never sees its cancellation. This raises it first
+        # (a walk of the task's scopes; a yield only when cancelled).
+        return _checkpoint_if_cancelled()
 
     async def park(
         self,

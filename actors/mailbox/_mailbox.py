@@ -128,7 +128,8 @@ class Mailbox(RuntimeReceive[M]):
 
         Returns at once, without yielding, when a unit is free (as
         ``asyncio.Queue.put``); otherwise parks until a receive releases a unit
-        to this sender (first come, first served), which is a checkpoint.
+        to this sender (first come, first served), which is a checkpoint;
+        in a cancelled scope it raises the cancellation instead of parking.
         Cancellation while parked is atomic: nothing is enqueued. On asyncio, a
         native ``Task.cancel()`` that lands after the message moved in but
         before the task resumed leaves the message enqueued (it will be
@@ -144,6 +145,10 @@ class Mailbox(RuntimeReceive[M]):
             self.try_send(message)
             return
         backend = self._backend or self._get_backend()
+        # No checkpoint came first: in a cancelled scope, raise before
+        # parking (a park there may be handed a unit first, and a loop of
+        # sends would never end; see Backend.cancel_check).
+        await backend.cancel_check()
         waiter: SendWaiter[M] = SendWaiter(message, self)
         quota.senders.append(waiter)
         await backend.park(waiter, quota.abort, quota.restore)

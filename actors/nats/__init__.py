@@ -30,12 +30,34 @@ will). The API, as nats.py's core client:
         msg = await sub.next_msg(timeout=1)
         reply = await nc.request("service", b"ping", timeout=2)
 
-JetStream (streams, consumers, key-value) is not part of it yet.
+JetStream through the JSON API (``$JS.API.*``):
+``nc.jetstream()`` gives a [``JetStream``][actors.nats.JetStream]: streams
+([``StreamConfig``][actors.nats.StreamConfig],
+[``StreamInfo``][actors.nats.StreamInfo]), ``publish`` with an acknowledgement
+([``PubAck``][actors.nats.PubAck]; ``msg_id`` for deduplication,
+``expected_last_subject_sequence`` for conditional appends), direct gets of
+one message or a batch of one subject's messages
+([``StoredMsg``][actors.nats.StoredMsg]), and key-value buckets
+([``KeyValue``][actors.nats.KeyValue],
+[``KeyValueConfig``][actors.nats.KeyValueConfig],
+[``KeyValueEntry``][actors.nats.KeyValueEntry]) with compare-and-set on
+revisions. API errors are [``JetStreamError``][actors.nats.JetStreamError]
+with the error code, as the subclass for it::
+
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig("ORDERS", subjects=("orders.>",)))
+    ack = await js.publish("orders.1", b"{}", msg_id="order-1")
+    msg = await js.get_msg("ORDERS", last_by_subject="orders.1")
+    kv = await js.create_key_value(KeyValueConfig("settings"))
+    revision = await kv.create("colour", b"blue")
+    await kv.update("colour", b"green", last=revision)
 
 Modules: ``_protocol`` (the wire: parser, encoders, ``Msg``), ``_connection``
 (one connection's handshake: INFO, TLS, CONNECT), ``_auth`` (credentials),
 ``_session`` (the reader, writer and pinger tasks, reconnection),
-``_subscription`` and ``_client`` (the API), ``_server`` and
+``_reconnect`` (connecting and reconnecting), ``_publishing``,
+``_subscription`` and ``_client`` (the API), ``_jetstream``,
+``_jetstream_types`` and ``_kv`` (JetStream), ``_server`` and
 ``_child_process`` (the server process, tied to this one).
 """
 
@@ -43,12 +65,19 @@ from ._client import Client as Client
 from ._client import ClientStatistics as ClientStatistics
 from ._client import connect as connect
 from ._errors import AuthorizationError as AuthorizationError
+from ._errors import BucketNotFoundError as BucketNotFoundError
 from ._errors import ConnectionClosedError as ConnectionClosedError
 from ._errors import DisconnectedError as DisconnectedError
+from ._errors import JetStreamError as JetStreamError
+from ._errors import JetStreamNotEnabledError as JetStreamNotEnabledError
+from ._errors import KeyExistsError as KeyExistsError
+from ._errors import KeyNotFoundError as KeyNotFoundError
 from ._errors import MaxPayloadError as MaxPayloadError
+from ._errors import MessageNotFoundError as MessageNotFoundError
 from ._errors import NatsError as NatsError
 from ._errors import NoRespondersError as NoRespondersError
 from ._errors import NoServersError as NoServersError
+from ._errors import NoStreamResponseError as NoStreamResponseError
 from ._errors import OutboundBufferFullError as OutboundBufferFullError
 from ._errors import PermissionsViolation as PermissionsViolation
 from ._errors import ProtocolError as ProtocolError
@@ -56,6 +85,18 @@ from ._errors import RequestTimeoutError as RequestTimeoutError
 from ._errors import ServerError as ServerError
 from ._errors import SlowConsumerError as SlowConsumerError
 from ._errors import StaleConnectionError as StaleConnectionError
+from ._errors import StreamNameInUseError as StreamNameInUseError
+from ._errors import StreamNotFoundError as StreamNotFoundError
+from ._errors import WrongLastSequenceError as WrongLastSequenceError
+from ._jetstream import JetStream as JetStream
+from ._jetstream_types import PubAck as PubAck
+from ._jetstream_types import StoredMsg as StoredMsg
+from ._jetstream_types import StreamConfig as StreamConfig
+from ._jetstream_types import StreamInfo as StreamInfo
+from ._jetstream_types import StreamState as StreamState
+from ._kv import KeyValue as KeyValue
+from ._kv import KeyValueConfig as KeyValueConfig
+from ._kv import KeyValueEntry as KeyValueEntry
 from ._protocol import Msg as Msg
 from ._server import NatsServer as NatsServer
 from ._server import embedded_nats_server as embedded_nats_server
@@ -64,24 +105,44 @@ from ._subscription import Subscription as Subscription
 
 __all__ = [
     "AuthorizationError",
+    "BucketNotFoundError",
     "Client",
     "ClientStatistics",
     "ConnectionClosedError",
     "DisconnectedError",
+    "JetStream",
+    "JetStreamError",
+    "JetStreamNotEnabledError",
+    "KeyExistsError",
+    "KeyNotFoundError",
+    "KeyValue",
+    "KeyValueConfig",
+    "KeyValueEntry",
     "MaxPayloadError",
+    "MessageNotFoundError",
     "Msg",
-    "NatsServer",
     "NatsError",
+    "NatsServer",
     "NoRespondersError",
     "NoServersError",
+    "NoStreamResponseError",
     "OutboundBufferFullError",
     "PermissionsViolation",
     "ProtocolError",
+    "PubAck",
     "RequestTimeoutError",
     "ServerError",
     "SlowConsumerError",
     "StaleConnectionError",
+    "StoredMsg",
+    "StreamConfig",
+    "StreamInfo",
+    "StreamNameInUseError",
+    "StreamNotFoundError",
+    "StreamState",
     "Subscription",
+    "WrongLastSequenceError",
+    "_publish",
     "connect",
     "embedded_nats_server",
     "find_nats_server",

@@ -1,18 +1,14 @@
 """The client: an anyio-native NATS core-protocol client that owns its tasks.
 
-Its public API (publish, subscribe, request, flush, close) on top of the
-connection machinery of ``_session``. All of it runs on asyncio, uvloop
-and Trio through anyio, on one code path.
-
-Its size: the client's public API (publish, subscribe, request, flush,
-drain, close), each method documented in full.
+Its public API (subscribe, request, close, drain, the client's state and
+counters, and ``jetstream()``) on top of publishing (``_publishing``) and the
+connection machinery (``_reconnect``, ``_session``). All of it runs on
+asyncio, uvloop and Trio through anyio, on one code path.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -21,23 +17,22 @@ from typing import Any, NamedTuple
 import anyio
 
 from ..channel.lowlevel import current_backend
+from ._arguments import integer, positive
 from ._auth import Credentials, read_creds_file
 from ._connection import parse_server
 from ._errors import (
     ConnectionClosedError,
-    MaxPayloadError,
     NatsError,
     NoRespondersError,
-    OutboundBufferFullError,
     RequestTimeoutError,
 )
-from ._protocol import Msg, check_subject, encode_headers, new_nuid
-from ._session import _FAILED, PING_LINE, Session, _Ping, _Reply
+from ._jetstream import JetStream
+from ._protocol import Msg, check_subject, new_nuid
+from ._publishing import Publisher
+from ._session import _FAILED, _Reply
 from ._subscription import Subscription
 
 __all__ = ["Client", "ClientStatistics", "connect"]
-
-_whitespace = re.compile(r"\s").search
 
 LANG = "python-anyio-actors"
 VERSION = "0.1.0"
@@ -62,25 +57,35 @@ class ClientStatistics(NamedTuple):
     late_replies: int
 
 
-def _positive(name: str, value: object, *, zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"{name} must be a number of seconds, not {type(value).__name__}"
+def tls_context(
+    ca_file: str | os.PathLike[str] | None,
+    cert_file: str | os.PathLike[str] | None,
+    key_file: str | os.PathLike[str] | None,
+) -> ssl.SSLContext | None:
+    """The TLS context of the ``tls_*_file`` options (None: none given):
+    the default context (server certificates verified, hostname checked)
+    trusting ``ca_file`` when given, presenting ``cert_file`` (and its key)
+    when given.
+
+    Raises:
+        ValueError: ``key_file`` without ``cert_file``.
+        OSError / ssl.SSLError: a file cannot be read or is not PEM.
+    """
+    if ca_file is None and cert_file is None and key_file is None:
+        return None
+    if key_file is not None and cert_file is None:
+        raise ValueError("tls_key_file needs tls_cert_file (the certificate)")
+    context = ssl.create_default_context(
+        cafile=None if ca_file is None else os.fspath(ca_file)
+    )
+    if cert_file is not None:
+        context.load_cert_chain(
+            os.fspath(cert_file), None if key_file is None else os.fspath(key_file)
         )
-    if math.isnan(value) or value < 0 or (value == 0 and not zero):
-        raise ValueError(f"{name} must be {'>= 0' if zero else '> 0'}, not {value!r}")
-    return float(value)
+    return context
 
 
-def _integer(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, not {value}")
-    return value
-
-
-class Client(Session):
+class Client(Publisher):
     """A connection to a NATS server (cluster), made by ``connect``.
 
     Publishing never waits for the network: commands go into an outbound
@@ -109,6 +114,17 @@ class Client(Session):
             default context when this is ``None``.
         tls_hostname: the name to check the server's certificate against
             (default: the host of the server's URL).
+        tls_ca_file: a PEM file of the certificate authorities to trust
+            instead of the system's (a private CA); makes the TLS context
+            when ``tls`` is ``None``.
+        tls_cert_file: a PEM file of the client's certificate (chain), for
+            servers that verify clients (``verify: true``); with
+            ``tls_key_file`` unless the key is in the same file.
+        tls_key_file: the PEM file of the client certificate's private key.
+        inbox_prefix: the first token(s) of the reply subjects of
+            ``request`` and ``new_inbox`` (as nats.py's ``inbox_prefix``):
+            ``<inbox_prefix>.<nuid>...``; a user whose permissions are scoped
+            to ``app.>`` uses ``app._INBOX``, say.
         connect_timeout: seconds for one connection and its handshake.
         allow_reconnect: reconnect when the connection breaks; otherwise the
             client closes.
@@ -134,6 +150,8 @@ class Client(Session):
         TypeError / ValueError: a bad argument, naming it.
         OSError / ValueError: ``creds_file`` cannot be read or is not a creds
             file.
+        OSError / ssl.SSLError: a ``tls_*_file`` cannot be read or is not
+            PEM.
     """
 
     def __init__(
@@ -149,6 +167,10 @@ class Client(Session):
         creds_file: str | os.PathLike[str] | None = None,
         tls: ssl.SSLContext | None = None,
         tls_hostname: str | None = None,
+        tls_ca_file: str | os.PathLike[str] | None = None,
+        tls_cert_file: str | os.PathLike[str] | None = None,
+        tls_key_file: str | os.PathLike[str] | None = None,
+        inbox_prefix: str = "_INBOX",
         connect_timeout: float = 2.0,
         allow_reconnect: bool = True,
         max_reconnect_attempts: int = 60,
@@ -167,26 +189,39 @@ class Client(Session):
         self._servers = [parse_server(url) for url in urls]
         if tls is not None and not isinstance(tls, ssl.SSLContext):
             raise TypeError(f"tls must be an ssl.SSLContext, not {type(tls).__name__}")
+        if tls is None:
+            tls = tls_context(tls_ca_file, tls_cert_file, tls_key_file)
+        elif (tls_ca_file, tls_cert_file, tls_key_file) != (None, None, None):
+            raise ValueError(
+                "give tls (an ssl.SSLContext) or the tls_*_file options, not both"
+            )
         self._tls = tls
+        check_subject(inbox_prefix, "inbox_prefix")
+        if any(not t or t in ("*", ">") for t in inbox_prefix.split(".")):
+            raise ValueError(
+                "inbox_prefix must be subject tokens without wildcards, "
+                f"not {inbox_prefix!r}"
+            )
+        self._inbox_root = inbox_prefix
         self._tls_hostname = tls_hostname
-        self._connect_timeout = _positive("connect_timeout", connect_timeout)
+        self._connect_timeout = positive("connect_timeout", connect_timeout)
         self._allow_reconnect = bool(allow_reconnect)
-        self._max_reconnect_attempts = _integer(
+        self._max_reconnect_attempts = integer(
             "max_reconnect_attempts", max_reconnect_attempts, -1
         )
-        self._reconnect_wait = _positive("reconnect_wait", reconnect_wait, zero=True)
-        self._max_reconnect_wait = _positive(
+        self._reconnect_wait = positive("reconnect_wait", reconnect_wait, zero=True)
+        self._max_reconnect_wait = positive(
             "max_reconnect_wait", max_reconnect_wait, zero=True
         )
-        self._reconnect_jitter = _positive(
+        self._reconnect_jitter = positive(
             "reconnect_jitter", reconnect_jitter, zero=True
         )
-        self._ping_interval = _positive("ping_interval", ping_interval)
-        self._max_outstanding_pings = _integer(
+        self._ping_interval = positive("ping_interval", ping_interval)
+        self._max_outstanding_pings = integer(
             "max_outstanding_pings", max_outstanding_pings, 1
         )
-        self._max_pending = _integer("max_pending_bytes", max_pending_bytes, 1)
-        self._close_timeout = _positive("close_timeout", close_timeout, zero=True)
+        self._max_pending = integer("max_pending_bytes", max_pending_bytes, 1)
+        self._close_timeout = positive("close_timeout", close_timeout, zero=True)
         self._error_callback = error_callback
         seed: bytes | None = None
         jwt: str | None = None
@@ -257,9 +292,27 @@ class Client(Session):
         """The URLs of the server list (those learnt from servers included)."""
         return [str(server) for server in self._servers]
 
+    def jetstream(
+        self, *, prefix: str = "$JS.API", timeout: float = 5.0
+    ) -> JetStream:
+        """The JetStream API through this client (streams, publishing with
+        acknowledgements, direct gets, key-value buckets): a
+        [``JetStream``][actors.nats.JetStream]; making one sends nothing.
+
+        Args:
+            prefix: the API's subject prefix (``"$JS.<domain>.API"`` for a
+                JetStream domain).
+            timeout: seconds each API request and publish waits.
+
+        Raises:
+            TypeError / ValueError: a bad ``prefix`` or ``timeout``.
+        """
+        return JetStream(self, prefix=prefix, timeout=timeout)
+
     def new_inbox(self) -> str:
-        """A fresh unique reply subject (``_INBOX.<nuid>``)."""
-        return f"_INBOX.{new_nuid()}"
+        """A fresh unique reply subject (``<inbox_prefix>.<nuid>``; by
+        default ``_INBOX.<nuid>``)."""
+        return f"{self._inbox_root}.{new_nuid()}"
 
     def statistics(self) -> ClientStatistics:
         """The client's counters now."""
@@ -276,155 +329,6 @@ class Client(Session):
     async def wait_closed(self) -> None:
         """Wait until the client is closed (see ``last_error`` for why)."""
         await self._closed_event.wait()
-
-    # -- publishing --------------------------------------------------------
-
-    def _encode(
-        self,
-        subject: str,
-        payload: bytes,
-        reply: str | None,
-        headers: Mapping[str, str] | None,
-    ) -> bytes:
-        if self._closed:
-            raise ConnectionClosedError("the client is closed") from self._failure
-        if type(subject) is not str or not subject or _whitespace(subject):
-            check_subject(subject)  # raises, naming the argument
-        if type(payload) is not bytes:
-            if isinstance(payload, str) or not isinstance(
-                payload, bytearray | memoryview
-            ):
-                raise TypeError(f"payload must be bytes, not {type(payload).__name__}")
-            payload = bytes(payload)
-        if reply is not None:
-            check_subject(reply, "reply")
-        if headers:
-            header = encode_headers(headers)
-            total = len(header) + len(payload)
-            if total > self._max_payload:
-                raise MaxPayloadError(
-                    f"message of {total} bytes (headers included) is over the "
-                    f"server's max_payload of {self._max_payload} bytes"
-                )
-            if reply is None:
-                line = b"HPUB %s %d %d\r\n" % (subject.encode(), len(header), total)
-            else:
-                line = b"HPUB %s %s %d %d\r\n" % (
-                    subject.encode(),
-                    reply.encode(),
-                    len(header),
-                    total,
-                )
-            return b"".join((line, header, payload, b"\r\n"))
-        size = len(payload)
-        if size > self._max_payload:
-            raise MaxPayloadError(
-                f"payload of {size} bytes is over the server's max_payload of "
-                f"{self._max_payload} bytes"
-            )
-        if reply is None:
-            return b"PUB %s %d\r\n%s\r\n" % (subject.encode(), size, payload)
-        return b"PUB %s %s %d\r\n%s\r\n" % (
-            subject.encode(),
-            reply.encode(),
-            size,
-            payload,
-        )
-
-    def publish_nowait(
-        self,
-        subject: str,
-        payload: bytes = b"",
-        *,
-        reply: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        """Queue a message for the writer task; never waits.
-
-        Args:
-            subject: the subject (no wildcards, no whitespace).
-            payload: the payload (``bytes``, ``bytearray`` or ``memoryview``).
-            reply: a reply subject for the receiver, or ``None``.
-            headers: headers (str keys and values), or ``None``.
-
-        Raises:
-            TypeError: ``subject``, ``reply``, ``payload`` or ``headers`` has the
-                wrong type.
-            ValueError: ``subject`` or ``reply`` is empty or has whitespace; a
-                header key or value is invalid.
-            MaxPayloadError: headers and payload are over the server's
-                ``max_payload`` (a ``ValueError``); nothing is sent.
-            OutboundBufferFullError: ``max_pending_bytes`` of commands are
-                queued already.
-            ConnectionClosedError: the client is closed.
-        """
-        data = self._encode(subject, payload, reply, headers)
-        pending = self._pending_bytes
-        if pending and pending + len(data) > self._max_pending:
-            raise OutboundBufferFullError(
-                f"{pending} bytes are queued for the server already "
-                f"(max_pending_bytes={self._max_pending})"
-                + ("" if self._conn is not None else " and the client is disconnected")
-            )
-        self._enqueue(data)
-
-    async def publish(
-        self,
-        subject: str,
-        payload: bytes = b"",
-        *,
-        reply: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        """Queue a message for the writer task, waiting while the outbound
-        buffer is full and the client connected (backpressure).
-
-        Not a checkpoint when the buffer has room (a burst of publishes is
-        written in few writes). Cancelling a waiting call sends nothing.
-
-        Args: as ``publish_nowait``.
-
-        Raises:
-            OutboundBufferFullError: the buffer is full and the client is
-                disconnected (or becomes so while this call waits).
-            Exception: everything ``publish_nowait`` raises for bad arguments.
-        """
-        data = self._encode(subject, payload, reply, headers)
-        size = len(data)
-        while self._pending_bytes and self._pending_bytes + size > self._max_pending:
-            if self._conn is None:
-                raise OutboundBufferFullError(
-                    f"the client is disconnected and {self._pending_bytes} bytes are "
-                    f"queued already (max_pending_bytes={self._max_pending})"
-                )
-            if self._space is None:
-                self._space = anyio.Event()
-            await self._space.wait()
-            if self._closed:
-                raise ConnectionClosedError("the client is closed") from self._failure
-        self._enqueue(data)
-
-    async def flush(self, timeout: float = 10.0) -> None:
-        """Wait until the server has processed everything queued before this call
-        (a PING/PONG round trip behind the queued commands).
-
-        Raises:
-            TimeoutError: no PONG within ``timeout`` seconds.
-            DisconnectedError: the connection broke after the PING was written.
-            ConnectionClosedError: the client is or becomes closed.
-        """
-        _positive("timeout", timeout)
-        if self._closed:
-            raise ConnectionClosedError("the client is closed") from self._failure
-        marker = _Ping(anyio.Event())
-        self._pending_bytes += len(PING_LINE)
-        self._writer_parked = False
-        self._out_tx.send_nowait(marker)
-        assert marker.event is not None
-        with anyio.fail_after(timeout):
-            await marker.event.wait()
-        if marker.error is not None:
-            raise marker.error
 
     # -- subscribing -------------------------------------------------------
 
@@ -479,7 +383,7 @@ class Client(Session):
         check_subject(subject)
         if queue is not None:
             check_subject(queue, "queue")
-        _integer("max_pending", max_pending, 1)
+        integer("max_pending", max_pending, 1)
         if callback is not None and not callable(callback):
             raise TypeError("callback must be callable")
         return self._add_subscription(subject, queue, max_pending, callback)
@@ -502,8 +406,9 @@ class Client(Session):
     ) -> Msg:
         """Publish a request and wait for its first reply.
 
-        Replies come through one wildcard subscription (``_INBOX.<nuid>.*``)
-        made at the first request; each request parks on its own waiter.
+        Replies come through one wildcard subscription
+        (``<inbox_prefix>.<nuid>.*``) made at the first request; each request
+        parks on its own waiter.
 
         Args:
             subject: as ``publish``.
@@ -521,7 +426,7 @@ class Client(Session):
             ConnectionClosedError: the client is or becomes closed.
             Exception: everything ``publish`` raises.
         """
-        _positive("timeout", timeout)
+        positive("timeout", timeout)
         if self._inbox_sub is None:
             self._inbox_sub = self._add_subscription(
                 self._inbox_prefix + "*", None, 0, self._on_reply
@@ -554,15 +459,18 @@ class Client(Session):
         """Write what is queued (within ``close_timeout``), then close.
 
         Buffered messages of subscriptions stay readable; then their iteration
-        ends. Idempotent.
+        ends. Idempotent. Cancelled while it writes, it still closes (at once,
+        what is queued unwritten), as Trio's ``aclose``.
         """
         if self._closed:
             return
-        if self._conn is not None and self._close_timeout > 0:
-            with anyio.move_on_after(self._close_timeout):
-                with suppress(NatsError):
-                    await self.flush(self._close_timeout)
-        self._shutdown(None)
+        try:
+            if self._conn is not None and self._close_timeout > 0:
+                with anyio.move_on_after(self._close_timeout):
+                    with suppress(NatsError):
+                        await self.flush(self._close_timeout)
+        finally:
+            self._shutdown(None)
 
     async def drain(self) -> None:
         """Unsubscribe everything, let the server confirm (so no message for
@@ -594,7 +502,8 @@ async def connect(
         **options: the keyword arguments of ``Client``: ``name``,
             ``echo``, ``user``, ``password``, ``token``, ``nkey_seed``,
             ``creds_file``, ``tls`` (an ``ssl.SSLContext``), ``tls_hostname``,
-            ``connect_timeout``, ``allow_reconnect``,
+            ``tls_ca_file``, ``tls_cert_file``, ``tls_key_file``,
+            ``inbox_prefix``, ``connect_timeout``, ``allow_reconnect``,
             ``max_reconnect_attempts`` (-1: forever), ``reconnect_wait``,
             ``max_reconnect_wait``, ``reconnect_jitter`` (seconds of random
             extra wait), ``ping_interval``, ``max_outstanding_pings``,

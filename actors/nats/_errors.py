@@ -4,12 +4,19 @@ from __future__ import annotations
 
 __all__ = [
     "AuthorizationError",
+    "BucketNotFoundError",
     "ConnectionClosedError",
     "DisconnectedError",
+    "JetStreamError",
+    "JetStreamNotEnabledError",
+    "KeyExistsError",
+    "KeyNotFoundError",
     "MaxPayloadError",
+    "MessageNotFoundError",
     "NatsError",
     "NoRespondersError",
     "NoServersError",
+    "NoStreamResponseError",
     "OutboundBufferFullError",
     "PermissionsViolation",
     "ProtocolError",
@@ -17,6 +24,9 @@ __all__ = [
     "ServerError",
     "SlowConsumerError",
     "StaleConnectionError",
+    "StreamNameInUseError",
+    "StreamNotFoundError",
+    "WrongLastSequenceError",
 ]
 
 
@@ -121,3 +131,98 @@ class SlowConsumerError(NatsError):
         )
         self.subject = subject
         self.sid = sid
+
+
+# -- JetStream ------------------------------------------------------------------
+
+
+class JetStreamError(NatsError):
+    """The JetStream API answered with an error (or not as its schema says).
+
+    Raised by the methods of ``JetStream`` and ``KeyValue``; the subclasses
+    name the errors a program handles.
+
+    Attributes:
+        code: the HTTP-like status of the error (400, 404, 503, ...; 0 when
+            the answer was not an API error at all).
+        err_code: the JetStream error code (10071 for a wrong last sequence,
+            10059 for a missing stream, ...; 0 when none was given).
+        description: the server's text.
+    """
+
+    def __init__(self, code: int, err_code: int, description: str) -> None:
+        super().__init__(f"JetStream error {code} ({err_code}): {description}")
+        self.code = code
+        self.err_code = err_code
+        self.description = description
+
+    def __reduce__(self) -> tuple[type, tuple[int, int, str]]:
+        return (type(self), (self.code, self.err_code, self.description))
+
+
+class JetStreamNotEnabledError(JetStreamError):
+    """Nothing answers on the JetStream API: the server (or the account) runs
+    without JetStream (start ``nats-server`` with ``-js``), or the API
+    prefix is wrong (errors 10039 and 10076, or no responders)."""
+
+
+class StreamNotFoundError(JetStreamError):
+    """The stream does not exist (error 10059), or does not answer direct
+    gets (it was made without ``allow_direct``)."""
+
+
+class StreamNameInUseError(JetStreamError):
+    """A stream of that name exists with another configuration (error 10058)."""
+
+
+class MessageNotFoundError(JetStreamError):
+    """No stored message matches the get (error 10037, or a direct get's
+    ``404`` status)."""
+
+
+class WrongLastSequenceError(JetStreamError):
+    """A publish expected another last sequence (error 10071): of the
+    subject with ``expected_last_subject_sequence`` (a ``KeyValue.update``
+    or ``create`` whose revision is stale), of the stream with
+    ``expected_last_sequence``. Nothing was stored.
+
+    Attributes:
+        last: the actual last sequence, as the server reported it, or None.
+    """
+
+    @property
+    def last(self) -> int | None:
+        """The actual last sequence the server reported (None: not given)."""
+        _, _, tail = self.description.rpartition(":")
+        tail = tail.strip()
+        return int(tail) if tail.isdigit() else None
+
+
+class NoStreamResponseError(JetStreamError):
+    """A JetStream publish had no answer at once: no stream takes the subject
+    (the server's no-responders status). Nothing was stored."""
+
+
+class KeyNotFoundError(MessageNotFoundError):
+    """A key-value ``get`` found no value: the key was never written, or its
+    last entry is a delete or purge marker (or ``revision`` is not one of
+    the key's).
+
+    Attributes:
+        key: the key.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(404, 10037, f"no value under the key {key!r}")
+        self.key = key
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:  # type: ignore[override]
+        return (type(self), (self.key,))
+
+
+class KeyExistsError(WrongLastSequenceError):
+    """A key-value ``create`` found a live value under the key."""
+
+
+class BucketNotFoundError(StreamNotFoundError):
+    """The key-value bucket does not exist."""

@@ -38,6 +38,9 @@ _CRLF: Final = b"\r\n"
 _HEADER_VERSION: Final = "NATS/1.0"
 _BAD_TOKEN = re.compile(r"[\s]")
 _BAD_HEADER_KEY = re.compile(r"[\s:]")
+#: Header keys checked already (a program uses a handful; bounded all the same).
+_GOOD_KEYS: set[str] = set()
+_MAX_GOOD_KEYS: Final = 256
 _BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -139,11 +142,15 @@ def encode_headers(headers: Mapping[str, str]) -> bytes:
         ValueError: a key is empty or has whitespace or ``:``; a value has CR or LF.
     """
     parts = [_HEADER_VERSION]
+    good = _GOOD_KEYS
     for key, value in headers.items():
         if type(key) is not str or type(value) is not str:
             raise TypeError("headers keys and values must be str")
-        if not key or _BAD_HEADER_KEY.search(key):
-            raise ValueError(f"headers: invalid key {key!r}")
+        if key not in good:
+            if not key or _BAD_HEADER_KEY.search(key):
+                raise ValueError(f"headers: invalid key {key!r}")
+            if len(good) < _MAX_GOOD_KEYS:
+                good.add(key)
         if "\r" in value or "\n" in value:
             raise ValueError(f"headers: the value of {key!r} contains CR or LF")
         parts.append(f"{key}: {value}")

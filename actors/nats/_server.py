@@ -92,7 +92,12 @@ class NatsServer:
         port: the client port; ``None`` lets the server pick a free one (and
             the same port is kept across restarts).
         host: the address to listen on (loopback by default).
-        jetstream: enable JetStream (its store in a temporary directory).
+        jetstream: enable JetStream (``-js``).
+        store_dir: JetStream's store directory (``-sd``; made if missing;
+            it implies ``jetstream``): a server started again on the same
+            directory (after ``stop``, ``kill -9`` included, or in another
+            process) has the streams and messages stored before. ``None``:
+            a temporary directory, removed by ``close``.
         config: the text of a configuration file (e.g. ``max_payload: 1024``
             or an ``authorization`` block), or ``None``.
         args: more command-line arguments (e.g. ``["--user", "u", "--pass",
@@ -112,6 +117,7 @@ class NatsServer:
         port: int | None = None,
         host: str = "127.0.0.1",
         jetstream: bool = False,
+        store_dir: str | os.PathLike[str] | None = None,
         config: str | None = None,
         args: Sequence[str] = (),
         executable: str | None = None,
@@ -128,7 +134,10 @@ class NatsServer:
         self.executable = executable or find_nats_server()
         self.host = host
         self.port = port
-        self.jetstream = jetstream
+        if store_dir is not None and not isinstance(store_dir, str | os.PathLike):
+            raise TypeError(f"store_dir must be a path or None, not {store_dir!r}")
+        self.store_dir = None if store_dir is None else Path(store_dir)
+        self.jetstream = bool(jetstream) or store_dir is not None
         self.config = config
         self.args = list(args)
         self.startup_timeout = float(startup_timeout)
@@ -165,7 +174,9 @@ class NatsServer:
             path.write_text(self.config)
             command += ["-c", str(path)]
         if self.jetstream:
-            command += ["-js", "-sd", str(workdir / "jetstream")]
+            store = self.store_dir or workdir / "jetstream"
+            store.mkdir(parents=True, exist_ok=True)
+            command += ["-js", "-sd", str(store)]
         return command + self.args
 
     def start(self) -> None:

@@ -7,9 +7,10 @@ A command queued while the writer is idle and no burst is under way is written
 at once by its caller (``Session._enqueue``): a lone request does not wait
 for the writer's wake; the commands that follow it wake the writer and go out
 together. A burst ends when data comes in or the writer parks again.
-A manager task reconnects when the connection breaks, with backoff and jitter
-across the server list, replaying the subscriptions with their ids. The public
-API is ``Client``, which subclasses ``Session``.
+When the connection breaks, ``_connected`` replays the subscriptions with
+their ids on the next one, which the manager task of ``_reconnect`` opens
+(with backoff and jitter across the server list). The public API is
+``Client``, which subclasses ``Reconnection`` and ``Publisher``.
 
 Its size: the connection's tasks (reader, writer, pinger, reconnect) share
 the connection's state and are one concept, the session.
@@ -20,7 +21,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import random
 import ssl
 from collections.abc import Callable
 from typing import Any
@@ -31,13 +31,10 @@ from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 from ..channel import WouldBlock, create_memory_object_stream
 from ..channel.lowlevel import EMPTY, Backend, Slot
 from ._auth import Credentials
-from ._connection import Connection, Server, error_for, open_connection, parse_server
+from ._connection import Connection, Server, error_for, parse_server
 from ._errors import (
-    AuthorizationError,
     ConnectionClosedError,
     DisconnectedError,
-    NatsError,
-    NoServersError,
     PermissionsViolation,
     ProtocolError,
     StaleConnectionError,
@@ -223,6 +220,7 @@ class Session:
     _error_callback: Callable[[Exception], object] | None
     _credentials: Credentials
     _options: dict[str, Any]
+    _inbox_root: str
 
     def __init__(self) -> None:
         self._out_tx, self._out_rx = create_memory_object_stream[bytes | _Ping](
@@ -245,7 +243,7 @@ class Session:
         self._closed_event = anyio.Event()
         #: the manager task's scope: closing cancels it (never the owner's body)
         self._run_scope: anyio.CancelScope | None = None
-        self._inbox_prefix = f"_INBOX.{new_nuid()}."
+        self._inbox_prefix = f"{self._inbox_root}.{new_nuid()}."
         self._inbox_sub: Subscription | None = None
         self._replies: dict[str, _Reply] = {}
         self._backend: Backend | None = None
@@ -487,81 +485,6 @@ class Session:
             space.set()
         if isinstance(error, Exception):
             self._report(error)
-
-    async def _open(self, server: Server) -> Connection:
-        return await open_connection(
-            server,
-            options=self._options,
-            credentials=self._credentials,
-            tls=self._tls,
-            tls_hostname=self._tls_hostname,
-            timeout=self._connect_timeout,
-        )
-
-    async def _connect_first(self) -> Connection:
-        last: BaseException | None = None
-        for server in list(self._servers):
-            try:
-                conn = await self._open(server)
-            except AuthorizationError:
-                raise
-            except (OSError, TimeoutError, NatsError, anyio.BrokenResourceError) as exc:
-                last = exc
-                continue
-            self._connected(conn)
-            return conn
-        raise NoServersError(
-            f"could not connect to any of {[str(s) for s in self._servers]}: {last}"
-        ) from last
-
-    async def _reconnect(self, error: BaseException) -> Connection | None:
-        last = error
-        if not isinstance(error, ProtocolError):
-            # The connection worked until the network failed: a fresh budget. A
-            # server that speaks garbage keeps using up the same budget instead.
-            self._attempts = 0
-        limit = self._max_reconnect_attempts
-        while limit < 0 or self._attempts < limit:
-            attempt = self._attempts
-            delay = min(
-                self._reconnect_wait * 2 ** min(attempt, 20), self._max_reconnect_wait
-            )
-            await anyio.sleep(delay + random.uniform(0, self._reconnect_jitter))
-            self._attempts += 1
-            for server in list(self._servers):
-                try:
-                    conn = await self._open(server)
-                except (
-                    OSError,
-                    TimeoutError,
-                    NatsError,
-                    anyio.BrokenResourceError,
-                ) as exc:
-                    last = exc
-                    continue
-                self._reconnects += 1
-                self._connected(conn)
-                return conn
-        self._failure = last
-        return None
-
-    async def _run(self, conn: Connection) -> None:
-        with anyio.CancelScope() as self._run_scope:
-            if not self._closed:
-                await self._run_connections(conn)
-
-    async def _run_connections(self, conn: Connection) -> None:
-        while True:
-            error = await self._use_connection(conn)
-            self._lost(conn, error)
-            if not self._allow_reconnect:
-                self._shutdown(error)
-                return
-            next_conn = await self._reconnect(error)
-            if next_conn is None:
-                self._shutdown(self._failure)
-                return
-            conn = next_conn
 
     # -- closing -------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -16,7 +16,8 @@ import anyio
 from .. import ActorRef, ActorSystem, AskTimeout
 from ..extension import import_extra
 from ..remote import DEFAULT_PREFIX, Remote
-from ..remote.scaleout import Hosted, Leave, start_agent
+from ..remote.scaleout import Hosted, Leave, read_handoff, start_agent
+from ._options import add_arguments, client_options
 
 __all__ = ["host", "main", "run"]
 
@@ -74,6 +75,7 @@ async def run(
     exit_on_stdin_eof: bool = False,
     ready: Callable[[Remote], None] | None = None,
     stop: anyio.Event | None = None,
+    client_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
     ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
@@ -92,13 +94,22 @@ async def run(
         ready: called once the node serves (default: prints
             ``ready <node> <incarnation>`` to standard output).
         stop: an event that makes the node leave when set.
+        client_options: options of the NATS client (credentials, TLS files,
+            ...; see [``actors.nats.connect``][actors.nats.connect]).
 
     Raises:
         ImportError, Exception: a module cannot be imported.
         NoServersError, OSError: the server cannot be reached.
+        AuthorizationError: the server refused the credentials.
     """
     hosted = Hosted(modules)
-    remote = Remote(url, system=system, node=name, prefix=prefix)
+    remote = Remote(
+        url,
+        system=system,
+        node=name,
+        prefix=prefix,
+        client_options=client_options,
+    )
     # A job still running after the grace must not hold the leave: the
     # actors' tasks are cancelled after that long more (its pool runs it
     # again elsewhere: at-least-once).
@@ -149,10 +160,9 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument(
         "--connect",
-        required=True,
         action="append",
         metavar="URL",
-        help="NATS server URL (repeat for a cluster)",
+        help="NATS server URL (repeat for a cluster); required",
     )
     parser.add_argument("--name", help="this node's name (default: random)")
     parser.add_argument("--system", default="actors", help="the system's name")
@@ -179,22 +189,37 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--backend", choices=["asyncio", "uvloop", "trio"], default="asyncio"
     )
+    add_arguments(parser)
     args = parser.parse_args(argv)
+    urls: list[str] | None = args.connect
+    options = client_options(args, os.environ)
+    if args.options_fd is not None:
+        # From the parent (spawn_pool): its servers and client options; the
+        # command line's own options win.
+        try:
+            handoff = read_handoff(args.options_fd)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--options-fd {args.options_fd}: {exc}")
+        urls = list(handoff.servers)
+        options = {**handoff.client_options, **options}
+    if not urls:
+        parser.error("the following arguments are required: --connect")
     backend: str = args.backend
-    options: dict[str, Any] = {}
+    backend_options: dict[str, Any] = {}
     if backend == "uvloop":
         uvloop = import_extra("uvloop", "uvloop", "--backend uvloop")
-        backend, options = "asyncio", {"loop_factory": uvloop.new_event_loop}
+        backend, backend_options = "asyncio", {"loop_factory": uvloop.new_event_loop}
     anyio.run(
         lambda: run(
-            args.connect,
+            urls,
             system=args.system,
             name=args.name,
             modules=args.module,
             prefix=args.prefix,
             grace=args.grace,
             exit_on_stdin_eof=args.exit_on_stdin_eof,
+            client_options=options,
         ),
         backend=backend,
-        backend_options=options,
+        backend_options=backend_options,
     )

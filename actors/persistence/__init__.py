@@ -8,7 +8,9 @@ state by key with a revision. Both write conditionally (one writer per
 persistence id) and answer an ``ask`` only after the write is stored.
 
 Journals: [``SqliteJournal``][actors.persistence.SqliteJournal] (one file, the
-embedded default), [``MemoryJournal``][actors.persistence.MemoryJournal] (tests,
+embedded default), [``JetStreamJournal``][actors.persistence.JetStreamJournal]
+(NATS JetStream: a stream per system, snapshots and states in key-value
+buckets), [``MemoryJournal``][actors.persistence.MemoryJournal] (tests,
 with fault injection); a new engine implements
 [``Journal``][actors.persistence.Journal],
 [``SnapshotStore``][actors.persistence.SnapshotStore] and
@@ -31,6 +33,7 @@ from ._errors import RecoveryFailed as RecoveryFailed
 from ._errors import RevisionConflict as RevisionConflict
 from ._errors import SequenceConflict as SequenceConflict
 from ._event_sourced import EventSourcedActor as EventSourcedActor
+from ._jetstream_journal import JetStreamJournal as JetStreamJournal
 from ._journal import DurableStateStore as DurableStateStore
 from ._journal import Journal as Journal
 from ._journal import SnapshotStore as SnapshotStore
@@ -52,6 +55,7 @@ __all__ = [
     "EventSourcedActor",
     "EventsRejected",
     "Faults",
+    "JetStreamJournal",
     "Journal",
     "JournalClosed",
     "JournalError",

@@ -44,8 +44,8 @@ The rules every implementation keeps (the contract tests check each):
 * Every method may be called from any task of the event loop, concurrently;
   none blocks the event loop.
 
-What the JetStream journal (NATS, a later step) needs from this interface, and
-how it maps, so that it plugs in without changing it:
+How the JetStream journal (``JetStreamJournal``, ``_jetstream_journal``) maps
+this interface onto JetStream without changing it:
 
 * One stream per system (file storage), one subject per persistence id (the
   id escaped into subject tokens: ``.``, ``*``, ``>`` and whitespace are not
@@ -64,32 +64,36 @@ how it maps, so that it plugs in without changing it:
   (error 10071, wrong last sequence), which is a ``SequenceConflict`` too. So
   ``append(persistence_id, events, expected_sequence_nr)`` carries all the
   journal needs; no position token travels through the actor.
-* ``Nats-Msg-Id`` deduplicates a publish retried after a lost acknowledgement
-  (within the stream's duplicate window): the id is ``<writer>:<first
-  sequence number>``, built from ``StoredEvent.writer`` (a random id per actor
-  incarnation). The writer must be in it: JetStream checks duplicates before
-  the expected sequence, so with ``<persistence id>:<sequence number>`` alone
-  a stale writer's append of a number another writer already stored would be
-  acknowledged as a duplicate and believed stored. A retry that the server
-  reports as a duplicate of our own id is a success; a lost acknowledgement
-  that is not retried is a ``JournalError`` (the write may have been stored).
+* ``Nats-Msg-Id`` identifies an append retried after a lost acknowledgement:
+  the id is ``<persistence id>:<writer>:<first sequence number>``, built from
+  ``StoredEvent.writer`` (a random id per actor incarnation). The writer must
+  be in it, or a stale writer's append of a number another writer already
+  stored would be believed stored. nats-server (2.15) checks the expected
+  last subject sequence before the duplicate window, so a retry of a stored
+  append is refused (10071) rather than acknowledged as a duplicate: the
+  journal then looks at the message holding the append's first number, and
+  if it has the append's own id the append is stored (a success); otherwise
+  it is a ``SequenceConflict``. An acknowledgement still lost after the
+  retries is a ``JournalError`` (the write may have been stored).
 * ``read_events`` from a sequence number: our numbers increase with the
   stream sequences of the subject, so the first message to read is found by
-  a binary search with ``STREAM.MSG.GET`` (``seq`` + ``next_by_subj``), then an
-  ordered consumer filtered on the subject delivers from there; the events of
-  a message before ``from_sequence_nr`` are skipped.
+  a binary search with direct gets (``seq`` + ``next_by_subj``), then direct
+  get batches of the subject deliver from there (no consumer to make); the
+  events of a message before ``from_sequence_nr`` are skipped.
 * ``highest_sequence_nr``: the last message of the subject (``last_by_subj``),
   its last number; 0 when the subject has none.
 * ``delete_events``: purge the subject below the stream sequence of the first
   message to keep (``STREAM.PURGE`` with ``filter`` and ``seq``), never
   purging the subject's last message, so ``highest_sequence_nr`` and the
   expected-last-subject-sequence check survive a deletion of every event;
-  the deleted-up-to number of a persistence id is kept in a KV entry, and
-  reads skip the events at or below it that such a kept message holds.
+  the deleted-up-to number of a persistence id is kept on a subject of its
+  own (rolled up to one message), and reads skip the events at or below it
+  that such a kept message holds.
 * Snapshots: a KV bucket, key = escaped persistence id and sequence number,
   value = manifest, timestamp and payload; ``latest_snapshot`` lists the
   persistence id's keys (a subject filter) and takes the highest number at or
-  below the bound; ``delete_snapshots`` purges keys up to a number.
+  below the bound; ``delete_snapshots`` purges the keys' messages up to a
+  number.
 * Durable state: a KV bucket, key = escaped persistence id. The revision is
   the KV entry's revision (a stream sequence: increasing, never reused, not
   consecutive, which is all ``StoredState.revision`` promises). ``put_state``
@@ -97,10 +101,10 @@ how it maps, so that it plugs in without changing it:
   deleted key), otherwise an *update* (``Nats-Expected-Last-Subject-Sequence``
   = the revision); ``delete_state`` is a delete marker conditional on the
   revision. A wrong revision (error 10071) is a ``RevisionConflict``.
-* Group commit: the JetStream journal publishes the appends of many actors
-  without waiting for each acknowledgement in turn (``_group_commit`` batches
-  them as it does SQLite's transactions), and answers each append when its own
-  acknowledgement arrives.
+* Batching: the appends of many actors are in flight at once, each waiting
+  for its own acknowledgement; the client writes every request queued since
+  its last write in one socket write (the group commit of the SQLite journal
+  is not needed: the server is the one that batches).
 """
 
 from __future__ import annotations

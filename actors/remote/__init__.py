@@ -50,6 +50,7 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - installation
 del _msgspec
 
 from ..channel.lowlevel import publish as _publish
+from ._bad_input import CAUSES as BAD_INPUT_CAUSES
 from ._errors import ActorNotFound as ActorNotFound
 from ._errors import DecodeError as DecodeError
 from ._errors import FrameTooLarge as FrameTooLarge
@@ -68,6 +69,7 @@ from ._subjects import DEFAULT_PREFIX as DEFAULT_PREFIX
 from .scaleout import RemotePoolRef as RemotePoolRef
 
 __all__ = [
+    "BAD_INPUT_CAUSES",
     "DEFAULT_PREFIX",
     "ActorNotFound",
     "DecodeError",

@@ -1,9 +1,11 @@
 """Outgoing asks: the pending table, matching replies to their asks, late
 replies, and lookups.
 
-An ask of a remote ref sends an ask envelope numbered with an id of this
-node and parks on a [``Pending``][actors.remote._asks.Pending] (the channel
-core's one-answer ``Slot``) until its reply or failure comes back from the
+An ask of a remote ref sends an ask envelope carrying an id of this node
+(63 random bits from ``secrets``: a third party cannot guess the id of an
+ask in flight to answer it) and parks on a
+[``Pending``][actors.remote._asks.Pending] (the channel core's one-answer
+``Slot``) until its reply or failure comes back from the
 asked node (``_inbound`` finds it by id), the peer is lost, or the timeout
 expires. While it is in flight its peer is depended on (heartbeats: a silent
 node is declared down and the ask fails with ``NodeUnreachable``). An answer
@@ -17,8 +19,8 @@ nobody listens.
 
 from __future__ import annotations
 
-import itertools
 import math
+import secrets
 from typing import Any
 
 import anyio
@@ -37,6 +39,8 @@ from ._subjects import Subjects
 from ._wire import Wire
 
 __all__ = ["Asks", "Pending", "check_seconds"]
+
+_randbits = secrets.randbits
 
 #: ``Pending.state`` once answered: a reply, or a failure (the handler's, the
 #: remote runtime's, or this node's: the peer was lost).
@@ -120,7 +124,6 @@ class Asks:
         self._subjects = subjects
         self._system_name = system_name
         self._backend = backend
-        self._ids = itertools.count(1)
         self._client: Client | None = None
         #: The asks in flight, by id.
         self.pending: dict[int, Pending] = {}
@@ -145,11 +148,14 @@ class Asks:
         system)."""
         if type(timeout) is not float or not 0.0 < timeout < math.inf:
             timeout = check_seconds("timeout", timeout)  # an int, or a bad one
-        ask_id = next(self._ids)
+        pending_asks = self.pending
+        ask_id = _randbits(63)
+        while ask_id in pending_asks:  # one in 2**63 per ask in flight
+            ask_id = _randbits(63)
         envelope = self._wire.ask(ref.address.path, ask_id, message)
         peer = ref.node
         pending = Pending(self, peer)
-        self.pending[ask_id] = pending
+        pending_asks[ask_id] = pending
         self._monitor.depend(peer)
         answered = False
         try:
@@ -255,9 +261,9 @@ class Asks:
         client = self._client
         if client is None:
             raise SystemNotRunning("the remote layer is not running")
-        ask_id = next(self._ids)
+        ask_id = _randbits(63)
         anonymous = self._anonymous
-        frame = anonymous.frame([anonymous.lookup(ask_id, path)])
+        frame = anonymous.sealed(subject, None, [anonymous.lookup(ask_id, path)])
         try:
             msg = await client.request(subject, frame, timeout=timeout)
         except NoRespondersError:
@@ -270,9 +276,19 @@ class Asks:
             raise NodeUnreachable(
                 f"node {node} did not answer a lookup within {timeout} s"
             ) from None
-        # The answer to our own request: decoded here (the one reply a node
-        # takes outside its inbox, see _inbound).
-        answer = decode_frame(msg.data, client.max_payload)
+        # The answer to our own request: checked and decoded here (the one
+        # reply a node takes outside its inbox, see _inbound).
+        data: bytes | memoryview = msg.data
+        secret = anonymous.secret
+        if secret is not None:
+            opened = secret.open(msg.subject, None, msg.data)
+            if opened is None:
+                raise NodeUnreachable(
+                    f"the answer to a lookup of node {node} failed authentication "
+                    "(another cluster secret, or forged)"
+                )
+            data = opened
+        answer = decode_frame(data, client.max_payload)
         sender = answer.sender
         for envelope in answer.envelopes:
             if type(envelope) is LookupReplyEnvelope and envelope.ask_id == ask_id:

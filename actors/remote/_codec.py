@@ -43,7 +43,7 @@ from .. import (
     SystemNotRunning,
     UnhandledMessage,
 )
-from ._errors import DecodeError, NodeUnreachable, RemoteActorError
+from ._errors import DecodeError, FrameTooLarge, NodeUnreachable, RemoteActorError
 from ._node import RefAddress
 
 __all__ = [
@@ -438,8 +438,9 @@ def node_codec(
     resolve: Callable[[RefAddress], object],
 ) -> Codec:
     """A node's codec: refs through ``address_of`` and ``resolve``, and the
-    runtime's errors (and ``StopReason``) registered under stable tags
-    ``actors.<Name>``, so they arrive as themselves."""
+    runtime's and the remote layer's errors (and ``StopReason``) registered
+    under stable tags ``actors.<Name>``, so they arrive as themselves (a
+    reply over ``max_payload`` fails its ask with ``FrameTooLarge``)."""
     codec = Codec(address_of=address_of, resolve=resolve)
     for error in (
         ActorNotFound,
@@ -449,6 +450,7 @@ def node_codec(
         AskTimeout,
         UnhandledMessage,
         MailboxFull,
+        FrameTooLarge,
     ):
         codec.register(error, f"actors.{error.__name__}")
     codec.register(StopReason, "actors.StopReason")

@@ -34,8 +34,14 @@ __all__ = [
     "UNWATCH",
     "VERSION",
     "WATCH",
+    "CREDIT",
+    "CREDIT_QUERY",
+    "CREDIT_STATE",
     "AckEnvelope",
     "AskEnvelope",
+    "CreditEnvelope",
+    "CreditQueryEnvelope",
+    "CreditStateEnvelope",
     "DeathEnvelope",
     "Envelope",
     "FailureEnvelope",
@@ -70,6 +76,9 @@ LOOKUP: Final = 9
 LOOKUP_REPLY: Final = 10
 STOP: Final = 11
 ACK: Final = 12
+CREDIT: Final = 13
+CREDIT_QUERY: Final = 14
+CREDIT_STATE: Final = 15
 
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Trace = Annotated[str, msgspec.Meta(max_length=512)]
@@ -180,6 +189,37 @@ class AckEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=ACK):
     seq: Id
 
 
+class CreditEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=CREDIT):
+    """``[13, path, count]``: the actor at ``path`` on the sending node took
+    ``count`` more of the receiving node's tells to it (or they ended as
+    dead letters there): that many credits back (out of band)."""
+
+    path: Path
+    count: Annotated[int, msgspec.Meta(ge=1, le=2**31)]
+
+
+class CreditQueryEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, tag=CREDIT_QUERY
+):
+    """``[14, path, query]``: how many of my tells to ``path`` do you hold?
+    Sent in FIFO order after the tells; answered with kind 15."""
+
+    path: Path
+    query: Id
+
+
+class CreditStateEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, tag=CREDIT_STATE
+):
+    """``[15, path, query, held]``: the answer to credit query ``query``:
+    the sending node holds ``held`` of the receiving node's tells to
+    ``path`` (sent before the query and not yet taken)."""
+
+    path: Path
+    query: Id
+    held: Id
+
+
 Envelope = (
     TellEnvelope
     | AskEnvelope
@@ -194,6 +234,9 @@ Envelope = (
     | LookupReplyEnvelope
     | StopEnvelope
     | AckEnvelope
+    | CreditEnvelope
+    | CreditQueryEnvelope
+    | CreditStateEnvelope
 )
 
 

@@ -1,24 +1,42 @@
-"""The one place where bytes from the network become actions.
+"""The one place where bytes from the network become actions: the trust
+boundary.
 
-Every NATS message to this node's inbox or name subject comes here: the
-frame is decoded once (``decode_frame``: a malformed, oversize,
-wrong-version or unknown-kind frame is counted and dropped as a whole), then
-each envelope goes to the handler of its kind (``Inbound.handlers``, one
-method per kind), which decodes its body by its type tag, checks it against
-what this node knows, and only then hands plain values to the concept that
-acts on them: the local actors (tells, stops, lookups), the serving of
-inbound asks, the outgoing asks (replies), the peers (heartbeats, acks) and
-the death watch. Then the frame's number is accounted for.
+Every NATS message to this node's inbox or name subject comes here, and
+goes through these checks in this order before anything acts on it (each
+failure is counted under a cause from a fixed set, see ``_bad_input``, and
+the frame dropped whole, leaving no state behind):
 
-Frame numbers: a frame from a node is numbered (the last token of its reply
-subject, see ``_outbound``). The receiver keeps the highest number per peer,
-counts the numbers skipped as lost frames (NATS core is at most once: a
-broker restart loses what was in flight), and acks each time ``ACK_BYTES``
-came from that peer since its last ack, and with each heartbeat ack, so the
-peer's window opens again.
+1. its size (at most the server's ``max_payload``);
+2. its frame number, read from the reply subject (no byte of the payload
+   read yet): a frame from a node carries one, on the numbered lane
+   (``.nr.<this node>.<incarnation>.<n>``) or the out-of-band lane
+   (``...o<n>``, heartbeats and acks);
+3. with a cluster secret, its tag (``_secret``): an HMAC-SHA256 over the
+   subject (this node), the numbered reply (sender, receiver, number) and
+   the frame (version, sender, envelopes);
+4. its version (the first bytes): another one is dropped;
+5. its shape (``decode_frame``: malformed, truncated or unknown-kind
+   frames are dropped);
+6. its sender: a node's frame needs a number, its sender must not be gone,
+   and the peer table must have room for it; with a secret, a program that
+   is not a node may only look actors up;
+7. its number: strictly above the last one accepted from that sender
+   incarnation on that lane, else it is a replay (or a duplicate) and is
+   dropped. The number is taken before any envelope is handled.
 
-Bad input is counted in ``bad_input`` per (peer, cause) and logged once per
-key, and dropped; nothing from the network stops the node.
+Then each envelope goes to the handler of its kind (``Inbound.handlers``,
+one method per kind), which decodes its body by its type tag, checks it
+against what this node knows (a reply only from the node its ask went to,
+an ack only of frames sent, no stop of the runtime's own actors), and only
+then hands plain values to the concept that acts on them: the local actors
+(tells, stops, lookups), the serving of inbound asks, the outgoing asks
+(replies), the peers (heartbeats, acks) and the death watch.
+
+Frame numbers also drive acks and loss: the receiver counts the numbers
+skipped as lost frames (NATS core is at most once: a broker restart loses
+what was in flight), and acks each time ``ACK_BYTES`` came from that peer
+since its last ack, and with each heartbeat ack, so the peer's window opens
+again.
 """
 
 from __future__ import annotations
@@ -29,10 +47,15 @@ from typing import Any
 
 from ..nats import Client, Msg
 from ._asks import Asks
+from ._bad_input import BadInput
 from ._codec import Codec
 from ._envelopes import (
+    VERSION,
     AckEnvelope,
     AskEnvelope,
+    CreditEnvelope,
+    CreditQueryEnvelope,
+    CreditStateEnvelope,
     DeathEnvelope,
     FailureEnvelope,
     HeartbeatAckEnvelope,
@@ -50,7 +73,9 @@ from ._local import Local
 from ._node import NodeAddress
 from ._observer import Observer, Receipt
 from ._peers import Peers, Received
+from ._secret import Secret
 from ._serving import Serving
+from ._shares import Shares
 from ._subjects import frame_number
 from ._watch import Watch
 from ._wire import Wire
@@ -58,6 +83,10 @@ from ._wire import Wire
 __all__ = ["ACK_BYTES", "Inbound"]
 
 logger = logging.getLogger("actors.remote")
+
+#: The first two bytes of a frame of this version (an array of three, then
+#: the version as a positive fixint).
+_HEAD = bytes((0x93, VERSION))
 
 #: A receiver acks a peer's frames each time this many bytes came from it
 #: since its last ack (and with each heartbeat ack).
@@ -74,7 +103,9 @@ class Inbound:
             subjects ending in ``.nr.<node>.<incarnation>.<number>``).
         codec: the node's codec (bodies are decoded here).
         wire: the node's encoder (heartbeat acks, lookup replies).
-        peers, local, serving, asks, watch: what acts on the envelopes.
+        peers, local, serving, asks, watch, shares: what acts on the
+            envelopes (tells from nodes go through ``shares``).
+        secret: the cluster secret (None: the trusted-broker mode).
     Frames are accepted once ``attach`` gave the client (the largest frame
     accepted is its server's ``max_payload``, read at each frame).
     """
@@ -89,14 +120,18 @@ class Inbound:
         serving: Serving,
         asks: Asks,
         watch: Watch,
+        shares: Shares,
+        secret: Secret | None = None,
     ) -> None:
         self._codec = codec
+        self._secret = secret
         self._wire = wire
         self._peers = peers
         self._local = local
         self._serving = serving
         self._asks = asks
         self._watch = watch
+        self._shares = shares
         self._client: Client | None = None
         #: How the reply subject of a numbered frame to this node ends,
         #: before the number.
@@ -108,8 +143,9 @@ class Inbound:
         self.observer: Observer | None = None
         #: The trace context of the frame being handled (a traced node).
         self._parent: object = None
-        #: Bad input from the network, counted per (peer, cause).
-        self.bad_input: dict[tuple[str, str], int] = {}
+        #: Bad input from the network: ``bad(peer, cause, error)`` counts
+        #: it per cause (``bad.counts``) and logs at a bounded rate.
+        self.bad = BadInput()
         #: The handler of each envelope kind.
         self.handlers: dict[type, Handler] = {
             TellEnvelope: self._tell,
@@ -124,6 +160,9 @@ class Inbound:
             WatchEnvelope: self._watched,
             UnwatchEnvelope: self._unwatched,
             DeathEnvelope: self._death,
+            CreditEnvelope: self._credit,
+            CreditQueryEnvelope: self._credit_query,
+            CreditStateEnvelope: self._credit_state,
         }
 
     def attach(self, client: Client) -> None:
@@ -131,86 +170,128 @@ class Inbound:
         self._client = client
         self.accepting = True
 
-    def bad(self, peer: object, cause: str, error: BaseException) -> None:
-        """Count bad input from ``peer`` (logged at the first of each key)."""
-        key = (str(peer), cause)
-        count = self.bad_input.get(key, 0)
-        self.bad_input[key] = count + 1
-        if not count:
-            logger.warning(
-                "bad input from %s (%s), dropped: %s (logged once per peer and cause)",
-                peer,
-                cause,
-                error,
-            )
+    @property
+    def bad_input(self) -> dict[str, int]:
+        """Bad input counted so far, by cause (see ``_bad_input.CAUSES``)."""
+        return self.bad.counts
 
     # -- frames ------------------------------------------------------------------
 
     def on_frame(self, msg: Msg) -> None:
-        """The NATS client's callback for the node's subjects."""
+        """The NATS client's callback for the node's subjects (see the
+        module doc for the checks, in their order)."""
         client = self._client
         if not self.accepting or client is None:
             return
-        try:
-            frame = decode_frame(msg.data, client.max_payload)
-        except DecodeError as exc:
-            self.bad(msg.reply or msg.subject, "malformed frame", exc)
-            return
-        sender = frame.sender
-        # A program that is not a node gets its answers on the reply subject.
-        reply_to = msg.reply if sender is None else None
-        # A numbered frame (see Outbound): its reply subject ends with
-        # ".nr.<this node>.<incarnation>.<number>"; unnumbered ones (out of
-        # band: heartbeats, acks) have none. Read before the envelopes are
-        # handled, accounted for after (written out: a call saved per frame).
-        seq = None
+        data = msg.data
         reply = msg.reply
-        if sender is not None and reply is not None:
+        bad = self.bad
+        if len(data) > client.max_payload:
+            bad(reply, "oversize frame", f"{len(data)} bytes")
+            return
+        # The frame number (written out: a call saved per frame).
+        seq = oob = None
+        numbered = None  # the reply subject, when it carries a number
+        if reply is not None:
             dot = reply.rfind(".")
             if reply.endswith(self._numbered, 0, dot):
-                seq = frame_number(reply[dot + 1 :])
+                token = reply[dot + 1 :]
+                if token[:1] == "o":
+                    oob = frame_number(token[1:])
+                    if oob is not None:
+                        numbered = reply
+                else:
+                    seq = frame_number(token)
+                    if seq is not None:
+                        numbered = reply
+        payload: bytes | memoryview = data
+        secret = self._secret
+        if secret is not None:
+            opened = secret.open(msg.subject, numbered, data)
+            if opened is None:
+                bad(reply, "not authenticated", "no valid tag for the cluster secret")
+                return
+            payload = opened
+        if payload[:2] != _HEAD and payload[:1] == _HEAD[:1] and len(payload) > 1:
+            bad(reply, "unknown version", f"version byte {payload[1]:#x}")
+            return
+        try:
+            frame = decode_frame(payload, client.max_payload)
+        except DecodeError as exc:
+            bad(reply or msg.subject, "malformed frame", exc)
+            return
+        sender = frame.sender
+        received = None
+        if sender is None:
+            # A program that is not a node gets its answers on the reply
+            # subject; with a secret, it may only look actors up (a lookup
+            # has no frame number, so a replayed one is answered again).
+            if secret is not None and any(
+                type(envelope) is not LookupEnvelope for envelope in frame.envelopes
+            ):
+                bad(reply, "anonymous frame refused", "not a lookup")
+                return
+            reply_to = reply
+        else:
+            reply_to = None
+            if numbered is None:
+                bad(sender, "unnumbered frame", reply)
+                return
+            peers = self._peers
+            peer = peers.peers.get(sender) or peers.peer(sender)
+            if peer is None:
+                if sender in peers.gone:
+                    bad(sender, "from a gone node", "declared down before")
+                else:
+                    bad(sender, "peer table full", f"max_peers={peers.max_peers}")
+                return
+            received = peer.received
+            if received is None:
+                received = peer.received = Received()
+            if seq is not None:
+                last = received.seq
+                if seq <= last:
+                    bad(sender, "replayed frame", f"number {seq} after {last}")
+                    return
+                if seq > last + 1 and last:
+                    # Frames in between never came (at most once): counted.
+                    lost = peers.lost_frames
+                    lost[sender] = lost.get(sender, 0) + seq - last - 1
+                received.seq = seq
+                size = len(data)
+                received.unacked += size
+                received.frames += 1
+                received.bytes += size
+                received.envelopes += len(frame.envelopes)
+            else:
+                assert oob is not None
+                if oob <= received.oob:
+                    bad(
+                        sender, "replayed frame", f"number o{oob} after o{received.oob}"
+                    )
+                    return
+                received.oob = oob
         observer = self.observer
         if observer is not None:
             self._parent = observer.frame(msg.headers)
         handlers = self.handlers
         try:
             for envelope in frame.envelopes:
-                try:
-                    handlers[type(envelope)](envelope, sender, reply_to)
-                except KeyError:
+                handler = handlers.get(type(envelope))
+                if handler is None:
                     # A kind that only answers a request (a lookup reply).
-                    self.bad(
-                        sender, f"unexpected {type(envelope).__name__}", ValueError()
-                    )
+                    bad(sender, "unexpected envelope", type(envelope).__name__)
+                    continue
+                try:
+                    handler(envelope, sender, reply_to)
                 except Exception as exc:
-                    self.bad(sender, f"{type(envelope).__name__} not handled", exc)
+                    bad(sender, "envelope not handled", repr(exc))
         finally:
             self._parent = None
-        if seq is not None:
+            if self._shares.touched:
+                self._shares.frame_done()
+        if seq is not None and received is not None and received.unacked >= ACK_BYTES:
             assert sender is not None
-            self._received(sender, seq, len(msg.data), len(frame.envelopes))
-
-    def _received(self, sender: NodeAddress, seq: int, size: int, count: int) -> None:
-        peers = self._peers
-        peer = peers.peers.get(sender) or peers.peer(sender)
-        if peer is None:
-            return  # gone
-        received = peer.received
-        if received is None:
-            received = peer.received = Received()
-        last = received.seq
-        if seq <= last:
-            return
-        if seq > last + 1 and last:
-            # Frames in between never came (at most once): counted.
-            lost = self._peers.lost_frames
-            lost[sender] = lost.get(sender, 0) + seq - last - 1
-        received.seq = seq
-        received.unacked += size
-        received.frames += 1
-        received.bytes += size
-        received.envelopes += count
-        if received.unacked >= ACK_BYTES:
             self._peers.ack(sender, received)
 
     # -- the envelope kinds ------------------------------------------------------
@@ -239,7 +320,7 @@ class Inbound:
         except DecodeError as exc:
             self.bad(sender, "undecodable message", exc)
             return
-        self._local.deliver(envelope.path, message, sender)
+        self._shares.deliver(envelope.path, message, sender)
 
     def _ask(
         self, envelope: AskEnvelope, sender: NodeAddress | None, reply_to: str | None
@@ -335,8 +416,42 @@ class Inbound:
     ) -> None:
         if sender is not None:
             outbound = self._peers.outbounds.get(sender)
-            if outbound is not None:
-                outbound.acked(envelope.seq)
+            if outbound is not None and not outbound.acked(envelope.seq):
+                self.bad(sender, "ack beyond the frames sent", envelope.seq)
+
+    def _credit(
+        self, envelope: CreditEnvelope, sender: NodeAddress | None, reply_to: str | None
+    ) -> None:
+        if sender is not None:
+            credits = self._peers.credits.get(sender)
+            if credits is not None:
+                credits.granted(envelope.path, envelope.count)
+
+    def _credit_query(
+        self,
+        envelope: CreditQueryEnvelope,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        if sender is None:
+            return
+        held = self._shares.held_for(sender, envelope.path)
+        outbound = self._peers.outbound(sender)
+        if outbound is not None:
+            outbound.put_urgent(
+                self._wire.credit_state(envelope.path, envelope.query, held)
+            )
+
+    def _credit_state(
+        self,
+        envelope: CreditStateEnvelope,
+        sender: NodeAddress | None,
+        reply_to: str | None,
+    ) -> None:
+        if sender is not None:
+            credits = self._peers.credits.get(sender)
+            if credits is not None:
+                credits.state(envelope.path, envelope.query, envelope.held)
 
     def _lookup(
         self, envelope: LookupEnvelope, sender: NodeAddress | None, reply_to: str | None
@@ -352,9 +467,16 @@ class Inbound:
     def _stop(
         self, envelope: StopEnvelope, sender: NodeAddress | None, reply_to: str | None
     ) -> None:
-        ref = self._local.find(envelope.path)
-        if ref is not None:
-            ref.stop()
+        local = self._local
+        ref = local.find(envelope.path)
+        if ref is None:
+            return
+        if local.is_protected(ref):
+            # Akka's untrusted mode refuses system messages from peers; here
+            # the runtime's own actors never obey a remote stop, in any mode.
+            self.bad(sender, "stop refused", envelope.path)
+            return
+        ref.stop()
 
     def _watched(
         self, envelope: WatchEnvelope, sender: NodeAddress | None, reply_to: str | None

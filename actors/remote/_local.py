@@ -8,6 +8,10 @@ Refs cross the wire as [``RefAddress``][actors.remote.RefAddress]es: the
 codec asks ``address_of`` for each ref it encodes and ``resolve`` for each
 address it decodes (a local ref for this node's actors, a remote ref for
 the others').
+
+The runtime's own actors never obey a stop from the network, whatever the
+mode (``is_protected``): the guardians (``/user``, ``/system``), everything
+under ``/system``, and the actors marked with ``protect`` (the node agent).
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ class Local:
         remote_ref: makes the remote ref of an address of another node.
     """
 
-    __slots__ = ("_host", "_names", "_remote_ref", "address", "dead_letters_by_peer")
+    __slots__ = (
+        "_host",
+        "_names",
+        "_protected",
+        "_remote_ref",
+        "address",
+        "dead_letters_by_peer",
+    )
 
     def __init__(
         self,
@@ -47,6 +58,7 @@ class Local:
         self.address = address
         self._remote_ref = remote_ref
         self._names: dict[str, ActorRef[Any]] = {}
+        self._protected: set[ActorRef[Any]] = set()
         #: Dead letters the remote layer made, by (peer node name, reason).
         self.dead_letters_by_peer: dict[tuple[str, str], int] = {}
 
@@ -80,6 +92,21 @@ class Local:
             return self._host.find(path)
         ref = self._names.get(path)
         return ref if ref is not None and ref.is_alive else None
+
+    def protect(self, ref: ActorRef[Any]) -> None:
+        """Refuse stops of the local actor ``ref`` from the network (an actor
+        of the runtime's, such as the node agent)."""
+        self._protected.add(ref)
+
+    def is_protected(self, ref: ActorRef[Any]) -> bool:
+        """Whether a stop of ``ref`` from the network is refused: a guardian,
+        an actor under ``/system``, or one marked with ``protect``."""
+        if ref in self._protected:
+            return True
+        path = self._host.path_of(ref)
+        # /user/<name>... are the users' actors; /user, /system and
+        # /system/... the runtime's.
+        return path is None or not path.startswith("/user/")
 
     # -- refs <-> addresses (the codec's hooks) --------------------------------
 

@@ -12,47 +12,44 @@ published at once, outside the buffer and the window, so a full window never
 delays the signs of life nor the acks that open it.
 
 One writer task per peer drains the buffer with drain-many and publishes one
-NATS message per frame, so a burst of small tells costs one NATS message; a
-frame never exceeds the server's ``max_payload`` (a batch that would is
-split). One writer per peer and one NATS connection keep envelopes FIFO per
-sender-receiver pair. When the writer is idle, nothing is buffered and the
-client has written everything, an ask or an answer is published at once by
-its caller (``Outbound.put_now``): a lone ask does not wait for the
-writer's wake.
+NATS message per frame (``_writer``), so a burst of small tells costs one
+NATS message; a frame never exceeds the server's ``max_payload``. One writer
+per peer and one NATS connection keep envelopes FIFO per sender-receiver
+pair. When the writer is idle, nothing is buffered and the client has
+written everything, an ask or an answer is published at once by its caller
+(``Outbound.put_now``): a lone ask does not wait for the writer's wake.
 
-The window bounds the bytes in flight: frames are numbered (the number is the
-last token of their reply subject), the peer acks what it received, and the
-writer takes no more envelopes while ``window`` bytes of frames are published
-and not yet acked (so at most the window plus one batch). With the
-window full the writer waits and the buffer fills: ``tell`` raises
-``MailboxFull``, ``send`` and ``ask`` wait. A slow peer therefore slows its
-senders instead of being disconnected by the server as a slow consumer. A
-frame NATS returns (no responders) is known by its number: its asks fail and
-its tells are dead letters (``Outbound.returned``).
+The window (``_window``) bounds the bytes in flight: frames are numbered, the
+peer acks what it received, and the writer takes no more envelopes while
+``window`` bytes of frames are published and not yet acked (so at most the
+window plus one batch). With the window full the writer waits and the
+buffer fills: ``tell`` raises ``MailboxFull``, ``send`` and ``ask`` wait. A
+slow peer node therefore slows its senders instead of being disconnected by
+the server as a slow consumer; a slow *actor* is the credits' business
+(``_credits``, ``_shares``): its peer acks frames on arrival. A frame NATS
+returns (no responders) is known by its number: its asks fail and its tells
+are dead letters (``Outbound.returned``).
 
 Delivery is at-most-once: envelopes that cannot be published (the client
 failed, the peer's buffer was aborted) or came back are handed to
 ``on_dropped`` with the reason, so the caller counts them as dead letters and
 fails their asks.
-
-Its size: one concept, the buffer to one peer, whose senders' side, window
-and writer share its state (a split would expose it).
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from contextlib import suppress
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
-import anyio
-
-from ..mailbox import EndOfMailbox, Mailbox, MailboxClosed, MailboxFull, Signal
+from ..mailbox import Mailbox, MailboxClosed, MailboxFull
 from ._errors import FrameTooLarge, NodeUnreachable
 from ._node import NodeAddress
+from ._publisher import Publisher
+from ._window import Window
 from ._wire import Wire
+from ._writer import HEADER_ALLOWANCE, BufferedSystem, BufferedTraced, Writer, data_of
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -75,78 +72,6 @@ DEFAULT_BATCH = 1024
 DEFAULT_WINDOW = 4 * 1024 * 1024
 #: The smallest window: above what a receiver leaves unacked (``ACK_BYTES``).
 MIN_WINDOW = 256 * 1024
-#: Seconds a writer waits on a full window before it asks the peer for an
-#: ack (a heartbeat, answered with an ack too): an ack lost on the way, or
-#: frames lost at the tail, never stall it.
-ACK_TIMEOUT = 1.0
-
-
-class _System(Signal):
-    """A system envelope in the buffer: uncounted, in FIFO place."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
-class _Traced:
-    """A counted envelope with the W3C trace headers of the context it was
-    sent from (a traced system only): its frame carries them."""
-
-    __slots__ = ("data", "headers")
-
-    def __init__(self, data: bytes, headers: dict[str, str]) -> None:
-        self.data = data
-        self.headers = headers
-
-
-#: Bytes a frame leaves for trace headers (``traceparent``, ``tracestate``).
-HEADER_ALLOWANCE = 768
-
-
-def _data(item: object) -> bytes:
-    return item if type(item) is bytes else item.data  # type: ignore[attr-defined]
-
-
-def _headers(item: object) -> dict[str, str] | None:
-    return item.headers if type(item) is _Traced else None
-
-
-class Publisher(Protocol):
-    """What an outbound buffer publishes with: the NATS client's API."""
-
-    @property
-    def max_payload(self) -> int:
-        """The server's ``max_payload`` in bytes (it may change on reconnect)."""
-        ...
-
-    @property
-    def pending_bytes(self) -> int:
-        """Bytes queued in the client and not yet written (0: it is idle)."""
-        ...
-
-    def publish(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> Awaitable[None]:
-        """Queue a NATS message, waiting while the client's buffer is full."""
-        ...
-
-    def publish_nowait(
-        self,
-        subject: str,
-        payload: bytes = ...,
-        *,
-        reply: str | None = ...,
-        headers: dict[str, str] | None = ...,
-    ) -> None:
-        """Queue a NATS message without waiting (raises when it is full)."""
-        ...
 
 
 class OutboundStatistics(NamedTuple):
@@ -178,22 +103,12 @@ class OutboundStatistics(NamedTuple):
     direct: int
     #: the writer's wakes (each takes a batch: one or more frames)
     batches: int
+    #: acks beyond the last frame sent (impossible: ignored)
+    acks_beyond: int = 0
 
 
 def _log_dropped(envelopes: list[bytes], error: BaseException) -> None:
     logger.warning("%d envelopes to a peer dropped: %s", len(envelopes), error)
-
-
-class _Sent:
-    """A frame published and not yet acked: its number, size and envelopes
-    (kept so that a frame NATS returns is known envelope by envelope)."""
-
-    __slots__ = ("envelopes", "seq", "size")
-
-    def __init__(self, seq: int, size: int, envelopes: list[bytes]) -> None:
-        self.seq = seq
-        self.size = size
-        self.envelopes = envelopes
 
 
 class Outbound:
@@ -219,6 +134,10 @@ class Outbound:
         on_dropped: called with envelopes that were not published (or came
             back) and why (a sync function; an exception it raises is
             logged). Default: a warning is logged.
+        numbers: the last frame numbers used before on the two lanes
+            (numbered, out-of-band) to this peer, by an earlier buffer to
+            it: numbers go on from there (the receiver refuses a number at
+            or below one it accepted).
 
     Raises:
         TypeError / ValueError: a bad ``capacity``, ``batch`` or ``window``,
@@ -226,31 +145,22 @@ class Outbound:
     """
 
     __slots__ = (
-        "_acked",
-        "_batches",
         "_buffer",
-        "_busy",
-        "_bytes",
         "_client",
         "_direct",
         "_dropped",
-        "_envelopes",
         "_error",
-        "_frames",
-        "_in_flight",
-        "_limit",
         "_on_dropped",
+        "_oob",
         "_reply",
         "_returned",
-        "_room",
-        "_seq",
         "_subject",
         "_try_send",
-        "_unacked",
+        "_window",
         "_wire",
+        "_writer",
         "batch",
         "peer",
-        "window",
     )
 
     def __init__(
@@ -265,6 +175,7 @@ class Outbound:
         batch: int = DEFAULT_BATCH,
         window: int = DEFAULT_WINDOW,
         on_dropped: Callable[[list[bytes], BaseException], None] | None = None,
+        numbers: tuple[int, int] = (0, 0),
     ) -> None:
         for name, value, least in (
             ("capacity", capacity, 1),
@@ -277,39 +188,31 @@ class Outbound:
                 raise ValueError(f"{name} must be at least {least}, not {value}")
         self.peer = peer
         self.batch = batch
-        self.window = window
+        self._window = Window(window)
+        #: The number of the last numbered frame (the window's), and of the
+        #: last out-of-band one (a lane of its own: ``put_urgent``).
+        self._window.seq, self._oob = numbers
         self._wire = wire
         self._client = client
         self._subject = subject
         self._reply = reply
         self._on_dropped = on_dropped or _log_dropped
-        self._buffer: Mailbox[bytes | _Traced] = Mailbox(capacity)
+        self._buffer: Mailbox[bytes | BufferedTraced] = Mailbox(capacity)
         self._try_send = self._buffer.try_send
         self._error: BaseException | None = None  #: why it was aborted
-        #: The largest envelope that fits a frame, as of the last look at the
-        #: server's max_payload (on a miss, and by the writer per batch).
-        self._limit = wire.max_envelope(client.max_payload)
-        #: The writer holds envelopes it has not yet handed to the client.
-        self._busy = False
-        self._seq = 0  #: the number of the last numbered frame
-        self._acked = 0  #: the highest frame number the peer acked
-        self._unacked: deque[_Sent] = deque()
-        self._in_flight = 0  #: bytes of the frames in _unacked
-        self._room: anyio.Event | None = None  #: set when an ack opens the window
-        self._frames = 0
-        self._envelopes = 0
-        self._bytes = 0
+        self._writer = Writer(
+            peer, wire, client, subject, reply, self._window, self._drop
+        )
         self._dropped = 0
         self._returned = 0
         self._direct = 0
-        self._batches = 0
 
     # -- the senders' side ---------------------------------------------------
 
     def _check_size(self, envelope: bytes, headers: int = 0) -> None:
         # Called only when the envelope is over the cached limit: re-read the
         # server's max_payload (a reconnection may have raised it).
-        self._limit = limit = self._wire.max_envelope(self._client.max_payload)
+        self._writer.limit = limit = self._wire.max_envelope(self._client.max_payload)
         limit -= headers
         if len(envelope) > limit:
             raise FrameTooLarge(
@@ -336,15 +239,15 @@ class Outbound:
             MailboxFull: the buffer is full (or senders are waiting for room).
             NodeUnreachable: the buffer was closed or aborted.
         """
-        item: bytes | _Traced
+        item: bytes | BufferedTraced
         if headers is None:
-            if len(envelope) > self._limit:  # cached: no property read
+            if len(envelope) > self._writer.limit:  # cached: no property read
                 self._check_size(envelope)
             item = envelope
         else:
-            if len(envelope) > self._limit - HEADER_ALLOWANCE:
+            if len(envelope) > self._writer.limit - HEADER_ALLOWANCE:
                 self._check_size(envelope, HEADER_ALLOWANCE)
-            item = _Traced(envelope, headers)
+            item = BufferedTraced(envelope, headers)
         try:
             self._try_send(item)
         except MailboxFull:
@@ -371,15 +274,15 @@ class Outbound:
             NodeUnreachable: the buffer was (or, while waiting, became) closed
                 or aborted.
         """
-        item: bytes | _Traced
+        item: bytes | BufferedTraced
         if headers is None:
-            if len(envelope) > self._limit:  # cached: no property read
+            if len(envelope) > self._writer.limit:  # cached: no property read
                 self._check_size(envelope)
             item = envelope
         else:
-            if len(envelope) > self._limit - HEADER_ALLOWANCE:
+            if len(envelope) > self._writer.limit - HEADER_ALLOWANCE:
                 self._check_size(envelope, HEADER_ALLOWANCE)
-            item = _Traced(envelope, headers)
+            item = BufferedTraced(envelope, headers)
         try:
             await self._buffer.send(item)
         except MailboxClosed:
@@ -393,10 +296,10 @@ class Outbound:
             FrameTooLarge: it does not fit one NATS message.
             NodeUnreachable: the buffer was closed or aborted.
         """
-        if len(envelope) > self._limit:  # cached: the hot path reads no property
+        if len(envelope) > self._writer.limit:  # cached: no property read
             self._check_size(envelope)
         try:
-            self._buffer.send_signal(_System(envelope))
+            self._buffer.send_signal(BufferedSystem(envelope))
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
@@ -414,20 +317,19 @@ class Outbound:
             FrameTooLarge: it does not fit one NATS message.
             NodeUnreachable: the buffer was closed or aborted.
         """
-        if len(envelope) > self._limit - (0 if headers is None else HEADER_ALLOWANCE):
-            self._check_size(envelope, 0 if headers is None else HEADER_ALLOWANCE)
+        allowance = 0 if headers is None else HEADER_ALLOWANCE
+        if len(envelope) > self._writer.limit - allowance:
+            self._check_size(envelope, allowance)
         buffer = self._buffer
-        if (
-            self._busy
-            or len(buffer)
-            or self._in_flight >= self.window
-            or self._client.pending_bytes
-        ):
+        writer = self._writer
+        if writer.busy or len(buffer) or self._window.full:
+            return False
+        if self._client.pending_bytes:
             return False
         if buffer.closed:
             raise self._unreachable()
         try:
-            self._send_frame([envelope], self._client.publish_nowait, headers)
+            writer.send_frame([envelope], self._client.publish_nowait, headers)
         except Exception as exc:  # the client is closed: dropped, as the writer
             self._drop([envelope], exc)
             return True
@@ -445,9 +347,16 @@ class Outbound:
         """
         if self._buffer.closed:
             raise self._unreachable()
+        reply = self._reply
+        if reply is not None:
+            # Numbered on the out-of-band lane ("o<n>"): the receiver
+            # refuses a number seen before (a replayed heartbeat or ack).
+            self._oob = oob = self._oob + 1
+            reply = f"{reply}.o{oob}"
+        subject = self._subject
         try:
             self._client.publish_nowait(
-                self._subject, self._wire.frame([envelope]), reply=self._reply
+                subject, self._wire.sealed(subject, reply, [envelope]), reply=reply
             )
         except Exception as exc:
             logger.debug("an out-of-band envelope to %s dropped: %s", self.peer, exc)
@@ -456,7 +365,7 @@ class Outbound:
         """Take no more envelopes; the writer publishes what is buffered and
         returns. Senders waiting for room get ``NodeUnreachable``. Idempotent."""
         self._buffer.close()
-        self._open_window()
+        self._window.open()
 
     def abort(self, error: BaseException) -> None:
         """Close and drop what is buffered (handed to ``on_dropped`` with
@@ -466,10 +375,8 @@ class Outbound:
         self._buffer.close()
         items = self._buffer.take_all()
         if items:
-            self._drop([_data(item) for item in items], error)
-        self._unacked.clear()
-        self._in_flight = 0
-        self._open_window()
+            self._drop([data_of(item) for item in items], error)
+        self._window.clear()
 
     def _drop(self, envelopes: list[bytes], error: BaseException) -> None:
         self._dropped += len(envelopes)
@@ -480,20 +387,21 @@ class Outbound:
 
     # -- acks and returns ------------------------------------------------------
 
-    def acked(self, seq: int) -> None:
+    @property
+    def window(self) -> int:
+        """The most bytes of frames published and not yet acked."""
+        return self._window.limit
+
+    def acked(self, seq: int) -> bool:
         """The peer received every frame up to number ``seq`` that it will
-        ever receive: they leave the window."""
-        if seq <= self._acked:
-            return
-        self._acked = seq
-        unacked = self._unacked
-        freed = 0
-        while unacked and unacked[0].seq <= seq:
-            freed += unacked.popleft().size
-        if freed:
-            self._in_flight -= freed
-            if self._in_flight < self.window:
-                self._open_window()
+        ever receive: they leave the window.
+
+        Returns:
+            False when ``seq`` is beyond the last frame sent (a forged or
+            corrupt ack: ignored and counted, the window stays as it is),
+            else True.
+        """
+        return self._window.acked(seq)
 
     def returned(self, seq: int, error: BaseException) -> bool:
         """NATS returned frame ``seq`` (nobody listened): it leaves the
@@ -502,170 +410,47 @@ class Outbound:
         Returns:
             Whether that frame was still in flight here.
         """
-        for index, sent in enumerate(self._unacked):
-            if sent.seq == seq:
-                del self._unacked[index]
-                self._in_flight -= sent.size
-                self._returned += 1
-                self._drop(sent.envelopes, error)
-                if self._in_flight < self.window:
-                    self._open_window()
-                return True
-            if sent.seq > seq:
-                break
-        return False
-
-    def _open_window(self) -> None:
-        room = self._room
-        if room is not None:
-            self._room = None
-            room.set()
+        sent = self._window.returned(seq)
+        if sent is None:
+            return False
+        self._returned += 1
+        self._drop(sent.envelopes, error)
+        return True
 
     # -- the writer ----------------------------------------------------------
 
-    def _send_frame(
-        self,
-        envelopes: list[bytes],
-        publish: Callable[..., object],
-        headers: dict[str, str] | None = None,
-    ) -> object:
-        """Number a frame of ``envelopes``, account for it, and hand it to
-        ``publish`` (its result returned: an awaitable for ``publish``)."""
-        frame = self._wire.frame(envelopes)
-        self._seq = seq = self._seq + 1
-        reply = self._reply
-        subject = self._subject
-        number = None if reply is None else f"{reply}.{seq}"
-        if headers is None:
-            result = publish(subject, frame, reply=number)
-        else:
-            result = publish(subject, frame, reply=number, headers=headers)
-        size = len(frame)
-        self._unacked.append(_Sent(seq, size, envelopes))
-        self._in_flight += size
-        self._frames += 1
-        self._envelopes += len(envelopes)
-        self._bytes += size
-        return result
-
     async def run(self) -> None:
-        """The writer: publish buffered envelopes in frames until the buffer
-        is closed and empty (or aborted).
+        """The writer (see ``_writer``): publish buffered envelopes in frames
+        until the buffer is closed and empty (or aborted).
 
         Envelopes whose frame cannot be published (the client raised) go to
         ``on_dropped`` and the writer goes on. If the writer is cancelled, the
         envelopes it had taken and not yet published go to ``on_dropped``.
         """
-        receive = self._buffer.receive_many_unchecked  # the limit is checked once
-        batch = self.batch
-        while True:
-            if self._in_flight >= self.window:
-                # Wait with nothing in hand: the buffer stays full meanwhile.
-                await self._wait_for_room()
-            try:
-                items = await receive(batch)
-            except EndOfMailbox:
-                return
-            self._batches += 1
-            self._busy = True
-            try:
-                # Usually all bytes: one scan, no copy.
-                if any(type(item) is not bytes for item in items):
-                    await self._publish_mixed(items)
-                else:
-                    await self._publish(items)  # type: ignore[arg-type]
-            finally:
-                self._busy = False
+        await self._writer.run(
+            self._buffer, self.batch, self._is_closed, self._ask_for_ack
+        )
 
-    async def _publish_mixed(self, items: Sequence[object]) -> None:
-        # System envelopes and traced ones among them: each run of envelopes
-        # with the same trace headers (None: none) is published with them.
-        start = 0
-        total = len(items)
-        while start < total:
-            headers = _headers(items[start])
-            end = start + 1
-            while end < total and _headers(items[end]) is headers:
-                end += 1
-            try:
-                await self._publish([_data(item) for item in items[start:end]], headers)
-            except BaseException as exc:
-                if end < total:
-                    self._drop([_data(item) for item in items[end:]], exc)
-                raise
-            start = end
+    def _is_closed(self) -> bool:
+        return self._buffer.closed
 
-    async def _wait_for_room(self) -> None:
-        """Wait until the window has room; ask the peer for an ack (a
-        heartbeat) each ``ACK_TIMEOUT`` seconds it stays full."""
-        while self._in_flight >= self.window and not self._buffer.closed:
-            room = self._room = anyio.Event()
-            with anyio.move_on_after(ACK_TIMEOUT):
-                await room.wait()
-            if not room.is_set():
-                with suppress(NodeUnreachable):
-                    self.put_urgent(self._wire.heartbeat(0))
-
-    async def _publish(
-        self, envelopes: list[bytes], headers: dict[str, str] | None = None
-    ) -> None:
-        wire = self._wire
-        client = self._client
-        publish = client.publish
-        self._limit = limit = wire.max_envelope(client.max_payload)
-        if headers is not None:
-            limit -= HEADER_ALLOWANCE
-        start = 0
-        total = len(envelopes)
-        try:
-            while start < total:
-                # The longest run from `start` that fits one frame.
-                end = start
-                size = 0
-                while end < total:
-                    n = len(envelopes[end])
-                    if size + n > limit:
-                        break
-                    size += n
-                    end += 1
-                if end == start:
-                    # The server's max_payload shrank after it was checked.
-                    too_large = envelopes[start]
-                    start += 1
-                    self._drop(
-                        [too_large],
-                        FrameTooLarge(
-                            f"an envelope of {len(too_large)} bytes to {self.peer} "
-                            f"no longer fits one NATS message (limit {limit})"
-                        ),
-                    )
-                    continue
-                part = envelopes[start:end]
-                try:
-                    await self._send_frame(part, publish, headers)  # type: ignore[misc]
-                except Exception as exc:
-                    self._forget_last()
-                    self._drop(part, exc)
-                start = end
-        except BaseException as exc:
-            # Cancelled mid-batch: what was not handed to the client is lost.
-            if start < total:
-                self._drop(envelopes[start:], exc)
-            raise
-
-    def _forget_last(self) -> None:
-        # The frame just numbered was refused by the client: not in flight
-        # (unless an abort meanwhile forgot every frame already).
-        unacked = self._unacked
-        if not unacked or unacked[-1].seq != self._seq:
-            return
-        sent = unacked.pop()
-        self._in_flight -= sent.size
-        self._frames -= 1
-        self._envelopes -= len(sent.envelopes)
-        self._bytes -= sent.size
+    def _ask_for_ack(self) -> None:
+        with suppress(NodeUnreachable):
+            self.put_urgent(self._wire.heartbeat(0))
 
     # -- observation ---------------------------------------------------------
+
+    @property
+    def numbers(self) -> tuple[int, int]:
+        """The last frame numbers used on the two lanes (numbered,
+        out-of-band): a later buffer to the same peer goes on from them."""
+        return self._window.seq, self._oob
+
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered, nothing in flight, no sender waiting, and the
+        writer holds nothing."""
+        return not (len(self._buffer) or self._window.in_flight or self._writer.busy)
 
     @property
     def closed(self) -> bool:
@@ -675,18 +460,20 @@ class Outbound:
     def statistics(self) -> OutboundStatistics:
         """The counters now."""
         buffer = self._buffer.statistics()
+        writer = self._writer
         return OutboundStatistics(
             buffer.queued_messages,
             buffer.queued_signals,
             self._buffer.capacity or 0,
             buffer.waiting_senders,
-            self._frames,
-            self._envelopes,
-            self._bytes,
+            writer.frames,
+            writer.envelopes,
+            writer.bytes,
             self._dropped,
-            self._in_flight,
-            self.window,
+            self._window.in_flight,
+            self._window.limit,
             self._returned,
             self._direct,
-            self._batches,
+            writer.batches,
+            self._window.beyond,
         )

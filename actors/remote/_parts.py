@@ -13,6 +13,7 @@ input).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -30,7 +31,9 @@ from ._local import Local
 from ._node import NodeAddress, RefAddress
 from ._peers import Peers
 from ._ref import Owner, RemoteRef
+from ._secret import Secret
 from ._serving import Serving
+from ._shares import Shares
 from ._subjects import Subjects
 from ._watch import Watch
 from ._wire import Wire
@@ -49,11 +52,19 @@ class Config(Owner, Protocol):
     #: of each peer's outbound buffer
     capacity: int
     window: int
+    #: messages outstanding per remote actor (``_credits``, ``_shares``)
+    share: int
     #: of the heartbeat monitor
     heartbeat_interval: float
     failure_detector: Callable[[], PhiAccrualFailureDetector]
     #: of inbound asks (None: as long as the actor takes)
     serve_timeout: float | None
+    #: the cluster secret's keys (None: the trusted-broker mode)
+    secret: tuple[bytes, ...] | None
+    #: of the peer table
+    max_peers: int
+    gone_ttl: float
+    idle_timeout: float
 
 
 class Parts:
@@ -77,7 +88,9 @@ class Parts:
         self.client: Client | None = None
         self.address = address = NodeAddress.new(node_name)
         self.subjects = subjects = Subjects(system_name, address, prefix=prefix)
-        self.wire = wire = Wire(codec, address)
+        keys = config.secret
+        secret = None if keys is None else Secret(keys)
+        self.wire = wire = Wire(codec, address, secret)
         self.local = local = Local(host, address, self.remote_ref)
         self.monitor = monitor = HeartbeatMonitor(
             self._send_heartbeat,
@@ -92,13 +105,17 @@ class Parts:
             monitor,
             capacity=capacity,
             window=window,
+            share=config.share,
+            max_peers=config.max_peers,
+            gone_ttl=config.gone_ttl,
+            idle_timeout=config.idle_timeout,
             fail_ask=self._fail_ask,
             dead_letter=local.dead_letter,
             remote_ref=self.remote_ref,
         )
         self.asks = asks = Asks(
             wire,
-            Wire(codec, None),
+            Wire(codec, None, secret),
             peers,
             monitor,
             local,
@@ -109,6 +126,8 @@ class Parts:
         self.serving = serving = Serving(
             wire, peers, local, host, serve_timeout, self._bad
         )
+        self.shares = shares = Shares(host, local, config.share, peers.grant)
+        peers.held_from = shares.held_from
         self.watch = watch = Watch(wire, peers, monitor, local, host, self.remote_ref)
         self.inbound = Inbound(
             address,
@@ -119,7 +138,11 @@ class Parts:
             serving,
             asks,
             watch,
+            shares,
+            secret,
         )
+        self._prune_interval = min(heartbeat_interval, config.idle_timeout)
+        peers.evict = self._evict
 
     def remote_ref(self, address: RefAddress) -> RemoteRef[Any]:
         """The remote ref of ``address``."""
@@ -154,8 +177,13 @@ class Parts:
         error = NodeUnreachable(f"node {event.node} was declared down")
         error.__cause__ = event
         self.peers.lose(event.node, error)
+        self.shares.peer_lost(event.node)
         self.asks.peer_lost(event.node, error)
         self.watch.peer_lost(event.node, event)
+
+    def _evict(self, peer: NodeAddress) -> None:
+        """A suspect declared down to make room in a full peer table."""
+        self._on_down(NodeDown(peer, math.inf))
 
     # -- life ----------------------------------------------------------------------
 
@@ -166,8 +194,10 @@ class Parts:
         self.peers.attach(client, tg)
         self.asks.attach(client)
         self.serving.attach(client, tg)
+        self.shares.attach(tg)
         self.inbound.attach(client)
         tg.start_soon(self.monitor.run)
+        tg.start_soon(self.peers.run_pruning, self._prune_interval)
 
     async def leave(self) -> None:
         """Accept no more frames, and wait until the answers of the asks

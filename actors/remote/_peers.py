@@ -9,11 +9,23 @@ A peer NATS reports nobody listens on (a frame came back with the
 no-responders status) is a *suspect*: monitored by heartbeats until it
 answers one (alive after all: it was between connections) or is declared
 down. A peer declared down is *gone*: its buffer is aborted, its state
-dropped, and nothing is sent to that incarnation again.
+dropped, and nothing is sent to that incarnation again (nor is anything
+from it taken) for ``gone_ttl`` seconds.
+
+Every table here is bounded: at most ``max_peers`` peers (a frame from one
+more is dropped, counted by the caller; a send to one more fails as to a
+node that is unreachable; a suspect is declared down to make room first),
+and as many gone and retired incarnations each.
+A peer quiet for ``idle_timeout`` seconds (no frame either way, nothing
+buffered or in flight, not monitored) is *retired*: its buffer and writer
+go, and its frame numbers are kept for ``gone_ttl`` seconds, so a buffer
+made for it again goes on numbering from there and a frame replayed from it
+is still refused.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, NamedTuple
@@ -24,6 +36,7 @@ from anyio.abc import TaskGroup
 from .. import ActorRef, SystemNotRunning
 from ..nats import Client, Msg
 from ._codec import Codec
+from ._credits import Credits
 from ._envelopes import AskEnvelope, TellEnvelope, decode_envelope
 from ._errors import DecodeError, NodeUnreachable
 from ._heartbeat import HeartbeatMonitor
@@ -32,17 +45,34 @@ from ._outbound import Outbound
 from ._subjects import Subjects
 from ._wire import Wire
 
-__all__ = ["Peer", "PeerStatistics", "Peers", "Received", "RemoteStatistics"]
+__all__ = [
+    "DEFAULT_GONE_TTL",
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_PEERS",
+    "Peer",
+    "PeerStatistics",
+    "Peers",
+    "Received",
+    "RemoteStatistics",
+]
+
+#: Peer node incarnations a node keeps state for at once, by default.
+DEFAULT_MAX_PEERS = 1024
+#: Seconds a gone or retired incarnation is remembered, by default.
+DEFAULT_GONE_TTL = 3600.0
+#: Seconds a quiet peer keeps its buffer and writer, by default.
+DEFAULT_IDLE_TIMEOUT = 60.0
 
 
 class Received:
     """What this node received from one peer: the highest frame number,
     bytes not yet acked, and the totals (see ``_inbound``)."""
 
-    __slots__ = ("bytes", "envelopes", "frames", "seq", "unacked")
+    __slots__ = ("bytes", "envelopes", "frames", "oob", "seq", "unacked")
 
-    def __init__(self) -> None:
-        self.seq = 0  #: the highest frame number received
+    def __init__(self, seq: int = 0, oob: int = 0) -> None:
+        self.seq = seq  #: the highest frame number received
+        self.oob = oob  #: the highest out-of-band frame number received
         self.unacked = 0  #: bytes received since the last ack
         self.frames = 0  #: numbered frames received
         self.bytes = 0  #: their bytes
@@ -61,13 +91,36 @@ class Peer:
             heartbeat since.
     """
 
-    __slots__ = ("address", "outbound", "received", "suspect")
+    __slots__ = (
+        "address",
+        "marks",
+        "numbers",
+        "outbound",
+        "quiet",
+        "received",
+        "suspect",
+    )
 
     def __init__(self, address: NodeAddress) -> None:
         self.address = address
         self.outbound: Outbound | None = None
         self.received: Received | None = None
         self.suspect = False
+        #: The frame numbers (both lanes) last used to it (see Outbound).
+        self.numbers = (0, 0)
+        #: Its frame numbers both ways at the last pruning round, and since
+        #: when they have not moved (None: they moved at that round).
+        self.marks: tuple[int, int, int, int] = (0, 0, 0, 0)
+        self.quiet: float | None = None
+
+    def activity(self) -> tuple[int, int, int, int]:
+        """Its frame numbers both ways now (they move with any frame)."""
+        outbound = self.outbound
+        sent = self.numbers if outbound is None else outbound.numbers
+        received = self.received
+        if received is None:
+            return (*sent, 0, 0)
+        return (*sent, received.seq, received.oob)
 
 
 class PeerStatistics(NamedTuple):
@@ -93,6 +146,18 @@ class PeerStatistics(NamedTuple):
     sending: bool
     #: whether numbered frames came from it
     receiving: bool
+    #: its actors this node has tells outstanding to (sent, not yet taken)
+    credit_lanes: int = 0
+    #: those tells
+    credit_outstanding: int = 0
+    #: senders here waiting for a credit to one of its actors
+    credit_waiting: int = 0
+    #: tells refused here because an actor's share was used up
+    credit_refused: int = 0
+    #: its tells to this node's actors not yet taken by them
+    share_outstanding: int = 0
+    #: of those, tells waiting for room in a full mailbox
+    share_held: int = 0
 
 
 class RemoteStatistics(NamedTuple):
@@ -117,6 +182,10 @@ class Peers:
         codec: the node's codec (to describe what was dropped).
         monitor: the heartbeat monitor (suspects are depended on).
         capacity, window: of each outbound buffer (see ``Outbound``).
+        share: messages outstanding per remote actor (see ``Credits``).
+        max_peers: the most peers kept at once (and gone, and retired).
+        gone_ttl: seconds a gone or retired incarnation is remembered.
+        idle_timeout: seconds a quiet peer keeps its buffer and writer.
         fail_ask: fails the ask with this id (an envelope of it was dropped).
         dead_letter: ``(recipient, message, reason, peer)``: a tell that
             could not be sent.
@@ -132,6 +201,10 @@ class Peers:
         *,
         capacity: int,
         window: int,
+        share: int,
+        max_peers: int = DEFAULT_MAX_PEERS,
+        gone_ttl: float = DEFAULT_GONE_TTL,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         fail_ask: Callable[[int, NodeUnreachable], None],
         dead_letter: Callable[[ActorRef[Any], object, str, object], None],
         remote_ref: Callable[[RefAddress], ActorRef[Any]],
@@ -142,6 +215,13 @@ class Peers:
         self._monitor = monitor
         self._capacity = capacity
         self._window = window
+        self._share = share
+        #: What this node holds of each peer's tells, ``(outstanding,
+        #: held)`` (set by the node: the receiving side's shares).
+        self.held_from: Callable[[NodeAddress], tuple[int, int]] = lambda _: (0, 0)
+        self.max_peers = max_peers
+        self._gone_ttl = gone_ttl
+        self._idle_timeout = idle_timeout
         self._fail_ask = fail_ask
         self._dead_letter = dead_letter
         self._remote_ref = remote_ref
@@ -153,13 +233,23 @@ class Peers:
         #: Each peer's outbound buffer, by peer: the senders' fast path (one
         #: dict lookup per tell).
         self.outbounds: dict[NodeAddress, Outbound] = {}
-        #: Peer incarnations declared down: nothing is sent to them again.
-        self.gone: set[NodeAddress] = set()
+        #: Each peer's credits (and its buffer), by peer: the tells' fast path.
+        self.credits: dict[NodeAddress, Credits] = {}
+        #: Peer incarnations declared down, to when they are forgotten:
+        #: nothing is sent to them or taken from them meanwhile.
+        self.gone: dict[NodeAddress, float] = {}
+        #: Peers retired while quiet: their frame numbers (sent on both
+        #: lanes, received on both), and when they are forgotten.
+        self.retired: OrderedDict[NodeAddress, tuple[tuple[int, int, int, int], float]]
+        self.retired = OrderedDict()
         #: Frames that never arrived from each peer (see ``_inbound``),
         #: kept after the peer is gone (counters never go back).
         self.lost_frames: dict[NodeAddress, int] = {}
-        #: One event per writer task ever started, set when it ends.
-        self._writers: list[anyio.Event] = []
+        #: Declares a suspect down to make room in a full table (set by the
+        #: node: its asks fail, its watchers get NodeDown).
+        self.evict: Callable[[NodeAddress], None] | None = None
+        #: One event per writer task running, set when it ends.
+        self._writers: set[anyio.Event] = set()
 
     def attach(self, client: Client, tg: TaskGroup) -> None:
         """The node is connected: outbound buffers publish with ``client``,
@@ -172,12 +262,27 @@ class Peers:
 
     def peer(self, address: NodeAddress) -> Peer | None:
         """The state of ``address`` (made at first use), or None when it is
-        gone."""
+        gone or the table is full (``max_peers``, after pruning)."""
         peer = self.peers.get(address)
         if peer is None:
             if address in self.gone:
                 return None
-            peer = self.peers[address] = Peer(address)
+            peers = self.peers
+            if len(peers) >= self.max_peers:
+                self.prune(anyio.current_time(), force=True)
+                if len(peers) >= self.max_peers:
+                    # Full of busy peers: a suspect (nobody listened on it)
+                    # makes room, declared down; else there is none.
+                    suspect = next((a for a, p in peers.items() if p.suspect), None)
+                    if suspect is None or self.evict is None:
+                        return None
+                    self.evict(suspect)
+            peer = peers[address] = Peer(address)
+            retired = self.retired.pop(address, None)
+            if retired is not None:
+                marks = retired[0]
+                peer.numbers = marks[:2]
+                peer.received = Received(marks[2], marks[3])
         return peer
 
     def outbound(self, address: NodeAddress) -> Outbound | None:
@@ -209,12 +314,38 @@ class Peers:
             on_dropped=lambda envelopes, error: self._dropped(
                 address, envelopes, error
             ),
+            numbers=peer.numbers,
         )
         self.outbounds[address] = outbound
+        wire = self._wire
+        self.credits[address] = Credits(
+            self._share,
+            outbound.try_put,
+            outbound.put,
+            lambda path, query: outbound.put_system(wire.credit_query(path, query)),
+        )
         written = anyio.Event()
-        self._writers.append(written)
-        tg.start_soon(_write, outbound, written)
+        self._writers.add(written)
+        tg.start_soon(_write, outbound, written, self._writers)
         return outbound
+
+    def credits_of(self, address: NodeAddress) -> Credits | None:
+        """The credits of ``address`` (made with its buffer), or None when it
+        is gone.
+
+        Raises:
+            SystemNotRunning: the node is not connected, or stopping.
+        """
+        if self.outbound(address) is None:
+            return None
+        return self.credits[address]
+
+    def grant(self, address: NodeAddress, path: str, count: int) -> None:
+        """Give ``address`` back ``count`` credits for ``path`` (out of band)."""
+        outbound = self.outbound(address) if self.open else None
+        if outbound is not None:
+            with suppress(NodeUnreachable):
+                outbound.put_urgent(self._wire.credit(path, count))
 
     def is_reachable(self, address: NodeAddress) -> bool:
         """Whether ``address`` is not known to be gone, nor suspected."""
@@ -229,6 +360,9 @@ class Peers:
         for address, peer in list(self.peers.items()):
             sent = None if peer.outbound is None else peer.outbound.statistics()
             received = peer.received
+            credits = self.credits.get(address)
+            lanes = None if credits is None else credits.statistics()
+            outstanding, held = self.held_from(address)
             stats[address] = PeerStatistics(
                 0 if sent is None else sent.frames,
                 0 if sent is None else sent.bytes,
@@ -240,6 +374,12 @@ class Peers:
                 0 if received is None else received.envelopes,
                 sent is not None,
                 received is not None,
+                0 if lanes is None else lanes.lanes,
+                0 if lanes is None else lanes.outstanding,
+                0 if lanes is None else lanes.waiting,
+                0 if lanes is None else lanes.refused,
+                outstanding,
+                held,
             )
         return stats
 
@@ -285,9 +425,9 @@ class Peers:
         if returned is None:
             return
         address, seq = returned
-        peer = self.peer(address)
+        peer = self.peers.get(address)
         if peer is None:
-            return  # gone
+            return  # gone, retired, or never sent to: nothing of ours came back
         outbound = peer.outbound
         if outbound is not None and seq is not None:
             outbound.returned(
@@ -312,18 +452,29 @@ class Peers:
     def lose(self, address: NodeAddress, error: NodeUnreachable) -> None:
         """``address`` is gone for good: drop its state, abort its buffer
         (what it held goes to the dead letters and failed asks)."""
-        self.gone.add(address)
+        gone = self.gone
+        gone[address] = anyio.current_time() + self._gone_ttl
+        if len(gone) > self.max_peers:
+            del gone[next(iter(gone))]  # the oldest
+        self.retired.pop(address, None)
         self._monitor.unmonitor(address)
         self.peers.pop(address, None)
         outbound = self.outbounds.pop(address, None)
         if outbound is not None:
             outbound.abort(error)
+        credits = self.credits.pop(address, None)
+        if credits is not None:
+            credits.close(error)
 
     def send_heartbeat(self, address: NodeAddress, seq: int) -> None:
-        """The monitor's ``send``: a heartbeat to ``address``, out of band."""
+        """The monitor's ``send``: a heartbeat to ``address``, out of band
+        (none once the node is stopping: its buffers are closed)."""
+        if not self.open:
+            return
         outbound = self.outbound(address)
         if outbound is not None:
-            outbound.put_urgent(self._wire.heartbeat(seq))
+            with suppress(NodeUnreachable):  # aborted meanwhile: gone
+                outbound.put_urgent(self._wire.heartbeat(seq))
 
     def ack(self, address: NodeAddress, received: Received) -> None:
         """Ack what came from ``address`` so far (out of band)."""
@@ -333,6 +484,55 @@ class Peers:
             with suppress(NodeUnreachable):
                 outbound.put_urgent(self._wire.ack(received.seq))
 
+    # -- pruning -------------------------------------------------------------------
+
+    def prune(self, now: float, *, force: bool = False) -> None:
+        """One pruning round at ``now`` (seconds, ``anyio.current_time``):
+        forget the gone and retired incarnations whose time is over, and
+        retire the peers quiet for ``idle_timeout`` (with ``force``: every
+        quiet peer, the table being full)."""
+        gone = self.gone
+        for address in [a for a, until in gone.items() if until <= now]:
+            del gone[address]
+        retired = self.retired
+        while retired and next(iter(retired.values()))[1] <= now:
+            retired.popitem(last=False)
+        monitor = self._monitor
+        for address, peer in list(self.peers.items()):
+            marks = peer.activity()
+            if marks != peer.marks:
+                peer.marks = marks
+                peer.quiet = now
+                if not force:
+                    continue
+            outbound = peer.outbound
+            credits = self.credits.get(address)
+            if (
+                peer.suspect
+                or monitor.is_monitoring(address)
+                or (outbound is not None and not outbound.idle)
+                or (credits is not None and not credits.idle)
+            ):
+                continue
+            quiet = peer.quiet
+            if not force and (quiet is None or now - quiet < self._idle_timeout):
+                continue
+            del self.peers[address]
+            if outbound is not None:
+                self.outbounds.pop(address, None)
+                outbound.close()
+            if credits is not None:
+                del self.credits[address]
+            retired[address] = (marks, now + self._gone_ttl)
+            if len(retired) > self.max_peers:
+                retired.popitem(last=False)
+
+    async def run_pruning(self, interval: float) -> None:
+        """A pruning round each ``interval`` seconds, until cancelled."""
+        while True:
+            await anyio.sleep(interval)
+            self.prune(anyio.current_time())
+
     # -- stopping ------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -341,7 +541,9 @@ class Peers:
         self.open = False
         for outbound in self.outbounds.values():
             outbound.close()
-        for written in self._writers:
+        for credits in self.credits.values():
+            credits.close(NodeUnreachable("the remote layer is stopping"))
+        for written in list(self._writers):
             await written.wait()
 
     def abort(self, error: BaseException) -> None:
@@ -349,12 +551,17 @@ class Peers:
         self.open = False
         for outbound in self.outbounds.values():
             outbound.abort(error)
+        for credits in self.credits.values():
+            credits.close(error)
 
 
-async def _write(outbound: Outbound, written: anyio.Event) -> None:
+async def _write(
+    outbound: Outbound, written: anyio.Event, writers: set[anyio.Event]
+) -> None:
     try:
         await outbound.run()
     finally:
+        writers.discard(written)
         written.set()
 
 

@@ -2,12 +2,10 @@
 
 A façade over the modules that each own one concept (see
 docs/architecture.md): ``_local`` (this node's actors, names, dead letters),
-``_peers`` (the peer table, outbound buffers, suspects, loss), ``_outbound``
-(one peer's buffer, writer and window), ``_inbound`` (where bytes from the
-network become actions), ``_asks`` (outgoing asks and lookups), ``_serving``
-(inbound asks), ``_watch`` (remote death watch), ``_heartbeat`` (monitoring
-and the failure detector's verdicts), ``_telemetry`` (an observer of the hook
-points in ``_observer``), and the scale-out pieces in ``scaleout``.
+``_peers`` (the peer table), ``_outbound`` (one peer's buffer and writer),
+``_credits`` and ``_shares`` (each remote actor's share), ``_inbound``
+(bytes from the network become actions), ``_asks``, ``_serving``, ``_watch``,
+``_heartbeat``, ``_telemetry``, ``scaleout``.
 
 Entering the system starts it ([``Remote.start``][actors.remote.Remote.start]):
 it starts an embedded ``nats-server`` when no URL is given, connects,
@@ -19,12 +17,16 @@ task per inbound ask being served. Leaving the system stops it
 of the asks being served go out, the outbound buffers are flushed and closed,
 the tasks end, the client closes, the embedded server stops.
 
-Its size: a node's public API, documented in full (half the lines); the code
-is the options, start and stop, delegations, and the senders' fast path.
+The façade is made of concept parts, as Akka's actor cell: ``_remote_view``
+(the node's state and read-only face), ``_remote_watch`` (the runtime's
+death-watch hooks), ``_remote_scaleout`` (remote spawn, pools across
+processes); here are the options, start and stop, names, lookups and the
+senders' fast path.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, suppress
@@ -33,40 +35,42 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskStatus
 
-from .. import (
-    ActorRef,
-    SystemNotRunning,
-)
+from .. import ActorRef, SystemNotRunning
 from ..extension import RemoteHost
 from ..nats import Client, connect, embedded_nats_server
 from ._asks import check_seconds
 from ._codec import node_codec
+from ._credits import DEFAULT_SHARE, MAX_SHARE, Credits
 from ._errors import NodeUnreachable
 from ._failure_detector import PhiAccrualFailureDetector
 from ._heartbeat import DEFAULT_HEARTBEAT_INTERVAL
 from ._node import NodeAddress, RefAddress, check_token
 from ._observer import Observer
-from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW, Outbound
+from ._outbound import DEFAULT_CAPACITY, DEFAULT_WINDOW, MIN_WINDOW
 from ._parts import Parts
-from ._peers import RemoteStatistics
+from ._peers import (
+    DEFAULT_GONE_TTL,
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_PEERS,
+)
 from ._ref import RemoteRef
+from ._remote_scaleout import RemoteScaleOut
+from ._remote_view import NEW, STARTED, STOPPED
+from ._remote_watch import RemoteWatching
+from ._secret import check_secret
 from ._subjects import DEFAULT_PREFIX, Subjects
 from ._wire import Wire
-from .scaleout import (
-    RemotePoolRef,
-    check_spawn_options,
-    remote_spawn,
-    spawn_remote_pool,
-)
 
 __all__ = ["Remote"]
 
 T = TypeVar("T", bound=type)
 
+logger = logging.getLogger("actors.remote")
+
 #: Seconds ``stop`` waits for the outbound buffers to be written.
 DEFAULT_STOP_TIMEOUT = 5.0
 
-_NEW, _STARTED, _STOPPED = "new", "started", "stopped"
+_NEW, _STARTED, _STOPPED = NEW, STARTED, STOPPED
 
 
 def _count(name: str, value: object, least: int) -> int:
@@ -77,7 +81,7 @@ def _count(name: str, value: object, least: int) -> int:
     return value
 
 
-class Remote:
+class Remote(RemoteScaleOut, RemoteWatching):
     """The remote layer's configuration and, once its system is entered, the
     node itself: ``ActorSystem(remote=Remote(...))``.
 
@@ -100,6 +104,11 @@ class Remote:
             by it (at least 256 KiB); with the window full, the buffer
             fills. It keeps a slow peer from being cut off by the server as
             a slow consumer (which would lose what is in flight).
+        share: the most tells (and sends) from this node to one remote actor
+            outstanding (sent and not yet taken by it): ``tell`` raises
+            ``MailboxFull`` beyond it, ``send`` waits; and the most this
+            node holds of each peer's tells to one of its actors (beyond: dead
+            letters). Use one value on all nodes of a system.
         heartbeat_interval: seconds between heartbeats to the peers this node
             has asks in flight to.
         failure_detector: makes each monitored peer's phi accrual detector
@@ -113,7 +122,25 @@ class Remote:
             ``tls``, reconnection, ...; see
             [``actors.nats.connect``][actors.nats.connect]).
         server_options: keyword arguments for the embedded server (``port``,
-            ``config``, ``args``, ...), used when ``url`` is None.
+            ``config``, ``args``, ``jetstream=True``, ``store_dir`` for
+            JetStream's files, ...: see
+            [``actors.nats.NatsServer``][actors.nats.NatsServer]), used when
+            ``url`` is None.
+        secret: the cluster secret, as Erlang's distribution cookie: a key
+            of at least 16 bytes, or a sequence of them (frames are sealed
+            with the first, accepted under any: for rotation). Every frame
+            then carries an HMAC-SHA256 and a frame that fails is dropped
+            unread. None (the default): the trusted-broker mode, for a
+            broker only the cluster's nodes can publish on (logged once at
+            start). See the Security section of docs/remote.md.
+        max_peers: the most peer node incarnations kept at once (and as
+            many gone and retired ones): frames from one more are dropped
+            and counted, sends to one more are dead letters.
+        gone_ttl: seconds a peer incarnation declared down (or retired
+            while quiet) is remembered: nothing from it is taken meanwhile,
+            and its frame numbers still refuse replays.
+        idle_timeout: seconds a quiet peer keeps its outbound buffer and
+            writer task.
 
     Raises:
         TypeError / ValueError: a bad argument, naming it.
@@ -129,12 +156,17 @@ class Remote:
         types: Iterable[type | tuple[type, str]] = (),
         capacity: int = DEFAULT_CAPACITY,
         window: int = DEFAULT_WINDOW,
+        share: int = DEFAULT_SHARE,
         heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
         failure_detector: Callable[[], PhiAccrualFailureDetector] | None = None,
         serve_timeout: float | None = None,
         stop_timeout: float = DEFAULT_STOP_TIMEOUT,
         client_options: Mapping[str, Any] | None = None,
         server_options: Mapping[str, Any] | None = None,
+        secret: bytes | Sequence[bytes] | None = None,
+        max_peers: int = DEFAULT_MAX_PEERS,
+        gone_ttl: float = DEFAULT_GONE_TTL,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
         if url is None:
             self._urls: list[str] | None = None
@@ -153,6 +185,9 @@ class Remote:
         self.prefix = prefix
         self.capacity = _count("capacity", capacity, 1)
         self.window = _count("window", window, MIN_WINDOW)
+        self.share = _count("share", share, 1)
+        if share > MAX_SHARE:
+            raise ValueError(f"share must be at most {MAX_SHARE}, not {share}")
         self.heartbeat_interval = check_seconds(
             "heartbeat_interval", heartbeat_interval
         )
@@ -165,6 +200,10 @@ class Remote:
             else check_seconds("serve_timeout", serve_timeout)
         )
         self.stop_timeout = check_seconds("stop_timeout", stop_timeout)
+        self.secret = check_secret(secret)
+        self.max_peers = _count("max_peers", max_peers, 1)
+        self.gone_ttl = check_seconds("gone_ttl", gone_ttl)
+        self.idle_timeout = check_seconds("idle_timeout", idle_timeout)
         self._client_options = dict(client_options or {})
         self._server_options = dict(server_options or {})
         #: The node's codec: register message classes on it (or with ``types``).
@@ -180,9 +219,9 @@ class Remote:
         self._client: Client | None = None
         self._url: str | None = None
         #: The senders' fast path: the started node's encoder and its peers'
-        #: outbound buffers (one dict lookup per tell).
+        #: credits and outbound buffers (one dict lookup per tell).
         self._wire: Wire | None = None
-        self._outbounds: dict[NodeAddress, Outbound] = {}
+        self._credits: dict[NodeAddress, Credits] = {}
         #: The hook points' observer (the telemetry of a traced system).
         self._observer: Observer | None = None
         self._stopping = anyio.Event()
@@ -199,118 +238,6 @@ class Remote:
         """
         return self.codec.register(cls, tag)
 
-    # -- the node --------------------------------------------------------------
-
-    def _running(self) -> Parts:
-        parts = self._parts
-        if self._state != _STARTED or parts is None:
-            raise SystemNotRunning("the remote layer is not running (enter its system)")
-        return parts
-
-    @property
-    def url(self) -> str:
-        """The URL of the NATS server this node is connected to (the embedded
-        one's when no URL was given): other nodes join there.
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        assert self._url is not None
-        return self._url
-
-    @property
-    def node(self) -> NodeAddress:
-        """This node's incarnation (its name and random incarnation id).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().address
-
-    @property
-    def max_payload(self) -> int:
-        """The largest NATS message (frame) the server takes, in bytes (its
-        ``max_payload``; it may change on reconnection).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().max_payload()
-
-    @property
-    def host(self) -> RemoteHost:
-        """The system this node joined, as its extension sees it (the
-        scale-out layer spawns and watches through it).
-
-        Raises:
-            SystemNotRunning: the system is not entered.
-        """
-        return self._running().host
-
-    @property
-    def watching(self) -> int:
-        """Remote actors watched from this node now (by actors or joins)."""
-        return 0 if self._parts is None else len(self._parts.watch.watchers)
-
-    @property
-    def serving(self) -> int:
-        """Asks from other nodes being served by local actors now."""
-        return 0 if self._parts is None else self._parts.serving.count
-
-    @property
-    def asks_in_flight(self) -> int:
-        """Asks of remote refs waiting for their answer now."""
-        return 0 if self._parts is None else len(self._parts.asks.pending)
-
-    @property
-    def bad_input(self) -> dict[tuple[str, str], int]:
-        """Bad input from the network, counted per (peer, cause)."""
-        return {} if self._parts is None else self._parts.inbound.bad_input
-
-    @property
-    def late_replies(self) -> int:
-        """Replies that came after their ask had ended (timed out, cancelled)."""
-        return 0 if self._parts is None else self._parts.asks.late_replies
-
-    @property
-    def lost_frames(self) -> dict[NodeAddress, int]:
-        """Frames that never arrived from each peer (NATS core is at most
-        once: a broker restart or a broken connection loses what was in
-        flight), by the gaps in their numbers."""
-        return {} if self._parts is None else self._parts.peers.lost_frames
-
-    @property
-    def dead_letters_by_peer(self) -> dict[tuple[str, str], int]:
-        """Dead letters the remote layer made, by (peer node name, reason):
-        sent to a peer that is gone, or from a peer to no such actor, a full
-        mailbox or a stopped actor."""
-        parts = self._parts
-        return {} if parts is None else parts.local.dead_letters_by_peer
-
-    def statistics(self) -> RemoteStatistics:
-        """The node's counters now (copies: a snapshot, stale at once)."""
-        parts = self._parts
-        if parts is None:
-            return RemoteStatistics(0, {}, {}, {})
-        client = self._client
-        return RemoteStatistics(
-            0 if client is None else client.statistics().reconnects,
-            parts.peers.statistics(),
-            dict(parts.peers.lost_frames),
-            dict(parts.local.dead_letters_by_peer),
-        )
-
-    def is_reachable(self, peer: NodeAddress) -> bool:
-        """Whether ``peer`` is not known to be gone, nor suspected (NATS said
-        nobody listens on it, and it has not answered since): best effort."""
-        parts = self._parts
-        return (
-            self._state == _STARTED
-            and parts is not None
-            and parts.peers.is_reachable(peer)
-        )
-
     def register(self, name: str, ref: ActorRef[Any]) -> None:
         """Make a local actor reachable by ``name``: ``lookup(node, name)`` on
         other nodes finds it, and its remote refs carry the name as path.
@@ -324,9 +251,18 @@ class Remote:
         """
         self._running().local.register(name, ref)
 
+    def protect(self, ref: ActorRef[Any]) -> None:
+        """Refuse stops of the local actor ``ref`` that come from the network
+        (as the guardians and ``/system`` always are): for an actor the
+        node's operation depends on, such as the node agent.
+
+        Raises:
+            SystemNotRunning: the system is not entered.
+        """
+        self._running().local.protect(ref)
+
     def unregister(self, name: str) -> None:
-        """Forget a name given to [``register``][actors.remote.Remote.register]
-        (nothing if unknown)."""
+        """Forget a name given to ``register`` (nothing if it is unknown)."""
         parts = self._parts
         if parts is not None:
             parts.local.unregister(name)
@@ -361,7 +297,7 @@ class Remote:
         self._state = _STARTED
         parts = self._parts = Parts(self, host)
         self._wire = parts.wire
-        self._outbounds = parts.peers.outbounds
+        self._credits = parts.peers.credits
         telemetry = host.system.telemetry
         if telemetry is not None:
             # Optional dependency: imported only for a traced system.
@@ -398,6 +334,7 @@ class Remote:
                     urls = self._urls
                 options = {
                     "name": f"actors {self.system_name}.{self.node_name}",
+                    "inbox_prefix": parts.subjects.requests,
                     **self._client_options,
                 }
                 client = await stack.enter_async_context(connect(urls, **options))
@@ -409,6 +346,17 @@ class Remote:
                 await client.subscribe(subjects.name, subjects.queue, callback=on_frame)
                 await client.subscribe(subjects.returns, callback=parts.peers.returned)
                 await client.flush()
+                if self.secret is None:
+                    logger.warning(
+                        "node %s.%s runs without a cluster secret (the trusted-"
+                        "broker mode): any client that can publish on %s.%s.> "
+                        "can act as a node; give Remote(secret=...) on a "
+                        "shared broker",
+                        self.system_name,
+                        self.node_name,
+                        self.prefix,
+                        self.system_name,
+                    )
                 async with anyio.create_task_group() as tg:
                     parts.connected(client, tg)
                     task_status.started()
@@ -417,6 +365,7 @@ class Remote:
                         await parts.leave()
                         self._state = _STOPPED
                         await parts.flush()
+                        await client.close()  # within the stop timeout too
                     tg.cancel_scope.cancel()
         finally:
             self._state = _STOPPED
@@ -433,13 +382,14 @@ class Remote:
             raise SystemNotRunning("the remote layer is not running")
         observer = self._observer
         headers = None if observer is None else observer.headers()
-        envelope = wire.tell(ref.address.path, message)
+        path = ref.address.path
+        envelope = wire.tell(path, message)
         peer = ref.node
-        outbound = self._outbounds.get(peer) or self._running().peers.outbound(peer)
+        credits = self._credits.get(peer) or self._running().peers.credits_of(peer)
         try:
-            if outbound is None:
+            if credits is None:
                 raise NodeUnreachable(f"node {peer} is gone")
-            outbound.try_put(envelope, headers)
+            credits.tell(path, envelope, headers)
         except NodeUnreachable:
             self._running().local.dead_letter(ref, message, "node unreachable", peer)
 
@@ -453,13 +403,14 @@ class Remote:
             raise SystemNotRunning("the remote layer is not running")
         observer = self._observer
         headers = None if observer is None else observer.headers()
-        envelope = wire.tell(ref.address.path, message)
+        path = ref.address.path
+        envelope = wire.tell(path, message)
         peer = ref.node
-        outbound = self._outbounds.get(peer) or self._running().peers.outbound(peer)
-        if outbound is None:
+        credits = self._credits.get(peer) or self._running().peers.credits_of(peer)
+        if credits is None:
             self._running().local.dead_letter(ref, message, "node unreachable", peer)
             return
-        await outbound.put(envelope, headers)
+        await credits.send(path, envelope, headers)
 
     def stop_actor(self, ref: RemoteRef[Any]) -> None:
         """``ref.stop()``; see [``RemoteRef.stop``][actors.remote.RemoteRef.stop]."""
@@ -484,53 +435,6 @@ class Remote:
         if observer is None:
             return parts.asks.ask(ref, message, timeout)
         return observer.ask(parts.asks.ask, ref, message, timeout)
-
-    # -- death watch (the runtime's hooks, RemoteExtension) ------------------------
-
-    def watch(self, watcher: object, ref: ActorRef[Any]) -> None:
-        """The runtime's hook for ``context.watch(remote_ref)``: ``watcher``
-        gets ``Terminated(ref, reason)`` when the remote actor terminates, or
-        ``Terminated(ref, NodeDown)`` when its node is declared down (or nobody
-        listens on it any more).
-
-        A pool across processes (a ``RemotePoolRef``) is watched too: its
-        watchers get ``Terminated(pool, reason)`` when it stops.
-
-        Raises:
-            TypeError: ``ref`` is not a remote ref (or a pool) of this node.
-        """
-        if isinstance(ref, RemotePoolRef):
-            coordinator = ref.coordinator
-            if coordinator is None:
-                raise TypeError(f"{ref!r} has no coordinator yet")
-            self._running().watch.watch_pool(watcher, ref, coordinator)
-            return
-        if not isinstance(ref, RemoteRef) or ref._remote is not self:
-            raise TypeError(f"{ref!r} is not a remote ref of this system")
-        self._running().watch.watch(watcher, ref)
-
-    def unwatch(self, watcher: object, ref: ActorRef[Any]) -> None:
-        """The runtime's hook for ``context.unwatch(remote_ref)`` (and for a
-        watcher that stopped)."""
-        parts = self._parts
-        if parts is None:
-            return
-        if isinstance(ref, RemoteRef):
-            parts.watch.unwatch(watcher, ref)
-        elif isinstance(ref, RemotePoolRef) and ref.coordinator is not None:
-            parts.watch.unwatch_pool(watcher, ref.coordinator)
-
-    def local_terminated(self, ref: ActorRef[Any], reason: object) -> None:
-        """The runtime's hook: a local actor other nodes watch terminated;
-        each gets one death notice, after what the actor sent it before."""
-        parts = self._parts
-        if parts is not None:
-            parts.watch.local_terminated(ref, reason)
-
-    async def join(self, ref: RemoteRef[Any]) -> object:
-        """``await ref.join()``; see
-        [``RemoteRef.join``][actors.remote.RemoteRef.join]."""
-        return await self._running().watch.join(ref)
 
     # -- finding and spawning actors on other nodes ---------------------------------
 
@@ -559,136 +463,6 @@ class Remote:
         """
         parts = self._running()
         return await parts.asks.lookup(node, path, timeout)
-
-    # -- remote spawn and pools across processes ---------------------------------
-
-    async def spawn(
-        self,
-        node: str | NodeAddress,
-        factory: type[Any] | str,
-        *args: Any,
-        name: str | None = None,
-        capacity: int | None = None,
-        drain: int | None = None,
-        restart: str = "transient",
-        timeout: float = 5.0,
-        **kwargs: Any,
-    ) -> ActorRef[Any]:
-        """Spawn an actor on another node (one running a node agent, as
-        ``python -m actors.node`` does) and return its remote ref.
-
-        The node constructs ``factory`` (an Actor subclass, or its path
-        ``"pkg.mod:Name"``) as a child of its agent, so it is supervised
-        there; watch the ref to learn when it ends. The node hosts only the
-        public top-level Actor classes of the modules it was started with
-        (``--module``); the arguments travel through the codec.
-
-        Args:
-            node: the node's name (any live incarnation) or incarnation.
-            factory: the class, or ``"pkg.mod:Name"``.
-            *args: the class's positional arguments (registered types, refs).
-            name: as for ``ActorSystem.spawn``.
-            capacity: as for ``ActorSystem.spawn``.
-            drain: as for ``ActorSystem.spawn``.
-            restart: as for ``ActorSystem.spawn``.
-            timeout: seconds for finding the node and for its answer.
-            **kwargs: the class's keyword arguments (through the codec).
-
-        Returns:
-            A [``RemoteRef``][actors.remote.RemoteRef] to the new actor.
-
-        Raises:
-            TypeError / ValueError: a bad option, or an argument the codec
-                cannot encode; on the node: a name taken, a bad capacity.
-            SpawnError: the node does not host that class.
-            ActorNotFound: the node runs no node agent.
-            NodeUnreachable: nobody listens on that node (at once), or no
-                answer in time.
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        check_spawn_options(name, capacity, drain, restart)
-        check_seconds("timeout", timeout)
-        return await remote_spawn(
-            self,
-            node,
-            factory,
-            args,
-            kwargs,
-            name=name,
-            capacity=capacity,
-            drain=drain,
-            restart=restart,
-            timeout=timeout,
-        )
-
-    def spawn_pool(
-        self,
-        factory: type[Any] | str,
-        *args: Any,
-        nodes: Sequence[str] | None = None,
-        processes: int | None = None,
-        workers: int = 1,
-        prefetch: int = 4,
-        capacity: int | None = None,
-        worker_capacity: int | None = None,
-        name: str | None = None,
-        grace: float = 5.0,
-        check_interval: float = 5.0,
-        **kwargs: Any,
-    ) -> RemotePoolRef[Any]:
-        """A pool of workers on several nodes behind one ref (see
-        [``RemotePoolRef``][actors.remote.RemotePoolRef]), returned at once: members
-        join in the background (``await pool.wait_ready()`` waits for them).
-
-        Args:
-            factory: an Actor subclass or ``"pkg.mod:Name"``, hosted by the
-                nodes (``--module``).
-            *args: the workers' positional arguments (through the codec).
-            nodes: the names of the nodes to run workers on (each one that
-                is, or comes, up gets a member; one that restarts joins
-                again).
-            processes: instead of ``nodes``: start this many node processes
-                on this machine (``python -m actors.node``, hosting the
-                factory's module), stopped with the pool or the system.
-            workers: workers per node.
-            prefetch: jobs per worker a node may hold (its credits); 1 for
-                the fairest spread of long jobs, more to batch short ones.
-            capacity: messages the pool's queue holds (None: unbounded):
-                ``tell`` raises ``MailboxFull``, ``send`` waits beyond it.
-            worker_capacity: each worker's mailbox quota (None, or at least
-                ``prefetch``: a worker is handed up to ``prefetch`` jobs at once).
-            name: the coordinator actor's name (default: made up).
-            grace: seconds a started process may take to leave.
-            check_interval: seconds between the pool's checks of what each
-                member holds: jobs (or their reports) lost on the wire, for
-                example across a NATS server restart, are dispatched again.
-            **kwargs: the workers' keyword arguments (through the codec).
-
-        Raises:
-            TypeError / ValueError: bad arguments (both or neither of
-                ``nodes`` and ``processes``, a node named twice or not a
-                node name), or an argument the codec cannot encode.
-            FrameTooLarge: the workers' arguments do not fit one message.
-            OSError: a process could not be started.
-            SystemNotRunning: the system is not entered.
-        """
-        self._running()
-        return spawn_remote_pool(
-            self,
-            factory,
-            args,
-            kwargs,
-            nodes=nodes,
-            processes=processes,
-            workers=workers,
-            prefetch=prefetch,
-            capacity=capacity,
-            worker_capacity=worker_capacity,
-            name=name,
-            grace=check_seconds("grace", grace),
-            check_interval=check_seconds("check_interval", check_interval),
-        )
 
     def __repr__(self) -> str:
         return f"<Remote {self.system_name}.{self.node_name} {self._state}>"

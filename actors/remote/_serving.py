@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup
 from .. import ActorStopped, MailboxFull
 from ..extension import LocalAsk, RemoteHost
 from ..nats import Client, NatsError
-from ._errors import ActorNotFound, FrameTooLarge, NodeUnreachable
+from ._errors import FrameTooLarge, NodeUnreachable
 from ._local import Local
 from ._node import NodeAddress
 from ._observer import Receipt
@@ -99,7 +99,12 @@ class Serving:
         when the answer is sent."""
         ref = self._local.find(path)
         if ref is None:
-            error = ActorNotFound(f"no actor {path!r} on node {self._local.address}")
+            # An ask comes through a ref, so the actor was there: it has
+            # stopped, and the asker gets what a local ask would.
+            error = ActorStopped(
+                f"no actor {path!r} runs on node {self._local.address} (it "
+                "stopped, or never ran there)"
+            )
             self.fail(sender, reply_to, ask_id, error, receipt)
             return
         context = None if receipt is None else receipt.context
@@ -224,7 +229,9 @@ class Serving:
             if client is None:
                 return
             try:
-                client.publish_nowait(reply_to, self._wire.frame([envelope]))
+                client.publish_nowait(
+                    reply_to, self._wire.sealed(reply_to, None, [envelope])
+                )
             except (NatsError, ValueError) as exc:
                 self._bad(reply_to, "answer not sent", exc)
 

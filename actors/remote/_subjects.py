@@ -31,6 +31,12 @@ class Subjects:
     * ``returns``: ``<inbox>.nr.>``; a frame to a peer is published with the
       reply subject ``<inbox>.nr.<peer node>.<peer incarnation>``, so NATS's
       no-responders status for it comes back here naming the peer.
+    * ``requests``: ``<inbox>.rq``, the NATS client's ``inbox_prefix``: the
+      replies to this node's own requests (lookups) come to
+      ``<inbox>.rq.<nuid>.<n>``, so every subject a node uses, to publish
+      or to subscribe, is under ``<prefix>.<system>.>`` and a NATS user
+      whose permissions are scoped to it is enough (see the Security
+      section of docs/remote.md).
 
     Args:
         system: the actor system's name (one subject token).
@@ -41,7 +47,16 @@ class Subjects:
         TypeError / ValueError: a bad ``system`` or ``prefix``, naming it.
     """
 
-    __slots__ = ("_base", "inbox", "name", "node", "queue", "return_prefix", "returns")
+    __slots__ = (
+        "_base",
+        "inbox",
+        "name",
+        "node",
+        "queue",
+        "requests",
+        "return_prefix",
+        "returns",
+    )
 
     def __init__(
         self, system: str, node: NodeAddress, *, prefix: str = DEFAULT_PREFIX
@@ -61,6 +76,7 @@ class Subjects:
         self.queue = node.node
         self.return_prefix = self.inbox + ".nr."
         self.returns = self.return_prefix + ">"
+        self.requests = self.inbox + ".rq"
 
     def inbox_of(self, peer: NodeAddress) -> str:
         """The inbox subject of the node incarnation ``peer``."""

@@ -17,6 +17,9 @@ from ._codec import Codec
 from ._envelopes import (
     ACK,
     ASK,
+    CREDIT,
+    CREDIT_QUERY,
+    CREDIT_STATE,
     DEATH,
     FAILURE,
     HEARTBEAT,
@@ -31,6 +34,7 @@ from ._envelopes import (
     WATCH,
 )
 from ._node import NodeAddress
+from ._secret import MAC_SIZE, Secret
 
 __all__ = ["MAX_FRAME_HEADER", "Wire", "array_header"]
 
@@ -57,6 +61,8 @@ class Wire:
     Args:
         codec: the node's codec.
         sender: the sending node, or ``None`` for a program that is not one.
+        secret: the cluster secret frames are sealed with (``seal``), or
+            None (the trusted-broker mode: frames go as they are).
     """
 
     __slots__ = (
@@ -66,12 +72,16 @@ class Wire:
         "_value_tags",
         "codec",
         "prefix",
+        "secret",
         "sender",
     )
 
-    def __init__(self, codec: Codec, sender: NodeAddress | None) -> None:
+    def __init__(
+        self, codec: Codec, sender: NodeAddress | None, secret: Secret | None = None
+    ) -> None:
         self.codec = codec
         self.sender = sender
+        self.secret = secret
         self._tagged = codec.tagged
         self._value_tags = codec.value_tags
         self._encode_body = codec.encode_body
@@ -83,9 +93,20 @@ class Wire:
         """One frame holding ``envelopes`` (already encoded), in order."""
         return b"".join((self.prefix, array_header(len(envelopes)), *envelopes))
 
+    def sealed(self, subject: str, reply: str | None, envelopes: list[bytes]) -> bytes:
+        """The payload of a frame of ``envelopes`` published on ``subject``
+        with the numbered reply subject ``reply`` (or None): the frame,
+        followed by its tag when there is a cluster secret (see
+        ``_secret``)."""
+        frame = b"".join((self.prefix, array_header(len(envelopes)), *envelopes))
+        secret = self.secret
+        return frame if secret is None else secret.seal(subject, reply, frame)
+
     def max_envelope(self, max_payload: int) -> int:
-        """The largest envelope that fits a frame of ``max_payload`` bytes."""
-        return max_payload - len(self.prefix) - MAX_FRAME_HEADER
+        """The largest envelope that fits a frame of ``max_payload`` bytes
+        (its tag, with a cluster secret, included)."""
+        tag = 0 if self.secret is None else MAC_SIZE
+        return max_payload - len(self.prefix) - MAX_FRAME_HEADER - tag
 
     # Messages: one tag lookup and one encode call each (the hot path).
 
@@ -185,6 +206,18 @@ class Wire:
     def ack(self, seq: int) -> bytes:
         """An ``AckEnvelope`` of the frames up to number ``seq``."""
         return self._encode((ACK, seq))
+
+    def credit(self, path: str, count: int) -> bytes:
+        """A ``CreditEnvelope``: ``count`` tells to ``path`` were taken."""
+        return self._encode((CREDIT, path, count))
+
+    def credit_query(self, path: str, query: int) -> bytes:
+        """A ``CreditQueryEnvelope`` numbered ``query``."""
+        return self._encode((CREDIT_QUERY, path, query))
+
+    def credit_state(self, path: str, query: int, held: int) -> bytes:
+        """A ``CreditStateEnvelope``: the answer to query ``query``."""
+        return self._encode((CREDIT_STATE, path, query, held))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
         """A ``LookupReplyEnvelope``."""

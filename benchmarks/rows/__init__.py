@@ -22,6 +22,7 @@ MODULES: Final = (
     "remote",
     "scale",
     "persistence",
+    "persistence_jetstream",
     "sharding",
 )
 

@@ -53,6 +53,8 @@ MAX_TELL_BYTES = 100 * 1024 * 1024
 #: (a row failure) instead of hanging: messages can be lost (at-most-once).
 GUARD = 30.0
 ASKS, QUICK_ASKS = 5_000, 200
+#: Sends of remote/flood/slow (1 ms each: about 5 s per sample).
+SLOW_SENDS, QUICK_SLOW_SENDS = 5_000, 50
 
 _server: NatsServer | None = None
 
@@ -246,6 +248,24 @@ else:
                 unit="message",
             )
         )
+    from .remote_flood import in_process_slow, ours_slow
+
+    async def _ours_slow(count: int) -> Sample:
+        return await ours_slow(_url(), count)
+
+    register(
+        Row(
+            "remote/flood/slow",
+            "one sender awaits send of each message to an actor (1 ms of work "
+            "per message) in a receiver process, until it handled them all "
+            "(wall time); in-process: the same actor in this process, its "
+            "mailbox bounded by the default share",
+            SLOW_SENDS,
+            QUICK_SLOW_SENDS,
+            (Impl("ours", _ours_slow), Impl("in-process", in_process_slow)),
+            unit="message",
+        )
+    )
     register(
         Row(
             "remote/ask",

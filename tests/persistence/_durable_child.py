@@ -5,6 +5,11 @@ journal, writing as fast as they can, or recovering and reporting.
         [--synchronous FULL|NORMAL] [--prefix P] [--limit N] [--wait-go]
     python _durable_child.py PATH verify [--actors N] [--prefix P]
 
+With ``--nats URL`` the journal is a ``JetStreamJournal`` on that server
+and PATH is its stream's name (the crash tests across a nats-server
+restart: its client reconnects and its appends are retried, so a write
+waits for the server to come back instead of failing).
+
 ``write``: each ledger recovers (printing ``ready I COUNT``, its recovered
 count), then once every one has (``go``, or after a ``go`` line on standard
 input with ``--wait-go``) each asks its ledger for the next number without
@@ -35,6 +40,8 @@ from actors.persistence import (
     Codec,
     Effect,
     EventSourcedActor,
+    JetStreamJournal,
+    Journal,
     SequenceConflict,
     Snapshots,
     SqliteJournal,
@@ -81,14 +88,29 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
+def open_journal(args: argparse.Namespace) -> Journal:
+    if args.nats:
+        return JetStreamJournal(
+            args.nats,
+            stream=args.path,
+            write_timeout=120.0,
+            connect_options={"max_reconnect_attempts": -1, "reconnect_wait": 0.05},
+        )
+    return SqliteJournal(args.path, synchronous=args.synchronous)
+
+
+#: Seconds an ask waits: longer than a nats-server restart.
+ASK_TIMEOUT = 180
+
+
 async def write(args: argparse.Namespace) -> None:
     async with (
-        SqliteJournal(args.path, synchronous=args.synchronous) as journal,
+        open_journal(args) as journal,
         ActorSystem(journal=journal, log_failures=False) as system,
     ):
         refs = [system.spawn(Ledger, f"{args.prefix}{i}") for i in range(args.actors)]
         for index, ref in enumerate(refs):
-            (state, _, _) = await ref.ask(GET_STATE, timeout=30)
+            (state, _, _) = await ref.ask(GET_STATE, timeout=ASK_TIMEOUT)
             say(f"ready {index} {state.count}")
         if args.wait_go:
             await anyio.to_thread.run_sync(sys.stdin.readline)
@@ -97,7 +119,7 @@ async def write(args: argparse.Namespace) -> None:
         async def drive(index: int, ref: Any) -> None:
             while True:
                 try:
-                    n = await ref.ask(Next(), timeout=30)
+                    n = await ref.ask(Next(), timeout=ASK_TIMEOUT)
                 except SequenceConflict:
                     say(f"conflict {index}")
                     return
@@ -113,13 +135,13 @@ async def write(args: argparse.Namespace) -> None:
 
 async def verify(args: argparse.Namespace) -> None:
     async with (
-        SqliteJournal(args.path) as journal,
+        open_journal(args) as journal,
         ActorSystem(journal=journal, log_failures=False) as system,
     ):
         for index in range(args.actors):
             persistence_id = f"{args.prefix}{index}"
             ref = system.spawn(Ledger, persistence_id, restart="temporary")
-            (state, seq, _) = await ref.ask(GET_STATE, timeout=30)
+            (state, seq, _) = await ref.ask(GET_STATE, timeout=ASK_TIMEOUT)
             stored = await journal.read_events(persistence_id, 1)
             # Runs of one writer's events: 1 + the times the writer changes.
             runs = sum(
@@ -149,6 +171,7 @@ def main() -> None:
     parser.add_argument("--prefix", default="ledger-")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--wait-go", action="store_true")
+    parser.add_argument("--nats", default="")
     args = parser.parse_args()
     backend, options = args.backend, {}
     if backend == "uvloop":

@@ -75,6 +75,7 @@ class Node:
         self.peer = Wire(parts.wire.codec, PEER)
         self.stranger = Wire(parts.wire.codec, None)
         self.seq = 0
+        self.oob = 0
 
     def numbered(self, seq: int) -> str:
         address = self.parts.address
@@ -91,15 +92,18 @@ class Node:
         )
 
     def urgent(self, *envelopes: bytes) -> None:
-        """An out-of-band frame from ``PEER`` (unnumbered: heartbeats, acks)."""
+        """An out-of-band frame from ``PEER`` (heartbeats, acks: numbered on
+        their own lane, ``o<n>``)."""
+        self.oob += 1
         frame = self.peer.frame(list(envelopes))
-        self.parts.inbound.on_frame(Msg(self.parts.subjects.inbox, 1, "x.nr", frame))
+        reply = self.numbered(0)[:-1] + f"o{self.oob}"
+        self.parts.inbound.on_frame(Msg(self.parts.subjects.inbox, 1, reply, frame))
 
     def raw(self, data: bytes, reply: str | None = None) -> None:
         self.parts.inbound.on_frame(Msg(self.parts.subjects.inbox, 1, reply, data))
 
     @property
-    def bad(self) -> dict[tuple[str, str], int]:
+    def bad(self) -> dict[str, int]:
         return self.parts.inbound.bad_input
 
 

@@ -137,7 +137,7 @@ async def _full_buffer(
     """Fill the window and the buffer to a peer that never acks."""
     ref = RemoteRef[Any](a.remote, RefAddress(peer.node, peer.incarnation, "/x"))
     ref.tell(b"x" * 1024)
-    outbound = a.remote._outbounds[peer]
+    outbound = a.remote._parts.peers.outbounds[peer]
     with anyio.fail_after(10):
         while True:
             try:

@@ -46,7 +46,7 @@ async def test_a_peer_that_acks_nothing_gets_at_most_a_window_then_tell_is_refus
         ref = RemoteRef[Any](a.remote, RefAddress(peer.node, peer.incarnation, "/x"))
         ref.tell(payload)
         sent = 1
-        outbound = a.remote._outbounds[peer]
+        outbound = a.remote._parts.peers.outbounds[peer]
         # Tell until the buffer is full with the window full too (the writer
         # runs at the checkpoints).
         with anyio.fail_after(10):
@@ -110,7 +110,7 @@ async def test_a_send_waits_while_the_window_is_full_and_goes_on_after_an_ack(
             with anyio.fail_after(5):
                 await blocked.wait()
             assert not done.is_set()
-            outbound = a.remote._outbounds[peer]
+            outbound = a.remote._parts.peers.outbounds[peer]
             # Acks (as the peer would send them) open the window each time.
             with anyio.fail_after(5):
                 while not done.is_set():
@@ -141,7 +141,7 @@ async def test_two_nodes_ack_each_other_so_a_long_stream_never_stalls(
             for _ in range(count):
                 await ref.send(payload)
             await done.wait()
-        stats = a.remote._outbounds[ref.node].statistics()
+        stats = a.remote._parts.peers.outbounds[ref.node].statistics()
         assert stats.in_flight <= MIN_WINDOW + 1024 * 1024
         assert a.remote.lost_frames == {} and b.remote.lost_frames == {}
 
@@ -174,7 +174,7 @@ async def test_a_frame_nobody_listens_for_dead_letters_its_tells_and_fails_its_a
             (n, "node unreachable") for n in range(3)
         ]
         assert a.remote.asks_in_flight == 0
-        outbound = a.remote._outbounds[gone]
+        outbound = a.remote._parts.peers.outbounds[gone]
         assert outbound.statistics().returned >= 1
         assert outbound.statistics().in_flight == 0
 
@@ -214,7 +214,8 @@ async def test_a_gap_in_a_peers_frame_numbers_is_counted_as_lost_frames(
                 f"{a.remote.node.incarnation}.{seq}"
             )
             await raw.publish(inbox, encode([1, sender, [tell]]), reply=reply)
-        await raw.publish(inbox, encode([1, sender, [[7, 1]]]))  # a heartbeat
+        # A heartbeat, numbered on the out-of-band lane ("o<n>").
+        await raw.publish(inbox, encode([1, sender, [[7, 1]]]), reply=reply[:-1] + "o1")
         with anyio.fail_after(5):
             await acked.wait()
         assert acks == [5]
@@ -228,11 +229,11 @@ async def test_a_window_left_full_by_missing_acks_asks_for_one_and_goes_on(
     # The receiver acks only with its heartbeat answers (as if every other
     # ack were lost): a writer whose window stays full asks for an ack (a
     # heartbeat) and goes on, so a long stream still arrives whole.
-    from actors.remote import _inbound, _outbound
+    from actors.remote import _inbound, _window
     from tests.remote.test_remote_actors import Collector
 
     monkeypatch.setattr(_inbound, "ACK_BYTES", 1 << 62)
-    monkeypatch.setattr(_outbound, "ACK_TIMEOUT", 0.05)
+    monkeypatch.setattr(_window, "ACK_TIMEOUT", 0.05)
     system = "f" + new_nuid(10)
     done = anyio.Event()
     count = 1_000

@@ -77,11 +77,13 @@ def test_a_tell_is_encoded_and_buffered_in_three_python_calls() -> None:
 
 
 #: Python calls per remote tell, RemoteRef.tell to the buffer: RemoteRef.tell,
-#: Remote.tell, Wire.tell, Outbound.try_put, Mailbox.try_send.
-TELL_CALLS = 5
-#: Per remote send with room in the buffer: RemoteRef.send, Remote.send,
-#: Wire.tell, Outbound.put, Mailbox.send and its try_send.
-SEND_CALLS = 6
+#: Remote.tell, Wire.tell, Credits.tell (the target's share), Outbound.try_put,
+#: Mailbox.try_send.
+TELL_CALLS = 6
+#: Per remote send with a credit and room in the buffer: RemoteRef.send,
+#: Remote.send, Wire.tell, Credits.send, Outbound.put, Mailbox.send and its
+#: try_send.
+SEND_CALLS = 7
 
 
 def _calls_into(counts: Counter[str]) -> Callable[[FrameType, str, Any], None]:

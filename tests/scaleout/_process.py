@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import anyio
@@ -53,9 +53,15 @@ class NodeProcess:
 
 @asynccontextmanager
 async def node_process(
-    url: str, system: str, name: str, *extra: str, modules: tuple[str, ...] = (WORKERS,)
+    url: str,
+    system: str,
+    name: str,
+    *extra: str,
+    modules: tuple[str, ...] = (WORKERS,),
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[NodeProcess]:
-    """A node process; yields once it printed ``ready``. Killed at the end."""
+    """A node process (``env``: more environment variables); yields once it
+    printed ``ready``. Killed at the end."""
     command = [
         sys.executable,
         "-m",
@@ -70,7 +76,9 @@ async def node_process(
     ]
     for module in modules:
         command += ["--module", module]
-    process = await anyio.open_process(command, env=child_env(), stderr=None)
+    process = await anyio.open_process(
+        command, env={**child_env(), **(env or {})}, stderr=None
+    )
     try:
         child = NodeProcess(process)
         words = (await child.line()).split()

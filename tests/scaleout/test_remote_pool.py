@@ -10,7 +10,14 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import ActorStopped, ActorSystem, AskTimeout, MailboxFull
+from actors import (
+    ActorStopped,
+    ActorSystem,
+    AskTimeout,
+    DeadLetter,
+    MailboxFull,
+    SystemNotRunning,
+)
 from actors.nats import NatsServer
 from actors.node import host
 from actors.remote import RemotePoolRef, SpawnError
@@ -102,7 +109,7 @@ async def test_a_handlers_exception_fails_the_ask_and_the_pool_goes_on(
         assert await pool.ask("again", timeout=10) == "again"
 
 
-async def test_a_node_five_times_slower_takes_about_a_fifth_of_the_jobs(
+async def test_a_node_ten_times_slower_takes_about_a_tenth_of_the_jobs(
     nats_server: NatsServer, system_name: str
 ) -> None:
     url = nats_server.url
@@ -114,7 +121,9 @@ async def test_a_node_five_times_slower_takes_about_a_fifth_of_the_jobs(
     ):
         reached = anyio.Event()
         recorder = main.spawn(Recorder, (jobs, reached))
-        delays = {"fast": 0.01, "slow": 0.05}
+        # Ten times slower: the ratio holds with a loaded machine's overhead
+        # per job (a few ms) added to both.
+        delays = {"fast": 0.02, "slow": 0.2}
         pool = main.remote.spawn_pool(
             Reporter, recorder, delays, nodes=["fast", "slow"], prefetch=1
         )
@@ -124,7 +133,7 @@ async def test_a_node_five_times_slower_takes_about_a_fifth_of_the_jobs(
         with anyio.fail_after(20):
             await reached.wait()
         by_node = Counter(r.node for r in await results(recorder))
-        # Credits: each node pulls as it finishes, so about 5:1 (50:10).
+        # Credits: each node pulls as it finishes, so about 10:1.
         assert by_node["fast"] >= 3 * by_node["slow"], by_node
         assert by_node["slow"] >= 1, by_node
 
@@ -230,8 +239,19 @@ async def test_stopping_the_pool_fails_its_queued_asks_and_waiting_sends(
         assert len(outcomes) == 2
         await pool.join()
         assert not pool.is_alive
-        with pytest.raises(ActorStopped):
+        # A tell is a dead letter, as to a local pool that stopped.
+        letters: list[DeadLetter] = []
+        with main.dead_letters.subscribe(letters.append):
             pool.tell("after")
+        assert [(d.recipient, d.message, d.reason) for d in letters] == [
+            (pool, "after", "actor stopped")
+        ]
+        with pytest.raises(ActorStopped):
+            await pool.send("after")
+        with pytest.raises(ActorStopped):
+            await pool.ask("after")
+    with pytest.raises(SystemNotRunning):
+        pool.tell("after the system")
 
 
 async def test_a_node_that_does_not_host_the_class_makes_wait_ready_raise(

@@ -9,6 +9,10 @@ Fixtures (mark async tests with ``@pytest.mark.anyio``):
   on a file in the test's ``tmp_path``, closed after the test
   (``sqlite_journal.path``; a second journal on the same path reads what the
   first wrote);
+* ``jetstream_journal``: a
+  [``JetStreamJournal``][actors.persistence.JetStreamJournal] with a stream
+  (and buckets) of its own on the runtime kit's ``jetstream_server`` (a
+  session's ``nats-server -js``), closed after the test;
 * ``event_sourced_kit``: ``await event_sourced_kit(Account, "alice")`` starts
   an [``EventSourcedTestKit``][actors.persistence.testing.EventSourcedTestKit]
   in ``actor_system`` on ``memory_journal``.
@@ -20,6 +24,7 @@ made).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -27,11 +32,13 @@ from typing import Any
 import pytest
 
 from ... import ActorSystem
+from ...nats import NatsServer
+from .._jetstream_journal import JetStreamJournal
 from .._memory import MemoryJournal
 from .._sqlite import SqliteJournal
 from ._kit import EventSourcedTestKit
 
-__all__ = ["event_sourced_kit", "memory_journal", "sqlite_journal"]
+__all__ = ["event_sourced_kit", "jetstream_journal", "memory_journal", "sqlite_journal"]
 
 
 @pytest.fixture
@@ -44,6 +51,17 @@ def memory_journal() -> MemoryJournal:
 async def sqlite_journal(tmp_path: Path) -> AsyncIterator[SqliteJournal]:
     """A SqliteJournal on ``tmp_path / "journal.db"``, closed after the test."""
     async with SqliteJournal(tmp_path / "journal.db") as journal:
+        yield journal
+
+
+@pytest.fixture
+async def jetstream_journal(
+    jetstream_server: NatsServer,
+) -> AsyncIterator[JetStreamJournal]:
+    """A JetStreamJournal on ``jetstream_server`` with a stream of its own
+    (``jetstream_journal.stream``), closed after the test."""
+    stream = f"TEST_{secrets.token_hex(6)}"
+    async with JetStreamJournal(jetstream_server.url, stream=stream) as journal:
         yield journal
 
 

@@ -5,11 +5,14 @@ modules they come from), ``_spawn`` (``system.remote.spawn`` and its
 messages), ``_agent`` (a node's agent: it spawns what others ask for, and the
 members of pools), ``_pool_protocol`` (the messages between a pool's
 coordinator and its members: credits), ``_pool_coordinator`` (the pool's
-state and its coordinator actor), ``_pool_ref``
+state and its coordinator actor), ``_pool_joining`` (keeping a member on
+each of its nodes), ``_pool_ref``
 ([``RemotePoolRef``][actors.remote.RemotePoolRef], the users' side),
-``_pool_spawn`` (``system.remote.spawn_pool``) and ``_processes`` (node
-processes on this machine, ``python -m actors.node``). ``_node`` says what
-they need of a node (``actors.remote.Remote``), which they never import.
+``_pool_spawn`` (``system.remote.spawn_pool``), ``_processes`` (node
+processes on this machine, ``python -m actors.node``) and ``_handoff`` (how
+those get their connection options and secret, off their command lines).
+``_node`` says what they need of a node (``actors.remote.Remote``), which
+they never import.
 
 This face is for ``actors.remote`` and ``actors.node``; users reach the
 same through ``system.remote.spawn``, ``system.remote.spawn_pool``,
@@ -17,6 +20,8 @@ same through ``system.remote.spawn``, ``system.remote.spawn_pool``,
 """
 
 from ._agent import start_agent as start_agent
+from ._handoff import Handoff as Handoff
+from ._handoff import read_handoff as read_handoff
 from ._hosting import Hosted as Hosted
 from ._pool_protocol import Leave as Leave
 from ._pool_ref import RemotePoolRef as RemotePoolRef
@@ -28,12 +33,14 @@ from ._spawn import remote_spawn as remote_spawn
 
 __all__ = [
     "AGENT_NAME",
+    "Handoff",
     "Hosted",
     "Leave",
     "NodeProcesses",
     "RemotePoolRef",
     "check_spawn_options",
     "remote_spawn",
+    "read_handoff",
     "spawn_remote_pool",
     "start_agent",
 ]

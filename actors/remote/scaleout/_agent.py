@@ -63,9 +63,11 @@ from ._pool_protocol import (
 )
 from ._spawn import (
     AGENT_NAME,
+    MAX_REMOTE_CAPACITY,
     SpawnReply,
     SpawnRequest,
     Unspawn,
+    check_remote_request,
     decode_args,
     decode_value,
     register_protocol,
@@ -151,6 +153,16 @@ class NodeAgent(Actor):
         return SpawnError(f"the node agent does not understand {kind.__name__}")
 
     def _spawn(self, message: SpawnRequest | JoinPool) -> SpawnReply:
+        # The options from the network first: bounded before anything acts.
+        if type(message) is SpawnRequest:
+            check_remote_request(message)
+        else:
+            assert type(message) is JoinPool
+            capacity = message.capacity
+            if len(message.pool) > 256 or not (
+                capacity is None or 1 <= capacity <= MAX_REMOTE_CAPACITY
+            ):
+                raise SpawnError("a pool's name or capacity out of range")
         cls = self.hosted.resolve(message.target)
         codec = _remote_of(self).codec
         try:
@@ -442,4 +454,5 @@ def start_agent(system: ActorSystem, hosted: Hosted) -> ActorRef[Any]:
         register_module_types(remote.codec, module, name)
     ref = system.spawn(NodeAgent, hosted, name="node-agent")
     remote.register(AGENT_NAME, ref)
+    remote.protect(ref)  # no remote stop of the agent (docs/remote.md)
     return ref

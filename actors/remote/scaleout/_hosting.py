@@ -203,7 +203,8 @@ class Hosted:
             self.modules[module_name_of(module)] = module
 
     def resolve(self, target: str) -> type[Actor]:
-        """The class at ``target`` (``"pkg.mod:Name"``).
+        """The class at ``target`` (``"pkg.mod:Name"``): a public Actor
+        subclass the hosted module defines (``cls.__module__`` is it).
 
         Raises:
             SpawnError: not a hosted class (the reason says why).
@@ -225,4 +226,11 @@ class Hosted:
             raise SpawnError(f"{target!r}: module {module_name} has no {name!r}")
         if not (isinstance(cls, type) and issubclass(cls, Actor)):
             raise SpawnError(f"{target!r}: not an Actor subclass of {module_name}")
+        if cls.__module__ != module.__name__:
+            # Imported by the module, not defined there (the node agent, a
+            # library's actor): not hosted, as the docs say.
+            raise SpawnError(
+                f"{target!r}: {name} is defined in {cls.__module__}, not in the "
+                f"hosted module {module_name} (it only imports it)"
+            )
         return cls

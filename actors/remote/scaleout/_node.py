@@ -31,6 +31,11 @@ class Node(Protocol):
         """Where other nodes join (the NATS server's URL)."""
 
     @property
+    def connect_options(self) -> tuple[list[str], dict[str, Any]]:
+        """The server URLs and NATS client options node processes started
+        by this node connect with."""
+
+    @property
     def max_payload(self) -> int:
         """The largest frame, in bytes."""
 

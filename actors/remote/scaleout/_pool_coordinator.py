@@ -3,14 +3,16 @@ dispatch, and what happens when a member is lost (see ``_pool_ref``).
 
 ``PoolCoordination`` holds a pool's state and its coordinator actor's
 behaviour: the queue jobs wait in (``job``, ``enqueue``, ``wait_room``: what
-the users' side calls), members joining (one task per node keeps one there),
-jobs dispatched to the members with the most credit (by a task, once a burst
-of tells is queued), reports giving credits back, the jobs of a lost member
-(or lost on the wire: the periodic check) dispatched again, and the stop.
+the users' side calls), members joined (one task per node keeps one there,
+see ``_pool_joining``), jobs dispatched to the members with the most credit
+(by a task, once a burst of tells is queued), reports giving credits back,
+the jobs of a lost member (or lost on the wire: the periodic check)
+dispatched again, and the stop.
 [``RemotePoolRef``][actors.remote.RemotePoolRef], the users' side, holds one.
 
 Its size: the pool's state and every rule that changes it, in one class, so
-the ref and the coordinator actor hold none.
+the ref and the coordinator actor hold none; how a member joins each node
+is ``_pool_joining``'s.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ from ... import (
     ActorContext,
     ActorRef,
     ActorStopped,
-    AskTimeout,
     MailboxFull,
     Terminated,
 )
 from ...extension import RemoteHost
-from .._errors import ActorNotFound, DecodeError, FrameTooLarge, NodeUnreachable
+from .._errors import ActorNotFound, DecodeError, FrameTooLarge
 from ._node import Node
+from ._pool_joining import Joined, keep_member
 from ._pool_protocol import (
     FAILED,
     REPLIED,
@@ -48,13 +50,11 @@ from ._pool_protocol import (
     Returned,
 )
 from ._processes import NodeProcesses
-from ._spawn import AGENT_NAME, SpawnReply
 
 __all__ = [
     "Answer",
     "Coordinator",
     "Job",
-    "Joined",
     "Member",
     "PoolCoordination",
     "Spec",
@@ -64,18 +64,6 @@ logger = logging.getLogger("actors.remote")
 
 #: Bytes of job bodies per Jobs message (under the default 1 MiB max_payload).
 _BATCH_BYTES = 256 * 1024
-#: Seconds between attempts to join a node that is not there (doubling).
-_RETRY_FIRST, _RETRY_MAX = 0.05, 0.5
-#: Seconds a node that answers may go on lacking a node agent before the pool
-#: takes it as a refusal: a node process registers its agent just after it
-#: connects, so a lookup right after it joined can come too early.
-_AGENT_GRACE = 5.0
-#: A member lost within this many seconds of joining failed at once (its
-#: workers cannot start, say): joining again waits, doubling up to
-#: _CRASH_MAX seconds, so a crash loop neither spins nor floods the logs.
-_CRASH_WITHIN, _CRASH_MAX = 5.0, 5.0
-
-
 class Spec(NamedTuple):
     """What a member is made of (the JoinPool request less the coordinator)."""
 
@@ -136,14 +124,6 @@ class Member:
         self.batches = 0  # Jobs messages sent to it
 
 
-class Joined(msgspec.Struct):
-    """Local: a member joined (from the task that keeps a node in the pool)."""
-
-    node: str
-    ref: Any
-    lost: Any
-
-
 class Coordinator(Actor):
     """The pool's actor in this process: members report to it, and it
     watches them (see the module doc)."""
@@ -190,7 +170,7 @@ class PoolCoordination:
         self._check_interval = check_interval
         self.codec = remote.codec
         self.spec = spec
-        self._request: JoinPool | None = None
+        self.join_request: JoinPool | None = None
         self.nodes = list(nodes)
         self.capacity = capacity
         self.processes = processes
@@ -285,7 +265,7 @@ class PoolCoordination:
             return  # a restarted coordinator: its tasks run already
         self.context = context
         spec = self.spec
-        self._request = JoinPool(
+        self.join_request = JoinPool(
             context.self_ref,
             spec.name,
             spec.target,
@@ -299,12 +279,11 @@ class PoolCoordination:
         host.task_group.start_soon(self._dispatcher)
         host.task_group.start_soon(self._checker)
         for node in self.nodes:
-            host.task_group.start_soon(self.keep, node)
+            host.task_group.start_soon(keep_member, self, node)
 
     async def _dispatcher(self) -> None:
-        scope = anyio.CancelScope()
-        self._scopes.append(scope)
-        if not self.alive:
+        scope = self.task_scope()
+        if scope is None:
             return
         with scope:
             while True:
@@ -313,75 +292,21 @@ class PoolCoordination:
                 self.kicked = False
                 self._dispatch()
 
-    async def keep(self, node: str) -> None:
-        """Keep a member on ``node`` while the pool lives: join it, and again
-        when it is lost (the node restarted)."""
-        remote = self.remote
-        delay = crash_delay = _RETRY_FIRST
-        no_agent_since: float | None = None
-        scope = anyio.CancelScope()
-        self._scopes.append(scope)
-        if not self.alive:
-            return
-        with scope:
-            while self.alive:
-                try:
-                    agent = await remote.lookup(node, AGENT_NAME, timeout=2.0)
-                    answer = await agent.ask(self._request, timeout=10.0)
-                except (NodeUnreachable, AskTimeout, ActorStopped):
-                    # Not there (yet), or its agent is stopping: try again.
-                    processes = self.processes
-                    code = None if processes is None else processes.exit_code(node)
-                    if code is not None:  # it will never come: say so
-                        self._refused(
-                            node,
-                            RuntimeError(
-                                f"node process {node} exited with status {code} "
-                                "(its error is on this process's standard error)"
-                            ),
-                        )
-                        return
-                    await anyio.sleep(delay)
-                    delay = min(delay * 2, _RETRY_MAX)
-                    continue
-                except ActorNotFound as exc:
-                    # Reachable, but no agent (yet?): a node process registers
-                    # it just after connecting; past the grace, a refusal.
-                    now = anyio.current_time()
-                    if no_agent_since is None:
-                        no_agent_since = now
-                    if now - no_agent_since < _AGENT_GRACE:
-                        await anyio.sleep(delay)
-                        delay = min(delay * 2, _RETRY_MAX)
-                        continue
-                    answer = exc
-                except Exception as exc:
-                    # The node's refusal raised as an error reply (a worker's
-                    # constructor failed): never the pool's own failure.
-                    answer = exc
-                if type(answer) is not SpawnReply:
-                    error = answer if isinstance(answer, BaseException) else None
-                    self._refused(node, error or RuntimeError(repr(answer)))
-                    return
-                delay = _RETRY_FIRST
-                no_agent_since = None
-                lost = anyio.Event()
-                assert self.ref is not None
-                self.ref.tell(Joined(node, answer.ref, lost))
-                joined = anyio.current_time()
-                await lost.wait()
-                if anyio.current_time() - joined < _CRASH_WITHIN:
-                    self.quick_losses[node] = self.quick_losses.get(node, 0) + 1
-                    await anyio.sleep(crash_delay)
-                    crash_delay = min(crash_delay * 2, _CRASH_MAX)
-                else:
-                    self.quick_losses.pop(node, None)
-                    crash_delay = _RETRY_FIRST
-
-    def _refused(self, node: str, error: BaseException) -> None:
+    def refused(self, node: str, error: BaseException) -> None:
+        """``node`` cannot join (``error`` says why): reported by
+        ``wait_ready`` and by an ask that times out."""
         self.errors[node] = error
         logger.error("pool %s: node %s cannot join: %s", self.name, node, error)
         self._notify()
+
+    def task_scope(self) -> anyio.CancelScope | None:
+        """The cancel scope of a new task of the pool (cancelled when it
+        stops), or None when it has stopped already."""
+        if not self.alive:
+            return None
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        return scope
 
     def is_idle(self) -> bool:
         return not self.queue and not any(m.jobs for m in self.members.values())
@@ -455,9 +380,8 @@ class PoolCoordination:
 
     async def _checker(self) -> None:
         """Every check interval, ask each member which jobs it holds."""
-        scope = anyio.CancelScope()
-        self._scopes.append(scope)
-        if not self.alive:
+        scope = self.task_scope()
+        if scope is None:
             return
         with scope:
             while True:

@@ -25,9 +25,17 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ... import ActorRef, ActorStopped, AskTimeout, MailboxFull, RefStatistics
+from ... import (
+    ActorRef,
+    ActorStopped,
+    AskTimeout,
+    MailboxFull,
+    RefStatistics,
+    SystemNotRunning,
+)
 from .._node import check_token
 from ._pool_coordinator import Answer, PoolCoordination
+from ._pool_joining import keep_member
 from ._pool_protocol import Broadcast
 
 __all__ = ["RemotePoolRef"]
@@ -62,13 +70,23 @@ class RemotePoolRef(ActorRef[M]):
     def tell(self, message: M) -> None:
         """Queue ``message`` for one worker; never waits.
 
+        To a pool that has stopped the message is a dead letter to the pool,
+        reason ``"actor stopped"``, as a tell to a local pool that stopped
+        (see [``ActorRef.tell``][actors.ActorRef.tell]).
+
         Raises:
             TypeError: its type is not registered with the codec.
             FrameTooLarge: it does not fit one NATS message.
             MailboxFull: the pool's queue holds ``capacity`` messages.
-            ActorStopped: the pool has stopped.
+            SystemNotRunning: the pool's system has exited.
         """
         pool = self._pool
+        if not pool.alive:
+            host = pool.host
+            if host is None or not host.system.running:
+                raise SystemNotRunning(f"the system of the pool {pool.name} has exited")
+            host.dead_letter(self, message, "actor stopped")
+            return
         job = pool.job(message, None)
         if pool.full():
             raise MailboxFull(f"the pool {pool.name} is full")
@@ -177,7 +195,7 @@ class RemotePoolRef(ActorRef[M]):
         pool.nodes.append(node)
         host = pool.host
         if pool.context is not None and host is not None:
-            host.task_group.start_soon(pool.keep, node)
+            host.task_group.start_soon(keep_member, pool, node)
         # else: the coordinator starts it with the others
 
     def stop(self) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ... import Actor
 from .._errors import FrameTooLarge
 from .._node import check_token
+from ._handoff import Handoff
 from ._hosting import (
     module_name_of,
     module_spec_of,
@@ -114,6 +115,9 @@ def spawn_remote_pool(
         name = f"pool-{base}-{secrets.token_hex(3)}"
     started: NodeProcesses | None = None
     if processes is not None:
+        # Checked before any process starts (a TLS context cannot be handed).
+        servers, client_options = remote.connect_options
+        handoff = Handoff(servers, client_options)
         # Before any process starts (their node names come from the pool's).
         check_name_free(host.system, name)
         spec = (
@@ -122,7 +126,7 @@ def spawn_remote_pool(
         base = re.sub(r"[^A-Za-z0-9_-]", "-", f"{address.node}-{name}")[:58]
         nodes = [f"{base}-{i}" for i in range(processes)]
         started = NodeProcesses(
-            remote.url,
+            handoff,
             system=remote.system_name,
             prefix=remote.prefix,
             names=nodes,

@@ -1,7 +1,9 @@
 """Node processes on this machine: ``python -m actors.node`` children.
 
 Started with this interpreter and this ``sys.path`` (so they import what this
-process imports), connected to this system's NATS server. They never outlive
+process imports), connected to this system's NATS server with this node's
+connection options and cluster secret, which each child reads from a pipe it
+inherits (see ``_handoff``): no secret is on a command line. They never outlive
 their parent: ``NodeProcesses.close`` stops them (SIGTERM, then SIGKILL
 after a grace period), an ``atexit`` hook kills any left, and each child
 leaves when its standard input reaches end-of-file, which happens when this
@@ -19,8 +21,11 @@ import sys
 import time
 import weakref
 from collections.abc import Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+
+from ._handoff import Handoff
 
 __all__ = ["NodeProcesses"]
 
@@ -34,11 +39,25 @@ def _kill_all() -> None:
         processes.kill()
 
 
+def _without_credentials(url: str) -> str:
+    """``url`` less its ``user:password@`` or ``token@`` (for a command line)."""
+    try:
+        parts = urlsplit(url if "://" in url else f"nats://{url}")
+        host = parts.hostname or "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+    except ValueError:
+        return "nats://127.0.0.1"  # the child takes the handoff's URLs anyway
+    return urlunsplit((parts.scheme, netloc, "", "", ""))
+
+
 class NodeProcesses:
-    """``count`` node processes named ``names`` joining ``url``.
+    """Node processes named ``names`` joining the servers of ``handoff``.
 
     Args:
-        url: the NATS server URL.
+        handoff: how they connect (servers, client options, secret), handed
+            to each through an inherited pipe (``--options-fd``).
         system: the system name (a subject token).
         prefix: the subject prefix.
         names: one node name per process.
@@ -51,7 +70,7 @@ class NodeProcesses:
 
     def __init__(
         self,
-        url: str,
+        handoff: Handoff,
         *,
         system: str,
         prefix: str,
@@ -71,7 +90,7 @@ class NodeProcesses:
             "-m",
             "actors.node",
             "--connect",
-            url,
+            _without_credentials(handoff.servers[0]),
             "--system",
             system,
             "--prefix",
@@ -82,20 +101,38 @@ class NodeProcesses:
         ]
         for module in modules:
             command += ["--module", module]
+        data = handoff.to_json()
         _live.add(self)
         try:
             for name in self.names:
-                self.processes.append(
-                    subprocess.Popen(
-                        [*command, "--name", name],
-                        stdin=subprocess.PIPE,
-                        stdout=subprocess.DEVNULL,
-                        env=env,
-                    )
-                )
+                self.processes.append(self._start(command, name, env, data))
         except BaseException:
             self.kill()
             raise
+
+    @staticmethod
+    def _start(
+        command: list[str], name: str, env: dict[str, str], data: bytes
+    ) -> subprocess.Popen[bytes]:
+        # The handoff through a pipe only the child inherits: written after
+        # the start (the child reads it at once), then closed.
+        read_end, write_end = os.pipe()
+        try:
+            process = subprocess.Popen(
+                [*command, "--name", name, "--options-fd", str(read_end)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                pass_fds=(read_end,),
+            )
+        finally:
+            os.close(read_end)
+        try:
+            with open(write_end, "wb", closefd=True) as pipe:
+                pipe.write(data)
+        except BrokenPipeError:
+            pass  # it died at once: its exit code says so
+        return process
 
     def exit_code(self, name: str) -> int | None:
         """The exit code of the process of node ``name``, or None while it

@@ -26,9 +26,12 @@ from ._node import Node
 
 __all__ = [
     "AGENT_NAME",
+    "MAX_REMOTE_CAPACITY",
+    "MAX_REMOTE_DRAIN",
     "SpawnReply",
     "SpawnRequest",
     "Unspawn",
+    "check_remote_request",
     "check_spawn_options",
     "decode_args",
     "encode_args",
@@ -38,6 +41,14 @@ __all__ = [
 
 #: The name a node's agent is registered under (``system.remote.register``).
 AGENT_NAME = "actors.node"
+
+#: The largest mailbox capacity a remote spawner may ask for: a node keeps
+#: a peer's backlog bounded (2**62 from the network would be unbounded).
+MAX_REMOTE_CAPACITY = 1 << 20
+#: The largest ``drain`` a remote spawner may ask for.
+MAX_REMOTE_DRAIN = 1 << 16
+#: The most characters of a name, a class path or a token from the network.
+_MAX_TEXT = 256
 
 #: The tag of an argument that is an actor ref (its body: a one-element list
 #: holding the ref, decoded as a plain list so the codec resolves the ref).
@@ -200,14 +211,42 @@ def check_spawn_options(
     """
     if name is not None and type(name) is not str:
         raise TypeError(f"name must be a str or None, not {type(name).__name__}")
-    for option, value in (("capacity", capacity), ("drain", drain)):
+    if name is not None and len(name) > _MAX_TEXT:
+        raise ValueError(f"name must be at most {_MAX_TEXT} characters")
+    for option, value, most in (
+        ("capacity", capacity, MAX_REMOTE_CAPACITY),
+        ("drain", drain, MAX_REMOTE_DRAIN),
+    ):
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{option} must be an int or None, not {value!r}")
-        if value < 1:
-            raise ValueError(f"{option} must be at least 1, not {value}")
+        if not 1 <= value <= most:
+            raise ValueError(
+                f"{option} of a remote spawn must be 1 to {most}, not {value}"
+            )
     if restart not in ("transient", "permanent", "temporary"):
         raise ValueError(
             f"restart must be 'transient', 'permanent' or 'temporary', not {restart!r}"
         )
+
+
+def check_remote_request(request: SpawnRequest) -> None:
+    """Check a ``SpawnRequest`` that came from the network, at the node:
+    every option within the bounds ``check_spawn_options`` sets at the
+    spawner (a capacity of 2**62 is refused, not taken as unbounded).
+
+    Raises:
+        SpawnError: an option out of its bounds, naming it.
+    """
+    for option, text in (("target", request.target), ("token", request.token)):
+        if text is not None and len(text) > _MAX_TEXT:
+            raise SpawnError(
+                f"{option} of a remote spawn is over {_MAX_TEXT} characters"
+            )
+    try:
+        check_spawn_options(
+            request.name, request.capacity, request.drain, request.restart
+        )
+    except (TypeError, ValueError) as exc:
+        raise SpawnError(f"{request.target}: {exc}") from None

@@ -176,3 +176,41 @@ async def test_a_creds_file_sends_its_jwt_and_signs_the_nonce_with_its_seed(
     signature = base64.urlsafe_b64decode(options["sig"] + "==")
     keys = nkeys.from_seed(bytearray(seed))
     assert keys.verify(b"n0nce-123", signature)
+
+
+async def test_tls_files_trust_a_private_ca_and_present_a_client_certificate(
+    nats_server_factory: Callable[..., NatsServer], subject: str, tmp_path: Path
+) -> None:
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server_cert = ca.issue_cert("127.0.0.1", "localhost")
+    client_cert = ca.issue_cert("node@example.com")
+    ca_file, cert_file, key_file = (tmp_path / n for n in ("ca.pem", "c.pem", "c.key"))
+    server_file, server_key = tmp_path / "server.pem", tmp_path / "server.key"
+    ca.cert_pem.write_to_path(ca_file)
+    server_cert.cert_chain_pems[0].write_to_path(server_file)
+    server_cert.private_key_pem.write_to_path(server_key)
+    client_cert.cert_chain_pems[0].write_to_path(cert_file)
+    client_cert.private_key_pem.write_to_path(key_file)
+    server = nats_server_factory(
+        config=(
+            f'tls {{ cert_file: "{server_file}", key_file: "{server_key}", '
+            f'ca_file: "{ca_file}", verify: true }}\n'
+        )
+    )
+    files = {"tls_ca_file": ca_file, "tls_cert_file": cert_file}
+    assert (
+        await _roundtrip(server.url, subject, tls_key_file=key_file, **files)
+        == b"authorized"
+    )
+    # Without the client certificate the server refuses the connection.
+    with pytest.raises(NoServersError):
+        async with connect(server.url, tls_ca_file=ca_file, connect_timeout=2):
+            pass
+    with pytest.raises(ValueError, match="not both"):
+        connect_args = {"tls": ssl.create_default_context(), **files}
+        async with connect(server.url, **connect_args):
+            pass
+    with pytest.raises(ValueError, match="tls_cert_file"):
+        async with connect(server.url, tls_key_file=key_file):
+            pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -123,3 +124,39 @@ async def test_a_request_pending_when_the_client_closes_fails_with_closed(
             await sub.next_msg(timeout=5)
             await nc.close()
     assert len(errors) == 1
+
+
+async def test_a_custom_inbox_prefix_is_enough_for_a_user_scoped_to_it(
+    nats_server_factory: Callable[..., NatsServer],
+) -> None:
+    # As nats.py's inbox_prefix: a user who may only use app.> can request.
+    server = nats_server_factory(
+        config=(
+            "authorization { users = [ {user: app, password: pw, permissions: "
+            '{publish: "app.>", subscribe: "app.>"}} ] }\n'
+        )
+    )
+    options = {"user": "app", "password": "pw"}
+    async with (
+        connect(server.url, inbox_prefix="app.replies", **options) as nc,
+        connect(server.url, **options) as responder,
+        anyio.create_task_group() as tg,
+    ):
+        await tg.start(_echo, responder, "app.echo")
+        reply = await nc.request("app.echo", b"ping", timeout=5)
+        assert reply.data == b"echo:ping"
+        assert reply.subject.startswith("app.replies.")
+        assert nc.new_inbox().startswith("app.replies.")
+        tg.cancel_scope.cancel()
+    errors: list[Exception] = []
+    async with connect(server.url, error_callback=errors.append, **options) as nc:
+        # The default _INBOX prefix is outside the user's scope: no reply.
+        with pytest.raises(RequestTimeoutError):
+            await nc.request("app.echo", b"ping", timeout=0.3)
+    assert any("_INBOX" in str(error) for error in errors), errors
+
+
+@pytest.mark.parametrize("prefix", ["", "a..b", "a.*", "a.>", "a b", "a."])
+def test_a_bad_inbox_prefix_is_refused(prefix: str) -> None:
+    with pytest.raises(ValueError, match="inbox_prefix"):
+        Client("nats://127.0.0.1:4222", inbox_prefix=prefix)
