@@ -71,7 +71,7 @@ COUNTER = Entity("counter", Counter)
 
 async def misuses(sharding: Sharding) -> None:
     ref = sharding.entity_ref(COUNTER, "42")
-    ref.tell("not a Get")  # line 28
+    ref.tell("not a Get")  # line 26
     wrong: str = await ref.ask(Get())  # line 27
     Entity("counter", lambda key, other: Counter(key))  # line 28
 '''
