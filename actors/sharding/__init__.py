@@ -6,7 +6,10 @@ Register [``Entity``][actors.sharding.Entity] types; the key of an entity is
 hashed ([``shard_of``][actors.sharding.shard_of]) to one of its type's shards;
 an [``AllocationStrategy``][actors.sharding.AllocationStrategy] (by default
 [``LeastShardAllocation``][actors.sharding.LeastShardAllocation]) decides
-which node hosts a shard.
+which node hosts a shard. Leases, members and remembered entities live in a
+[``PlacementStore``][actors.sharding.PlacementStore]: a JetStream KV bucket
+([``KeyValuePlacementStore``][actors.sharding.KeyValuePlacementStore]) or,
+in one process, [``MemoryPlacementStore``][actors.sharding.MemoryPlacementStore].
 """
 
 from ._allocation import AllocationStrategy as AllocationStrategy
@@ -19,6 +22,7 @@ from ._errors import PlacementUnavailable as PlacementUnavailable
 from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
+from ._kv_store import KeyValuePlacementStore as KeyValuePlacementStore
 from ._membership import Member as Member
 from ._membership import MemberDown as MemberDown
 from ._membership import MemberEvent as MemberEvent
@@ -35,6 +39,7 @@ __all__ = [
     "BufferFull",
     "Entity",
     "EntityRef",
+    "KeyValuePlacementStore",
     "LeastShardAllocation",
     "Member",
     "MemberDown",

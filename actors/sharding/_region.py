@@ -54,7 +54,7 @@ _MOVE_ROUNDS: Final = 4
 
 def region_name(type_name: str, node: str) -> str:
     """The actor name of a node's region of a type."""
-    return f"sharding-{type_name}-{node.replace(':', '_')}"
+    return f"sharding-{type_name}-{node}"
 
 
 class ShardRegion(Actor[Any]):

@@ -45,7 +45,8 @@ M = TypeVar("M")
 #: made when none is given).
 DEFAULT_LEASE = 10.0
 
-_NODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}")
+# Letters, digits, _ . - (what a JetStream KV key allows), not ending in ".".
+_NODE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,126}[A-Za-z0-9_-])?")
 
 
 class ShardingStatistics(NamedTuple):
@@ -86,7 +87,8 @@ class Sharding:
             not expire); None: a ``MemoryPlacementStore`` without ttl (lost
             with the process) when a type remembers its entities.
         node: this node's identity in the store, unique per incarnation
-            (letters, digits and ``_.:@-``); None: a random one.
+            (1 to 128 letters, digits and ``_.-``, not ending in ``.``);
+            None: a random one.
         roles: this node's roles: a type whose ``Entity.role`` is not among
             them is not hosted here, only proxied (its refs work, its
             messages go to the nodes that host it; Akka's proxy region).
@@ -143,7 +145,8 @@ class Sharding:
             node = f"node-{secrets.token_hex(6)}"
         elif type(node) is not str or _NODE.fullmatch(node) is None:
             raise ValueError(
-                f"node must be 1 to 128 letters, digits or '_.:@-', not {node!r}"
+                f"node must be 1 to 128 letters, digits or '_.-' (not ending in "
+                f"'.'), not {node!r}"
             )
         clock = system.clock
         if store is None:
@@ -206,7 +209,7 @@ class Sharding:
             self.renew_every,
             self._publish,
             self._members,
-            name=f"sharding-members-{self.node.replace(':', '_')}",
+            name=f"sharding-members-{self.node}",
         )
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
@@ -225,6 +228,11 @@ class Sharding:
             )
             state.region = region
             self._types[name] = state
+            telemetry = self.system.telemetry
+            if telemetry is not None:  # opentelemetry is installed
+                from ._telemetry import watch
+
+                watch(telemetry, state)
             self._regions[name] = region
         self._running = True
         return self

@@ -106,6 +106,7 @@ class TypeState:
     """One entity type on one node (see the module docstring)."""
 
     __slots__ = (
+        "__weakref__",  # the telemetry's observers hold the states weakly
         "activations",
         "active",
         "dropped",
