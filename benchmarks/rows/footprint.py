@@ -1,7 +1,7 @@
 """Footprint rows: what an idle actor costs to keep and to make.
 
 * ``footprint/idle``: bytes still allocated (``tracemalloc``) per idle actor:
-  10,000 actors of a class with no state of its own are spawned, run their
+  2,000 actors of a class with no state of its own are spawned, run their
   ``on_start`` and sit idle with an empty mailbox, their refs kept; after a
   full garbage collection, the growth of allocated memory since before the
   first of them, per actor (one actor spawned before takes what the first
@@ -10,7 +10,7 @@
   clock is ignored). The other: the lightest hand-written equivalent, an
   anyio task in a task group parked on an ``anyio.Event``, with a
   ``collections.deque`` as its mailbox. Unit: one actor (one task).
-* ``footprint/spawn``: the time to spawn 10,000 such actors, from the first
+* ``footprint/spawn``: the time to spawn 2,000 such actors, from the first
   ``spawn`` until every one has run its ``on_start`` (the last sets an event),
   on the run's clock; the other: starting the same number of those parked
   anyio tasks, until every one has run and parked (the last sets an event).
@@ -39,7 +39,7 @@ from ._actor_tasks import Tally
 
 __all__: list[str] = []
 
-ACTORS = 10_000  #: idle actors (tasks) per sample
+ACTORS = 2_000  #: idle actors (tasks) per sample
 QUICK = 200  #: with --quick
 
 
