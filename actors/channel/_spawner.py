@@ -117,6 +117,7 @@ class _AsyncioSpawner(TaskSpawner):
             if self._error is None:
                 self._error = exc
             self.cancel()
+            self._wake()  # serve ends with it
         finally:
             scopes.discard(scope)
             self._live -= 1
@@ -142,7 +143,12 @@ class _AsyncioSpawner(TaskSpawner):
         loop = get_running_loop()
         try:
             try:
-                while self._live or not self._closed:
+                while (self._live or not self._closed) and self._error is None:
+                    wakeup = self._wakeup = loop.create_future()
+                    await wakeup
+                # A task failed: the others are cancelled (by it); wait for
+                # them, then the error goes to the task group.
+                while self._live:
                     wakeup = self._wakeup = loop.create_future()
                     await wakeup
             except anyio.get_cancelled_exc_class():
