@@ -2,8 +2,13 @@
 
 Each incarnation starts (``_incarnation``), handles messages (``_dispatch``, or
 the traced loop of a system with telemetry) until a ``Restart`` or ``Stop``
-unwinds it, and a restart stops it before the next one starts (after the
-backoff the supervisor chose). Whatever ends the task, ``_termination`` runs
+unwinds it, or, in the first run of an actor with no mail yet, until the
+loop finds its mailbox empty: the run then ends and the actor is idle,
+holding no task (``Mailbox.wait_detached``); the next item, a stop or a
+control command starts a new run (``resume``) that goes on with the same
+incarnation, in the context variables the last run left. A restart stops
+the incarnation before the next one starts (after the backoff the
+supervisor chose). Whatever ends the task, ``_termination`` runs
 last. What no supervisor handles (a bug in the runtime; ``SystemExit`` or
 ``KeyboardInterrupt`` from a handler) shuts the system down, so it surfaces
 from ``async with`` instead of leaving askers and joiners waiting.
@@ -20,6 +25,7 @@ have not run.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 import anyio
@@ -38,10 +44,25 @@ if TYPE_CHECKING:
 __all__ = ["run_actor"]
 
 
+def resume(cell: Cell, _: None) -> None:
+    """Mail came to an idle actor (the callback of ``Mailbox.wait_detached``,
+    in the sender's call): schedule its next run."""
+    runtime = cell.runtime
+    spawner = runtime.spawner
+    runtime.unstarted.add(cell)
+    if spawner is not None:
+        # RuntimeError: the system has ended; finish_unstarted settles it.
+        with contextlib.suppress(RuntimeError):
+            spawner.start(run_actor, cell, cell.context_vars)
+
+
 async def run_actor(cell: Cell) -> None:
-    """The task of ``cell``'s actor (started in the system's task group)."""
+    """A run of ``cell``'s actor (started by the system's spawner): the first
+    one starts it; one started for an idle actor (``resume``: its state is
+    RUNNING) goes on handling messages."""
     current_cell.set(cell)
     cell.runtime.unstarted.discard(cell)
+    resumed = cell.state is RUNNING
     cause: BaseException | None = None
     restarting = False
     # Set once the incarnation a one-for-all / rest-for-one supervisor waits
@@ -58,6 +79,11 @@ async def run_actor(cell: Cell) -> None:
     try:
         while True:
             try:
+                if resumed:
+                    # Idle since its last run: its incarnation goes on.
+                    resumed = False
+                    await run_loop(cell, None)
+                    return  # (a run that has handled mail never ends idle)
                 if delay:  # backoff: the old incarnation has ended already
                     await cell.backoff(delay)
                     delay = 0.0
@@ -81,7 +107,11 @@ async def run_actor(cell: Cell) -> None:
                     done.set()
                     done = None
                 cell.state = RUNNING
-                await run_loop(cell)
+                # The first run of a first incarnation may end idle; not the
+                # guardian's (the system's scope waits for its one run).
+                idle = not restarting and cell.parent is not None
+                await run_loop(cell, resume if idle else None)
+                return  # idle: the next mail starts a new run
             except Restart as restart:
                 if done is not None:  # a start it was waiting for failed
                     done.set()

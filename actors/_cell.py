@@ -1,7 +1,8 @@
 """The actor cell: one actor's runtime state and its control inbox.
 
-An ``ActorRef`` is a thin handle on a cell. The cell's task (``_actor_task``)
-runs incarnation after incarnation of the actor: it builds an instance with the
+An ``ActorRef`` is a thin handle on a cell. The cell's task (``_actor_task``;
+none while the actor is idle, see there) runs incarnation after incarnation
+of the actor: it builds an instance with the
 factory and starts it (``_incarnation``), drains the mailbox in batches
 (``_dispatch``) until a control command interrupts it (``_faults`` obeys them,
 ``_supervisor`` sends them), and finally terminates (``_termination``). Death
@@ -16,8 +17,8 @@ state stays small.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
+from contextvars import Context
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -94,14 +95,17 @@ class Cell:
 
     __slots__ = (
         "__weakref__",  # telemetry keeps cells in weak collections
+        "_terminated",
         "args",
         "carry",
         "children",
         "context",
+        "context_vars",
         "control",
         "control_event",
         "current",
         "drain",
+        "ended",
         "extras",
         "factory",
         "handling",
@@ -120,7 +124,6 @@ class Cell:
         "state",
         "stop_reason",
         "stop_requested",
-        "terminated",
         "wake_pending",
     )
 
@@ -157,7 +160,9 @@ class Cell:
         self.instance: Actor | None = None
         self.incarnation = 0
         self.state: CellState = STARTING
-        self.control: deque[Command] = deque()
+        #: Control commands, oldest first: a list, not a deque (rarely more
+        #: than one queued; an empty list is 56 bytes, an empty deque 760).
+        self.control: list[Command] = []
         #: Set while the actor's task waits for a command (``wait_control``).
         self.control_event: anyio.Event | None = None
         #: A Wake signal is queued: no second one is needed.
@@ -166,7 +171,10 @@ class Cell:
         self.stop_reason: ExitReason = StopReason.NORMAL
         #: How it ended (set on termination): what join() returns.
         self.reason: ExitReason = StopReason.NORMAL
-        self.terminated = anyio.Event()
+        #: Terminated (``finish`` ran): what ``terminated`` reports, kept as
+        #: a flag so that the event is made only for someone who waits.
+        self.ended = False
+        self._terminated: anyio.Event | None = None
         #: Items taken from the mailbox, not handled yet (a control command
         #: interrupted the batch, or a handler failed in it).
         self.carry: list[Any] = []
@@ -179,6 +187,9 @@ class Cell:
         #: The instance's start hook has finished.
         self.started_ok = False
         self.extras: CellExtras | None = None
+        #: What the next run starts in while the actor is idle (no task):
+        #: the context variables its last run left (None: not idle yet).
+        self.context_vars: Context | None = None
         #: Its ref (chosen by the spawner: a traced system's refs carry trace
         #: contexts) and its actor's ``context``.
         self.ref: ActorRef[Any] = ref(self)
@@ -186,6 +197,24 @@ class Cell:
 
     def __repr__(self) -> str:
         return f"<Cell {self.path}>"
+
+    @property
+    def terminated(self) -> anyio.Event:
+        """Set once the actor has terminated; made on first use (most actors
+        are never joined): check ``ended`` to know without making it."""
+        event = self._terminated
+        if event is None:
+            event = self._terminated = anyio.Event()
+            if self.ended:
+                event.set()
+        return event
+
+    def mark_terminated(self) -> None:
+        """The actor has terminated: wake whoever waits for it."""
+        self.ended = True
+        event = self._terminated
+        if event is not None:
+            event.set()
 
     def ensure_extras(self) -> CellExtras:
         """The cell's rarely used state, made on first use."""

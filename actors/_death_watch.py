@@ -34,7 +34,7 @@ def watch(cell: Cell, target: Cell) -> None:
     if target in watching:
         return
     watching.add(target)
-    if target.terminated.is_set():
+    if target.ended:
         cell.mailbox.send_signal(Terminated(target.ref, target.reason))
     else:
         target.ensure_extras().watchers.add(cell)

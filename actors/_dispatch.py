@@ -11,6 +11,8 @@ of the batch waits for the directive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import copy_context
 from typing import TYPE_CHECKING, Any
 
 from ._actor import UNHANDLED
@@ -33,8 +35,20 @@ if TYPE_CHECKING:
 __all__ = ["handle_signal", "run_loop"]
 
 
-async def run_loop(cell: Cell) -> None:
+async def run_loop(
+    cell: Cell, resume: Callable[[Cell, None], None] | None = None
+) -> None:
     """Handle messages until a control command or a stop interrupts.
+
+    ``resume``: the run may end idle. If the mailbox is empty at its first
+    look (an actor just started, no mail yet), the loop registers
+    ``resume(cell, None)`` with the mailbox (``wait_detached``) and returns:
+    the task ends, and the next item (or the mailbox's close) schedules a
+    new run. A run that has handled anything keeps its task and parks (a
+    hot actor: no task is started per message).
+
+    Returns:
+        Only when the run ended idle (``resume`` registered).
 
     Raises:
         Restart: the supervisor restarts the actor.
@@ -69,6 +83,20 @@ async def run_loop(cell: Cell) -> None:
             try:
                 if take is None:
                     batch = await mailbox.receive_many_unchecked(drain)
+                elif resume is not None:
+                    # The run's first look, after its checkpoint as every
+                    # look: empty, it ends idle, holding no task.
+                    await checkpoint()
+                    batch = take(drain)
+                    if not batch and mailbox.wait_detached(resume, cell):
+                        # Its next run starts in what this one leaves (the
+                        # context variables its hooks set).
+                        cell.context_vars = copy_context()
+                        return
+                    resume = None
+                    while not batch:
+                        await mailbox.wait_ready()
+                        batch = take(drain)
                 else:
                     await checkpoint()
                     batch = take(drain)
@@ -115,11 +143,18 @@ async def run_loop(cell: Cell) -> None:
                             UnhandledMessage(f"{cell.path} did not handle it"),
                             backend,
                         )
+                    # An abandoned answer is a dead letter to the ref that was
+                    # asked (a pool's, for its worker), as Ask.lost counts it
+                    # when the asker leaves after the hand-off.
                     elif result.__class__ is ErrorReply:  # no failure
                         if not item.error_reply(result.error, backend):
-                            runtime.dead_letter(cell, item.message, "ask abandoned")
+                            runtime.dead_letter(
+                                item.recipient, item.message, "ask abandoned"
+                            )
                     elif not item.reply(result, backend):
-                        runtime.dead_letter(cell, item.message, "ask abandoned")
+                        runtime.dead_letter(
+                            item.recipient, item.message, "ask abandoned"
+                        )
                 elif isinstance(item, Signal):
                     await handle_signal(cell, item, receive)
                 elif is_async:

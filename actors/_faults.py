@@ -57,7 +57,7 @@ async def handle_control(cell: Cell) -> bool:
             raise Stop
         if not control:
             return rebind
-        command = control.popleft()
+        command = control.pop(0)
         if command is REBIND:
             take_unstashed(cell)
             rebind = True
@@ -105,7 +105,7 @@ async def wait_for_start(cell: Cell) -> None:
             if cell.stop_requested:
                 raise Stop
             await cell.wait_control()
-        command = control.popleft()
+        command = control.pop(0)
         match command:
             case Start(cause=cause, done=done):
                 raise Restart(cause, done)
@@ -188,10 +188,10 @@ async def _failed(cell: Cell, exc: Exception | None, item: Any, kept: bool) -> N
             if cell.stop_requested:
                 raise Stop
             await cell.wait_control()
-        command = control.popleft()
+        command = control.pop(0)
         if isinstance(command, ChildFailed | Exit | Rebind):
             deferred.append(command)
         elif await run_command(cell, command):
             cell.state = RUNNING
-            control.extendleft(reversed(deferred))
+            control[:0] = deferred
             return

@@ -60,7 +60,7 @@ class PoolSupervisor(Actor):
         # when its last routee ends: what it was told would wait for workers
         # that never come. (Workers replaced by the pool's own restart are
         # new cells, alive by the time their predecessors' notices arrive.)
-        if all(w._cell.terminated.is_set() for w in self.pool._workers):
+        if all(w._cell.ended for w in self.pool._workers):
             self.context.stop()
 
 

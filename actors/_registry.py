@@ -53,7 +53,7 @@ def lookup(runtime: Runtime, path: str) -> ActorRef[Any]:
         if child is None:
             raise ActorNotFound(f"no actor at {path!r}")
         cell = child
-    if cell.terminated.is_set():
+    if cell.ended:
         raise ActorNotFound(f"no actor at {path!r} (it has terminated)")
     return cell.ref
 

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ._telemetry import Telemetry
     from ._threads import FromThread
     from ._timers import TimerScheduler, TimerService
-    from .channel.lowlevel import Backend
+    from .channel.lowlevel import Backend, TaskSpawner
     from .extension import RemoteExtension
 
 __all__ = ["Runtime", "check_factory"]
@@ -95,6 +95,7 @@ class Runtime:
         "running",
         "shields",
         "spawn_pool",
+        "spawner",
         "strategy",
         "system",
         "telemetry",
@@ -135,6 +136,9 @@ class Runtime:
         #: Its ``async with`` has ended: every task of the system is over.
         self.exited = False
         self.tg: TaskGroup | None = None
+        #: Starts the actors' tasks with the loop's own primitive, inside
+        #: the task group (``channel.lowlevel.TaskSpawner``).
+        self.spawner: TaskSpawner | None = None
         self.guardian: Cell | None = None
         self.failures = 0
         self.restarts = 0
@@ -244,17 +248,17 @@ class Runtime:
         finish(cell)
 
     def start(self, cell: Cell) -> None:
-        """Start ``cell``'s task in the system's task group."""
-        assert self.tg is not None
+        """Start ``cell``'s task in the system's task group (its spawner)."""
+        assert self.spawner is not None
         self.unstarted.add(cell)
-        self.tg.start_soon(run_actor, cell, name=cell.path)
+        self.spawner.start(run_actor, cell, None)
 
     def finish_unstarted(self) -> None:
         """After the task group has ended: terminate the cells whose task never
         ran (their queued messages become dead letters, their asks fail)."""
         while self.unstarted:
             cell = self.unstarted.pop()
-            if not cell.terminated.is_set():
+            if not cell.ended:
                 cell.stop_reason = StopReason.SYSTEM
                 finish(cell)
 
@@ -308,6 +312,8 @@ class Runtime:
         tg = self.tg
         if tg is not None:
             tg.cancel_scope.cancel()
+        if self.spawner is not None:
+            self.spawner.cancel()
         for scope in list(self.shields):
             scope.cancel()
 

@@ -21,7 +21,7 @@ from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
 from ._lifecycle import StopReason, current_cell
 from ._threads import call_soon_in_loop, in_loop_thread
-from .channel.lowlevel import current_backend
+from .channel.lowlevel import current_backend, task_spawner
 from .extension import RemoteExtension, RemoteHost
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class SystemScope:
                 f"{cell.path} waits for its own system to exit: it would wait "
                 "forever (its stop waits for its handler)"
             )
-        if guardian.terminated.is_set():
+        if guardian.ended:
             return
         host = self._host is not None and anyio.get_current_task().id == self._host
         if host:
@@ -149,6 +149,10 @@ class SystemScope:
         await tg.__aenter__()
         try:
             runtime.tg = tg
+            # The actors' tasks: started with the loop's own primitive,
+            # hosted by one task of the task group.
+            spawner = runtime.spawner = task_spawner(backend.name)
+            await tg.start(spawner.serve)
             runtime.guardian = guardian
             runtime.running = True
             if self._remote is not None:
@@ -230,6 +234,8 @@ class SystemScope:
         raised: BaseException | None = None
         try:
             await self._teardown()
+            if runtime.spawner is not None:
+                runtime.spawner.close()  # the last actor tasks end, then it
             try:
                 swallowed = await tg.__aexit__(
                     type(pending) if pending is not None else None,
@@ -289,7 +295,7 @@ class SystemScope:
         with anyio.CancelScope(shield=failing):
             with anyio.move_on_after(timeout):
                 await guardian.terminated.wait()
-        if not guardian.terminated.is_set():
+        if not guardian.ended:
             logger.warning(
                 "actor system: graceful stop took over %s s: cancelling the actors",
                 timeout,

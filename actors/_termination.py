@@ -88,7 +88,7 @@ def finish(cell: Cell) -> None:
         extra=log_extra(cell, "stop"),
     )
     cell.runtime.on_terminated(cell)
-    cell.terminated.set()
+    cell.mark_terminated()
 
 
 def _settle_leftovers(cell: Cell) -> None:

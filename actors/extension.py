@@ -290,7 +290,7 @@ class RemoteHost:
         cell: Cell | None = getattr(ref, "_cell", None)
         if cell is None or cell.runtime is not self._runtime:
             raise TypeError(f"{ref!r} is not an actor of this system")
-        if cell.terminated.is_set():
+        if cell.ended:
             return False, cell.reason
         cell.ensure_extras().remote_watched = True
         return True, None

@@ -20,6 +20,8 @@ beyond its streams, and the one module of the channel package they import
   ``status``: ``PENDING``, ``DELIVERED``, ``WITHDRAWN``, ``BROKEN``),
   ``ReceiveWaiter``, and ``ChannelState``, the shared state of one channel (a
   work queue built on the channel's rules).
+* Starting tasks with the loop's own primitive inside a task group:
+  ``TaskSpawner``, made by ``task_spawner``.
 * Ctrl-C on Trio: ``ki_protected``.
 * Argument checks shared with the layers above: ``check_limit``,
   ``check_buffer_size``.
@@ -31,6 +33,8 @@ from ._library import current_async_library as current_async_library
 from ._public import publish as publish
 from ._slot import EMPTY as EMPTY
 from ._slot import Slot as Slot
+from ._spawner import TaskSpawner as TaskSpawner
+from ._spawner import task_spawner as task_spawner
 from ._state import ChannelState as ChannelState
 from ._state import check_buffer_size as check_buffer_size
 from ._state import check_limit as check_limit
@@ -62,6 +66,7 @@ __all__ = [
     "SendWaiter",
     "Slot",
     "Stale",
+    "TaskSpawner",
     "Waiter",
     "check_buffer_size",
     "check_limit",
@@ -69,4 +74,5 @@ __all__ = [
     "current_backend",
     "ki_protected",
     "publish",
+    "task_spawner",
 ]

@@ -25,7 +25,7 @@ from ..channel.lowlevel import (
 from ..channel.lowlevel import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._quota import Quota, check_capacity
-from ._runtime_receive import RuntimeReceive
+from ._runtime_receive import NO_QUEUE, RuntimeReceive
 from ._signal import Signal
 
 __all__ = ["Mailbox", "MailboxStatistics"]
@@ -76,8 +76,9 @@ class Mailbox(RuntimeReceive[M]):
         self._signals = 0  # signals in the queue, so messages need no wrapper
         self._consumer: ReceiveWaiter[Any] | None = None
         # The one consumer parks on this same waiter every time (re-armed with
-        # a fresh handle per park), so waiting allocates no waiter object.
-        self._waiter: ReceiveWaiter[Any] = ReceiveWaiter(1, self)
+        # a fresh handle per park), so waiting allocates no waiter object;
+        # made at the first park (an actor that never waits has none).
+        self._waiter: ReceiveWaiter[Any] | None = None
         self._backend: Backend | None = None
         self._closed = False
         # The queue only shrinks when items are taken, so its peak is recorded
@@ -109,15 +110,21 @@ class Mailbox(RuntimeReceive[M]):
         if quota.used >= quota.capacity:
             raise MailboxFull(f"the mailbox is full (capacity {self._capacity})")
         quota.used += 1
-        queue = self._queue
-        queue.append(message)
         consumer = self._consumer
-        if consumer is not None:
+        if consumer is None:
+            self._queue.append(message)
+        else:
             # An idle actor's per-message wakeup: _wake_consumer inlined (a
-            # call saved per message).
+            # call saved per message). A detached consumer gave its queue
+            # back (NO_QUEUE): a new one first. The consumer runs later,
+            # whatever wakes it, so the item may go in before or after.
             self._consumer = None
+            queue = self._queue
+            if queue is NO_QUEUE:
+                queue = self._queue = deque()
+            queue.append(message)
             try:
-                self._backend.resolve(consumer.handle, None)  # type: ignore[union-attr]
+                self._resolve(consumer.handle, None)
                 self._wakeups += 1
             except Stale:  # its task was cancelled first
                 pass
@@ -150,7 +157,7 @@ class Mailbox(RuntimeReceive[M]):
         # sends would never end; see Backend.cancel_check).
         await backend.cancel_check()
         waiter: SendWaiter[M] = SendWaiter(message, self)
-        quota.senders.append(waiter)
+        quota.wait(waiter)
         await backend.park(waiter, quota.abort, quota.restore)
         if waiter.status != DELIVERED:
             raise MailboxClosed("the mailbox closed while the sender waited")
@@ -169,21 +176,21 @@ class Mailbox(RuntimeReceive[M]):
             )
         if self._closed:
             raise MailboxClosed("the mailbox is closed")
-        queue = self._queue
-        queue.append(signal)
-        self._signals += 1
         if self._consumer is not None:
-            self._wake_consumer()
+            self._wake_consumer()  # first: it restores a detached one's queue
+        self._queue.append(signal)
+        self._signals += 1
 
     @ki_protected
     def _wake_consumer(self) -> None:
         # One wakeup per park: later sends see _consumer cleared.
         consumer = self._consumer
         self._consumer = None
-        backend = self._backend
-        assert consumer is not None and backend is not None
+        assert consumer is not None
+        if self._queue is NO_QUEUE:  # a detached consumer's (see NO_QUEUE)
+            self._queue = deque()
         try:
-            backend.resolve(consumer.handle, None)
+            self._resolve(consumer.handle, None)
             self._wakeups += 1
         except Stale:  # its task was cancelled first: it unqueues itself
             pass
@@ -334,13 +341,14 @@ class Mailbox(RuntimeReceive[M]):
 
     @ki_protected
     async def _wait(self, backend: Backend) -> None:
-        waiter = self._waiter
+        waiter = self._waiter or self._new_waiter()
         while not self._queue and not self._closed:
             if self._consumer is not None:
                 raise RuntimeError(
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
+            self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
                 await handle
@@ -381,7 +389,8 @@ class Mailbox(RuntimeReceive[M]):
         if len(queue) > self._peak:
             self._peak = len(queue)
         items = list(queue)
-        queue.clear()
+        if items:  # (NO_QUEUE, an empty tuple, has no clear)
+            queue.clear()
         self._signals = 0
         self._quota.used = 0
         if self._quota.senders:
@@ -409,7 +418,7 @@ class Mailbox(RuntimeReceive[M]):
             len(self._queue) - self._signals,
             self._signals,
             self._capacity,
-            len(self._quota.senders),
+            len(self._quota.senders or ()),
             max(self._peak, len(self._queue)),
             self._quota.used,
             self._wakeups,

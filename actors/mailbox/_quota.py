@@ -45,7 +45,17 @@ class Quota(Generic[M]):
     def __init__(self, capacity: float) -> None:
         self.capacity = capacity
         self.used = 0
-        self.senders: deque[SendWaiter[M]] = deque()
+        #: The waiting senders, oldest first; made by the first one to wait
+        #: (``wait``): most mailboxes never have one, and an empty deque is
+        #: 760 bytes. Falsy either way, so ``if quota.senders`` reads alike.
+        self.senders: deque[SendWaiter[M]] | None = None
+
+    def wait(self, waiter: SendWaiter[M]) -> None:
+        """Queue ``waiter`` behind the senders already waiting."""
+        senders = self.senders
+        if senders is None:
+            senders = self.senders = deque()
+        senders.append(waiter)
 
     @ki_protected
     def admit(self, queue: deque[Any], backend: Backend) -> int:
@@ -70,6 +80,7 @@ class Quota(Generic[M]):
         """A waiting sender was cancelled before its message moved in."""
         if waiter.queued:
             waiter.queued = False
+            assert self.senders is not None  # it was queued there
             self.senders.remove(waiter)
 
     def restore(self, waiter: SendWaiter[M]) -> None:
@@ -81,7 +92,9 @@ class Quota(Generic[M]):
         """The mailbox closed: wake every waiting sender with its message not
         enqueued."""
         senders = self.senders
-        self.senders = deque()
+        if not senders:
+            return
+        self.senders = None
         for waiter in senders:
             waiter.queued = False
             if backend is not None and not backend.is_cancelled(waiter):

@@ -13,7 +13,8 @@ wake: the call-count gates in tests/gates measure it).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from ..channel.lowlevel import Backend, ReceiveWaiter, ki_protected
 from ._errors import EndOfMailbox
@@ -22,7 +23,13 @@ from ._signal import Signal
 if TYPE_CHECKING:
     from ._quota import Quota
 
-__all__ = ["RuntimeReceive"]
+__all__ = ["NO_QUEUE", "RuntimeReceive"]
+
+#: The queue of a mailbox whose consumer waits detached (``wait_detached``)
+#: on an empty queue: an empty tuple in place of the deque, so an idle
+#: actor keeps no deque (760 bytes); reads see an empty queue, and the
+#: first item's wakeup makes a new deque before it is queued.
+NO_QUEUE: Final[Any] = ()
 
 M = TypeVar("M")
 
@@ -38,6 +45,7 @@ class RuntimeReceive(Generic[M]):
         "_peak",
         "_queue",
         "_quota",
+        "_resolve",
         "_signals",
         "_waiter",
         "_wakeups",
@@ -51,14 +59,22 @@ class RuntimeReceive(Generic[M]):
     _peak: int
     _queue: deque[M | Signal]
     _quota: Quota[M]
+    #: How a send wakes the consumer: the backend's ``resolve`` while a task
+    #: is parked, the callback of ``wait_detached`` while none is.
+    _resolve: Callable[[Any, Any], None]
     _signals: int
-    _waiter: ReceiveWaiter[Any]
+    _waiter: ReceiveWaiter[Any] | None
 
     if TYPE_CHECKING:
 
         def _admit(self) -> None: ...
 
         def _get_backend(self) -> Backend: ...
+
+    def _new_waiter(self) -> ReceiveWaiter[Any]:
+        """The waiter the consumer parks on, made at its first park."""
+        waiter = self._waiter = ReceiveWaiter(1, self)
+        return waiter
 
     @ki_protected
     async def receive_many_unchecked(self, limit: int) -> list[M | Signal]:
@@ -87,13 +103,14 @@ class RuntimeReceive(Generic[M]):
             # the take below raise WouldBlock out of an async receive.
             # Inlined rather than calling _wait(): this is an idle actor's
             # per-message path (no extra coroutine frame, no waiter per park).
-            waiter = self._waiter
+            waiter = self._waiter or self._new_waiter()
             while not self._queue and not self._closed:
                 if self._consumer is not None:
                     raise RuntimeError(
                         "a mailbox has one consumer: another task is already waiting"
                     )
                 self._consumer = waiter
+                self._resolve = backend.resolve
                 # The backend's wait handle, awaited directly: a future on
                 # asyncio (no frame of ours), a wait_task_rescheduled on Trio.
                 handle = waiter.handle = backend.new_handle()
@@ -179,6 +196,41 @@ class RuntimeReceive(Generic[M]):
         return items
 
     @ki_protected
+    def wait_detached(self, callback: Callable[[Any, None], None], arg: Any) -> bool:
+        """Wait without a task: have ``callback(arg, None)`` called once, in
+        the call that queues the next item (a send, a signal) or closes the
+        mailbox, instead of waking a parked consumer (what the actor runtime
+        does for an idle actor, which then holds no task: the callback
+        schedules its next run). Never waits, never a checkpoint.
+
+        The callback runs inside that sender's call: it must not raise, nor
+        call back into this mailbox's receive side.
+
+        While registered, the mailbox holds no deque (``NO_QUEUE``): the
+        wakeup makes a new one.
+
+        Returns:
+            True if the callback is registered; False, registering nothing,
+            when an item is queued already or the mailbox is closed (take
+            it, or see the end, instead).
+
+        Raises:
+            RuntimeError: a consumer is already waiting on this mailbox.
+        """
+        if self._queue or self._closed:
+            return False
+        if self._consumer is not None:
+            raise RuntimeError(
+                "a mailbox has one consumer: another task is already waiting"
+            )
+        waiter = self._waiter or self._new_waiter()
+        waiter.handle = arg
+        self._resolve = callback
+        self._consumer = waiter
+        self._queue = NO_QUEUE  # the empty deque goes (see NO_QUEUE)
+        return True
+
+    @ki_protected
     async def wait_ready(self) -> None:
         """Wait until an item is queued or the mailbox is closed, taking
         nothing; for a caller whose
@@ -196,13 +248,14 @@ class RuntimeReceive(Generic[M]):
         if backend.recheck and not self._queue and not self._closed:
             await backend.checkpoint()
         # _wait() written out: no extra coroutine frame per park.
-        waiter = self._waiter
+        waiter = self._waiter or self._new_waiter()
         while not self._queue and not self._closed:
             if self._consumer is not None:
                 raise RuntimeError(
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
+            self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
                 await handle

@@ -30,7 +30,7 @@ def _cells(cell: Cell) -> Iterator[Cell]:
 
 def _idle(cell: Cell) -> bool:
     """Parked in its mailbox's receive (nothing left to take), or gone."""
-    if cell.terminated.is_set():
+    if cell.ended:
         return True
     if cell.carry:
         return False

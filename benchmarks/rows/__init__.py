@@ -18,6 +18,8 @@ MODULES: Final = (
     "mailbox",
     "telemetry",
     "actors",
+    "footprint",
+    "throughput",
     "timers",
     "remote",
     "scale",

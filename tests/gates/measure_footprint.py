@@ -1,0 +1,293 @@
+"""Measure what an idle actor retains and what spawning one costs in calls.
+
+Run in a fresh interpreter (the gate in ``test_footprint.py`` does, and so can
+you): ``python tests/gates/measure_footprint.py BACKEND [--breakdown N]``
+prints one JSON object with the figures for ``asyncio`` or ``trio``;
+``python tests/gates/measure_footprint.py --write-budgets`` measures both and
+rewrites ``footprint_budgets.json`` (see ``README.md`` in this directory).
+
+How a figure is taken:
+
+* ``idle.bytes``, ``idle.blocks``: bytes and memory blocks still allocated
+  (``tracemalloc``) per actor after N actors of a class with no state of its
+  own were spawned by a task, have run their ``on_start`` and sit idle with
+  an empty mailbox (``anyio.wait_all_tasks_blocked``: nothing of theirs is
+  left to run), after a full garbage collection. The actors' refs are kept
+  alive by the measuring task, as a user's would be. Per actor is the
+  difference of two such runs, :data:`SMALL` and :data:`LARGE` actors, over
+  the difference in actors: what a run pays once cancels out, and the
+  containers that grow by doubling (the system's sets and dicts of actors)
+  are spread over the actors that filled them.
+* ``spawn.call``, ``spawn.c_call``: Python calls (``sys.setprofile``'s
+  ``call`` events, coroutine resumptions included) and C calls per spawned
+  actor, from ``system.spawn`` until the last actor's ``on_start`` returned
+  and the test task woke: the spawn itself, the start of the actor's task,
+  its start hook and its first step into an idle wait. The same difference of
+  two runs.
+* ``baseline.bytes``: for comparison only (never gated), the same
+  measurement for the lightest hand-written equivalent of an idle actor: an
+  anyio task in a task group parked on an ``anyio.Event``, with a
+  ``collections.deque`` as its mailbox.
+
+Nothing here depends on timing: garbage collection is off while counting,
+warm-up runs go first, and Trio's scheduler is reseeded before each run (see
+``measure_calls.py``), so the same code, Python, anyio and Trio give the same
+figures on every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import tracemalloc
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+# The sibling script (a script's own directory is first on sys.path).
+from measure_calls import (
+    Counts,
+    _profiler,
+    _seed_trio_scheduler,
+    _versions,
+)
+
+from actors import Actor, ActorSystem
+
+SMALL, LARGE = 500, 1_500  #: idle actors per run of the footprint
+SPAWN_SMALL, SPAWN_LARGE = 200, 600  #: actors per run of the spawn count
+BACKENDS = ("asyncio", "trio")
+FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
+BUDGETS = Path(__file__).with_name("footprint_budgets.json")
+MARGIN = 1.10  #: a budget is the measured figure plus 10%, rounded up
+#: How far the two measurements in one process may differ, as a share of the
+#: figure: blocks and calls repeat exactly but for Trio's housekeeping; bytes
+#: move by a few per actor (the allocator's size classes of strings and
+#: tables that grew by doubling land a little differently).
+TOLERANCE = {"bytes": 0.02, "blocks": 0.005, "call": 0.005, "c_call": 0.005}
+
+
+class Idle(Actor):
+    """An actor with no state of its own: what it retains is the runtime's."""
+
+    def receive(self, message: Any) -> None:
+        pass
+
+
+class Started:
+    """Counts start hooks; ``done`` at ``target``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.target = 0
+        self.done: anyio.Event | None = None
+
+
+class Starter(Actor):
+    """Counts its start on the tally (the spawn count's actor)."""
+
+    def __init__(self, started: Started) -> None:
+        self.started = started
+
+    def on_start(self) -> None:
+        started = self.started
+        started.count += 1
+        if started.count == started.target and started.done is not None:
+            started.done.set()
+
+    def receive(self, message: Any) -> None:
+        pass
+
+
+async def _settle() -> None:
+    # Every task has run as far as it can: the actors' start hooks and their
+    # first step into an idle wait (no sleep: anyio asks the loop).
+    for _ in range(3):
+        await anyio.wait_all_tasks_blocked()
+
+
+async def _retained(
+    make: Callable[[int], Awaitable[list[Any]]], n: int
+) -> tuple[int, int, list[Any]]:
+    """Bytes and blocks retained by ``make(n)``'s ``n`` idle things."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        keep = await make(n)
+        await _settle()
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    diff = after.compare_to(before, "filename")
+    return (
+        sum(s.size_diff for s in diff),
+        sum(s.count_diff for s in diff),
+        keep,
+    )
+
+
+async def _idle_bytes() -> dict[str, list[tuple[int, int]]]:
+    runs: dict[str, list[tuple[int, int]]] = {"idle": [], "baseline": []}
+    # A fresh system per run: its tables of actors (which never shrink) grow
+    # from empty in every run alike, so their share is in every figure. The
+    # warm-up is a large run: the tables outside the system (anyio's, the
+    # loop's) have grown to their size before any measured run.
+    for n in (LARGE, SMALL, LARGE, SMALL, LARGE):  # the first: warm-up
+        async with ActorSystem() as system:
+            spawn = system.spawn
+
+            async def actors(n: int, spawn: Any = spawn) -> list[Any]:
+                return [spawn(Idle) for _ in range(n)]
+
+            _seed_trio_scheduler()
+            size, blocks, keep = await _retained(actors, n)
+            runs["idle"].append((size, blocks))
+            del keep
+    runs["idle"] = runs["idle"][1:]
+
+    async def parked(event: anyio.Event, mailbox: deque[Any]) -> None:
+        while True:
+            await event.wait()
+            mailbox.popleft()
+
+    for n in (SMALL, SMALL, LARGE, SMALL, LARGE):  # the first: warm-up
+        async with anyio.create_task_group() as tg:
+
+            async def tasks(n: int, tg: Any = tg) -> list[Any]:
+                keep = []
+                for _ in range(n):
+                    event, mailbox = anyio.Event(), deque[Any]()
+                    tg.start_soon(parked, event, mailbox)
+                    keep.append((event, mailbox))
+                return keep
+
+            _seed_trio_scheduler()
+            size, blocks, _ = await _retained(tasks, n)
+            runs["baseline"].append((size, blocks))
+            tg.cancel_scope.cancel()
+    runs["baseline"] = runs["baseline"][1:]
+    return runs
+
+
+async def _spawn_calls() -> list[Counts]:
+    runs: list[Counts] = []
+    started = Started()
+    async with ActorSystem() as system:
+        spawn = system.spawn
+
+        def spawns(n: int) -> Callable[[], Awaitable[list[Any]]]:
+            async def body() -> list[Any]:
+                started.target = started.count + n
+                done = started.done = anyio.Event()
+                refs = [spawn(Starter, started) for _ in range(n)]
+                await done.wait()
+                return refs
+
+            return body
+
+        async def counted(n: int) -> Counts:
+            counts: Counts = Counter()
+            _seed_trio_scheduler()
+            gc.collect()
+            gc.disable()
+            sys.setprofile(_profiler(counts))
+            try:
+                refs = await spawns(n)()
+            finally:
+                sys.setprofile(None)
+                gc.enable()
+            await _settle()
+            for ref in refs:
+                ref.stop()
+            await _settle()
+            return counts
+
+        for n in (SPAWN_LARGE, SPAWN_SMALL):  # warm-up
+            await counted(n)
+        for _ in range(2):
+            runs += [await counted(SPAWN_SMALL), await counted(SPAWN_LARGE)]
+    return runs
+
+
+def _per(runs: list[tuple[int, int]], units: int, first: int) -> tuple[float, float]:
+    small, large = runs[first], runs[first + 1]
+    return (
+        round((large[0] - small[0]) / units, 1),
+        round((large[1] - small[1]) / units, 2),
+    )
+
+
+def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
+    """Measure one backend; the JSON object the gate compares with budgets."""
+    memory = anyio.run(_idle_bytes, backend=backend)
+    calls = anyio.run(_spawn_calls, backend=backend)
+    units = LARGE - SMALL
+    spawn_units = SPAWN_LARGE - SPAWN_SMALL
+    out: dict[str, Any] = {"backend": backend, "figures": {}, "repeat": {}}
+    for key, first in (("figures", 0), ("repeat", 2)):
+        size, blocks = _per(memory["idle"], units, first)
+        out[key]["idle.bytes"] = size
+        out[key]["idle.blocks"] = blocks
+        diff: Counts = Counter(calls[first + 1])
+        diff.subtract(calls[first])
+        for event in ("call", "c_call"):
+            total = sum(v for (e, _), v in diff.items() if e == event)
+            out[key][f"spawn.{event}"] = round(total / spawn_units, 2)
+        if first == 0:
+            top = sorted(diff.items(), key=lambda kv: -abs(kv[1]))[:breakdown]
+            out["breakdown"] = [
+                f"{v / spawn_units:8.3f}  {event:6}  {where}"
+                for (event, where), v in top
+            ]
+    size, blocks = _per(memory["baseline"], units, 0)
+    out["baseline"] = {"bytes": size, "blocks": blocks}
+    out["idle_over_baseline"] = round(out["figures"]["idle.bytes"] / size, 3)
+    out["repeatable"] = all(
+        abs(out["figures"][k] - out["repeat"][k])
+        <= TOLERANCE[k.split(".", 1)[1]] * out["figures"][k]
+        for k in FIGURES
+    )
+    out["versions"] = _versions()
+    return out
+
+
+def write_budgets() -> dict[str, Any]:
+    """Measure both backends and rewrite the budgets (measured + 10%)."""
+    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
+    for backend in BACKENDS:
+        result = measure(backend)
+        if not result["repeatable"]:
+            raise SystemExit(f"{backend}: the figures did not repeat; not writing")
+        for key, spec in data["budgets"][backend].items():
+            measured = result["figures"][key]
+            spec["measured"] = measured
+            spec["budget"] = math.ceil(round(measured * MARGIN * 10, 6)) / 10
+    data["measured_with"] = _versions()
+    BUDGETS.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    return data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("backend", nargs="?", choices=BACKENDS)
+    parser.add_argument("--breakdown", type=int, default=15, metavar="N")
+    parser.add_argument("--write-budgets", action="store_true")
+    args = parser.parse_args()
+    if args.write_budgets:
+        print(json.dumps(write_budgets(), indent=2))
+    elif args.backend:
+        print(json.dumps(measure(args.backend, args.breakdown), indent=1))
+    else:
+        parser.error("give a backend or --write-budgets")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The footprint gate: an idle actor may not retain more, nor a spawn call
+more, than budgeted.
+
+Bytes and memory blocks retained per idle actor (``tracemalloc``) and Python
+and C calls per spawn, on asyncio and on Trio, are measured in a fresh
+interpreter by ``measure_footprint.py`` and compared with
+``footprint_budgets.json``. The figures are deterministic (no clocks, no
+sleeps; bytes within a few per actor), so a failure means the runtime keeps
+more per actor or does more per spawn. See ``README.md`` here for what to do
+when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "measure_footprint.py"
+BUDGETS = HERE / "footprint_budgets.json"
+BACKENDS = ("asyncio", "trio")
+FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
+#: A budget this far above its figure no longer guards much: tighten it.
+STALE = 1.25
+
+
+def _load_budgets() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
+    return data
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), request.param, "--breakdown", "25"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"measure_footprint.py {request.param} failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
+    backend = measured["backend"]
+    limits = budgets["budgets"][backend]
+    figures = measured["figures"]
+    lines = [
+        f"footprint on {backend}; budgets set with {budgets['measured_with']}",
+        f"  {'figure':<13} {'measured':>9} {'budget':>9} {'set at':>9}",
+    ]
+    for key in FIGURES:
+        limit = limits.get(key, {})
+        flag = "  OVER" if figures[key] > limit.get("budget", float("inf")) else ""
+        lines.append(
+            f"  {key:<13} {figures[key]:>9} {limit.get('budget', '-'):>9} "
+            f"{limit.get('measured', '-'):>9}{flag}"
+        )
+    baseline = measured["baseline"]
+    lines += [
+        f"  an anyio task parked on an Event with a deque: {baseline['bytes']} "
+        f"bytes, {baseline['blocks']} blocks (an idle actor: "
+        f"{measured['idle_over_baseline']}x)",
+        "",
+        "calls per spawn, most frequent first:",
+        *measured["breakdown"],
+        "",
+        "A deliberate change? Re-measure with `python tests/gates/"
+        "measure_footprint.py --write-budgets` and commit footprint_budgets.json "
+        "saying why (tests/gates/README.md).",
+    ]
+    return "\n".join(lines)
+
+
+def test_an_idle_actor_and_a_spawn_stay_within_their_budgets(
+    measured: dict[str, Any],
+) -> None:
+    budgets = _load_budgets()
+    limits = budgets["budgets"][measured["backend"]]
+    figures = measured["figures"]
+    over = [key for key in FIGURES if figures[key] > limits[key]["budget"]]
+    assert not over, f"over budget: {over}\n" + _report(measured, budgets)
+    stale = [key for key in FIGURES if figures[key] * STALE < limits[key]["budget"]]
+    if stale:
+        warnings.warn(
+            f"footprint budgets far above the measured figures on "
+            f"{measured['backend']}: {stale}; lower them (--write-budgets)\n"
+            + _report(measured, budgets),
+            stacklevel=1,
+        )
+    print(_report(measured, budgets))  # shown with -s, and on failure
+
+
+def test_the_footprint_repeats_within_one_process(measured: dict[str, Any]) -> None:
+    # Measured twice: if the figures moved, they depend on something other
+    # than the code (timing, leftovers of an earlier run).
+    assert measured["repeatable"], (
+        f"first {measured['figures']}\nagain {measured['repeat']}\n"
+        + _report(measured, _load_budgets())
+    )
+
+
+def test_the_measurement_sees_the_actors_it_made(measured: dict[str, Any]) -> None:
+    # An idle actor holds at least its cell, mailbox, ref, context and
+    # instance (a handful of blocks, hundreds of bytes), and every spawn
+    # calls the start hook once: a figure near zero means the measurement
+    # missed the actors, not that they became free.
+    figures = measured["figures"]
+    assert figures["idle.bytes"] >= 400
+    assert figures["idle.blocks"] >= 5
+    assert any("Starter.on_start" in line for line in measured["breakdown"]) or (
+        figures["spawn.call"] >= 10
+    )
+    assert measured["baseline"]["bytes"] > 0
+
+
+def test_every_footprint_figure_has_a_budget_with_its_meaning() -> None:
+    budgets = _load_budgets()
+    assert budgets["measured_with"], "record the versions the budgets were set with"
+    for backend in BACKENDS:
+        limits = budgets["budgets"][backend]
+        assert sorted(limits) == sorted(FIGURES), backend
+        for key, limit in limits.items():
+            assert limit["what"], (backend, key)
+            assert 0 < limit["measured"] <= limit["budget"], (backend, key)
