@@ -40,12 +40,15 @@ def check_capacity(capacity: int | None) -> float:
 class Quota(Generic[M]):
     """Units in use and the senders waiting for one."""
 
-    __slots__ = ("capacity", "senders", "used")
+    __slots__ = ("capacity", "parks", "senders", "used")
 
     def __init__(self, capacity: float) -> None:
         self.capacity = capacity
         self.used = 0
         self.senders: deque[SendWaiter[M]] = deque()
+        #: Sends that parked (see Mailbox.send: every PARKS_PER_CHECK-th
+        #: checks for a cancellation first).
+        self.parks = 0
 
     @ki_protected
     def admit(self, queue: deque[Any], backend: Backend) -> int:
