@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["become", "bind", "current_behaviour", "unbecome"]
 
 
-def become(
-    instance: Actor, handler: Callable[[Any], Any], discard_old: bool
-) -> None:
+def become(instance: Actor, handler: Callable[[Any], Any], discard_old: bool) -> None:
     """Make ``handler`` the behaviour for the next messages.
 
     Raises:

@@ -263,4 +263,3 @@ class Cell:
     def alive(self) -> bool:
         """Not stopping yet: what ``ref.is_alive`` says."""
         return self.state < STOPPING and not self.stop_requested
-

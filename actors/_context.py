@@ -332,6 +332,7 @@ class ActorContext:
                 work.close()  # refused: never left un-awaited
             raise ActorStopped(f"{cell.path} is stopping: it cannot start work")
         start_job(cell, work, then)
+
     def set_receive_timeout(self, timeout: float | None) -> None:
         """Receive a [``ReceiveTimeout``][actors.ReceiveTimeout] when no message
         came for ``timeout`` seconds (Akka's ``setReceiveTimeout``); None

@@ -73,7 +73,6 @@ def signal_error(message: object) -> TypeError:
     )
 
 
-
 def told_stopped(cell: Cell, message: object) -> SystemNotRunning | None:
     """A tell found ``cell``'s mailbox closed (the actor stopped, or is
     stopping): one home for the rule of every local ref (the actor's, the

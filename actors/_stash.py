@@ -93,8 +93,7 @@ def check_stash_capacity(capacity: object, owner: str) -> int:
     """
     if isinstance(capacity, bool) or not isinstance(capacity, int):
         raise TypeError(
-            f"{owner}.stash_capacity must be an integer, not "
-            f"{type(capacity).__name__}"
+            f"{owner}.stash_capacity must be an integer, not {type(capacity).__name__}"
         )
     if capacity < 1:
         raise ValueError(f"{owner}.stash_capacity must be at least 1, got {capacity}")

@@ -160,9 +160,7 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
                     f"shutdown_timeout must be >= 0 seconds, got {shutdown_timeout!r}"
                 )
         if telemetry is not None and not isinstance(telemetry, Telemetry):
-            raise TypeError(
-                f"telemetry must be a Telemetry or None, not {telemetry!r}"
-            )
+            raise TypeError(f"telemetry must be a Telemetry or None, not {telemetry!r}")
         if remote is not None and not isinstance(remote, RemoteExtension):
             raise TypeError(
                 f"remote must be a RemoteExtension (e.g. actors.remote.Remote()) "

@@ -64,7 +64,6 @@ _COMPACT_AT = 64
 RESOLUTION: Final = 0.001
 
 
-
 def _incarnation(cell: Cell) -> int:
     # A timer started before the actor's first start belongs to that start.
     return cell.incarnation or 1

@@ -70,9 +70,7 @@ def check_duration(name: str, seconds: float, *, zero: bool = False) -> float:
     check_seconds_type(name, seconds)
     if zero:
         if not 0 <= seconds < math.inf:  # also rejects NaN
-            raise ValueError(
-                f"{name} must be >= 0 and finite seconds, got {seconds!r}"
-            )
+            raise ValueError(f"{name} must be >= 0 and finite seconds, got {seconds!r}")
     elif not 0 < seconds < math.inf:
         raise ValueError(f"{name} must be > 0 and finite seconds, got {seconds!r}")
     return float(seconds)

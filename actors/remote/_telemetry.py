@@ -92,6 +92,7 @@ class Counted(Protocol):
     def statistics(self) -> RemoteStatistics:
         """The node's counters now."""
 
+
 __all__ = ["SYSTEM", "RemoteTelemetry", "path_template"]
 
 #: ``messaging.system`` of the remote layer's spans.

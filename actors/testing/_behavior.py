@@ -631,4 +631,3 @@ class BehaviorTestKit(Generic[A]):
             f"<BehaviorTestKit {self.path}: {type(self.instance).__qualname__}, "
             f"{len(self._effects)} effects>"
         )
-

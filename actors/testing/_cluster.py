@@ -119,9 +119,7 @@ class Cluster:
         )
         try:
             with node.scope:
-                async with ActorSystem(
-                    remote=remote, **self._system_options
-                ) as system:
+                async with ActorSystem(remote=remote, **self._system_options) as system:
                     node.system = system
                     task_status.started()
                     await node.leave.wait()

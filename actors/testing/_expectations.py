@@ -103,13 +103,11 @@ class _Within:
         took = anyio.current_time() - self._start
         if took < self._low:
             raise AssertionError(
-                f"the block took {took:.3f} s, less than its minimum of "
-                f"{self._low} s"
+                f"the block took {took:.3f} s, less than its minimum of {self._low} s"
             )
         if took > self._high:
             raise AssertionError(
-                f"the block took {took:.3f} s, more than its maximum of "
-                f"{self._high} s"
+                f"the block took {took:.3f} s, more than its maximum of {self._high} s"
             )
 
     async def __aenter__(self) -> _Within:
@@ -296,8 +294,7 @@ class Expectations(Generic[T]):
         item = await self._next(deadline)
         if item is not None:
             raise self._failure(
-                f"expected no message within {within} s, but got "
-                f"{_show(item.message)}",
+                f"expected no message within {within} s, but got {_show(item.message)}",
                 item,
             )
 
@@ -327,9 +324,7 @@ class Expectations(Generic[T]):
                 f"{self.path} does not watch {ref.path}: its Terminated would "
                 f"never come; call probe.watch(ref) first"
             )
-        message = await self.expect_message(
-            _TerminatedOf(ref), timeout=timeout
-        )
+        message = await self.expect_message(_TerminatedOf(ref), timeout=timeout)
         assert isinstance(message, Terminated)
         return message
 
@@ -496,6 +491,4 @@ async def await_assert(
             blocked_once = True
             await wait_all_blocked()
         else:
-            await anyio.sleep(
-                max(0.0, min(interval, deadline - anyio.current_time()))
-            )
+            await anyio.sleep(max(0.0, min(interval, deadline - anyio.current_time())))

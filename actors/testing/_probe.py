@@ -37,6 +37,7 @@ __all__ = ["TestProbe", "await_assert"]
 
 T = TypeVar("T")
 
+
 class _ProbeActor(Actor):
     """The probe's actor: only signals (``Terminated``) reach its
     ``receive``; messages go to the probe's queue from the mailbox."""

@@ -116,9 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
     factor = config.getoption("actors_timefactor", None)
     if factor is not None:
         if not factor > 0:
-            raise pytest.UsageError(
-                f"--actors-timefactor must be > 0, not {factor!r}"
-            )
+            raise pytest.UsageError(f"--actors-timefactor must be > 0, not {factor!r}")
         set_time_factor(factor)
 
 

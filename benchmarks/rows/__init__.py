@@ -23,6 +23,8 @@ MODULES: Final = (
     "scale",
     "persistence",
     "persistence_jetstream",
+    "delivery",
+    "sharding",
 )
 
 

@@ -57,6 +57,8 @@ def test_the_refusing_finder_makes_an_undeclared_module_missing() -> None:
         "actors.testing",
         "actors.persistence",
         "actors.persistence.testing",
+        "actors.sharding",
+        "actors.sharding.lowlevel",
     ],
 )
 def test_the_base_packages_import_with_only_declared_dependencies(

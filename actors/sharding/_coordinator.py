@@ -1,0 +1,144 @@
+"""The shard coordinator's decisions, read from the placement store (Akka's
+``ShardCoordinator``, without its state: everything it needs is in the
+store, so any region can take the role over, by holding the type's
+coordinator lease, ``coordinator/<type>``).
+
+* Members: every region of a type keeps an entry ``regions/<type>/<node>``
+  (expiring, renewed with its leases); a node whose entry is gone takes no
+  new shard.
+* Allocation: a shard without a lease goes where the strategy says among the
+  members (a region that receives a shard's message from a peer takes the
+  shard itself: it was allocated).
+* Rebalance: the coordinator asks the strategy which shards to move and asks
+  their holders to hand them off; a moved shard is allocated again at its
+  next message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import final
+
+from ._allocation import AllocationStrategy
+from ._errors import PlacementConflict
+from ._lease import lease_key
+from ._store import PlacementStore
+
+__all__ = ["Coordination", "region_key"]
+
+
+def region_key(type_name: str, node: str) -> str:
+    """The store key of a node's region of a type (its membership)."""
+    return f"regions/{type_name}/{node}"
+
+
+@final
+class Coordination:
+    """The store reads and writes of one region's coordinator duties and
+    membership (every method may raise ``PlacementUnavailable``)."""
+
+    __slots__ = ("_coordinator", "_member", "node", "store", "strategy", "type_name")
+
+    def __init__(
+        self,
+        store: PlacementStore,
+        strategy: AllocationStrategy,
+        type_name: str,
+        node: str,
+    ) -> None:
+        self.store = store
+        self.strategy = strategy
+        self.type_name = type_name
+        self.node = node
+        self._member: int | None = None
+        self._coordinator: int | None = None
+
+    async def _hold(self, key: str, revision: int | None) -> int | None:
+        """Create or renew an entry naming this node; its new revision, or
+        None when another node holds it."""
+        value = self.node.encode()
+        if revision is not None:
+            try:
+                return await self.store.update(key, value, revision)
+            except PlacementConflict:
+                pass
+        try:
+            return await self.store.create(key, value)
+        except PlacementConflict:
+            entry = await self.store.get(key)
+            if entry is None or entry.value != value:
+                return None
+            return await self.store.update(key, value, entry.revision)
+
+    async def join(self) -> None:
+        """Write (or renew) this node's membership entry."""
+        self._member = await self._hold(
+            region_key(self.type_name, self.node), self._member
+        )
+
+    async def leave(self) -> None:
+        """Delete this node's membership entry (it takes no new shard)."""
+        self._member = None
+        await self.store.delete(region_key(self.type_name, self.node))
+
+    async def members(self) -> list[str]:
+        """The nodes with a live region of the type, by name."""
+        prefix = region_key(self.type_name, "")
+        return [entry.key[len(prefix) :] for entry in await self.store.list(prefix)]
+
+    async def layout(self) -> dict[str, set[int]]:
+        """Every member with the shards whose leases name it."""
+        current: dict[str, set[int]] = {node: set() for node in await self.members()}
+        prefix = lease_key(self.type_name, 0)[:-1]
+        for entry in await self.store.list(prefix):
+            owner = current.get(entry.value.decode())
+            if owner is not None:
+                owner.add(int(entry.key[len(prefix) :]))
+        return current
+
+    async def home(self, shard: int, *, allocated: bool, leaving: bool) -> str | None:
+        """Where ``shard``'s messages go: the node holding its lease, or, when
+        none does, this node if the shard was ``allocated`` to it, else the
+        strategy's choice among the members (this node left out when it is
+        ``leaving``). None: no member may take it now."""
+        entry = await self.store.get(lease_key(self.type_name, shard))
+        if entry is not None:
+            return entry.value.decode()
+        if allocated and not leaving:
+            return self.node
+        current = await self.layout()
+        if leaving:
+            current.pop(self.node, None)
+        else:  # a member, even before its own entry is written
+            current.setdefault(self.node, set())
+        if not current:
+            return None
+        return self.strategy.allocate(shard, current)
+
+    async def rebalance(
+        self, moving: Mapping[int, str]
+    ) -> tuple[dict[int, str], dict[int, str]]:
+        """As the coordinator (holding ``coordinator/<type>``, taken or renewed
+        here): the shards to move now, with the node holding each, given the
+        shards asked to move before (``moving``: shard -> the node that held
+        it; in progress while that node still holds it). Empty when another
+        node is the coordinator, or a move is still in progress.
+
+        Returns:
+            (the shards to move -> their holders, the moves still in
+            progress -> their old holders).
+        """
+        key = f"coordinator/{self.type_name}"
+        self._coordinator = await self._hold(key, self._coordinator)
+        if self._coordinator is None:
+            return {}, {}
+        current = await self.layout()
+        still = {s: old for s, old in moving.items() if s in current.get(old, ())}
+        moved = self.strategy.rebalance(current, still)
+        plan = {
+            shard: node
+            for node, shards in current.items()
+            for shard in shards
+            if shard in moved
+        }
+        return plan, still

@@ -1,0 +1,503 @@
+"""``ShardRegion``: the actor of one entity type on one node (Akka's
+``ShardRegion``): it routes the slow path's messages to the shards it hosts
+or to the peer region that holds (or was allocated) a shard, takes a shard's
+lease before starting it (holding its messages meanwhile), renews its
+leases and its membership, fences a shard whose lease it could not renew
+before the lease can expire, hands shards off (rebalance, leaving), and,
+while it holds the type's coordinator lease, plans the rebalance.
+
+It never waits on the placement store in its handler: store calls run in the
+background (``context.run``) and come back as messages, so a slow or cut-off
+store delays no routing and no fence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+import anyio
+
+from .. import Actor, ActorNotFound, ActorRef, Result, Terminated
+from ._coordinator import Coordination
+from ._errors import PlacementUnavailable
+from ._lease import Leases
+from ._region_messages import (
+    Acquired,
+    Forward,
+    HandOffShard,
+    Leave,
+    Leaving,
+    Located,
+    Rebalanced,
+    Released,
+    RememberedShards,
+    Renewed,
+    ShardMoved,
+    TakeShard,
+)
+from ._shard import HandedOff, HandOff, Shard, remembered_prefix
+from ._state import Deliver, ShardState, TypeState
+from ._store import PlacementStore
+
+__all__ = ["ShardRegion", "region_name"]
+
+T = TypeVar("T")
+
+_TICK: Final = "sharding-tick"
+_FENCE: Final = "sharding-fence"
+#: Rebalance rounds a move may stay in progress before it is let go.
+_MOVE_ROUNDS: Final = 4
+
+
+def region_name(type_name: str, node: str) -> str:
+    """The actor name of a node's region of a type."""
+    return f"sharding-{type_name}-{node.replace(':', '_')}"
+
+
+class ShardRegion(Actor[Any]):
+    """One entity type on one node (see the module docstring).
+
+    Args:
+        types: the type's shared state on this node.
+        leases: this node's leases of the type's shards.
+        coordination: the store side of membership, allocation, rebalance.
+        remember: where remembered entities are kept (None: nowhere).
+        renew_every: seconds between lease renewals (and rebalance rounds).
+        store_timeout: seconds a store call may take before it counts as
+            unanswered (on the system's clock).
+        hosting: False for a proxy (the type's role is not this node's): it
+            never joins, never takes a shard, and forwards every message to
+            the shard's holder or to a member the strategy picks.
+    """
+
+    def __init__(
+        self,
+        types: TypeState,
+        leases: Leases,
+        coordination: Coordination,
+        remember: PlacementStore | None,
+        renew_every: float,
+        store_timeout: float,
+        hosting: bool = True,
+    ) -> None:
+        self.types = types
+        self.leases = leases
+        self.coordination = coordination
+        self.remember = remember
+        self.renew_every = renew_every
+        self.store_timeout = store_timeout
+        self.hosting = hosting
+        #: shard -> its Shard actor, for the shards hosted here
+        self.shards: dict[int, ActorRef[Any]] = {}
+        #: shard -> messages held until the shard has a home
+        self.pending: dict[int, deque[Deliver]] = {}
+        #: shards whose home is being found; those given to this node by a peer
+        self.locating: set[int] = set()
+        self.allocated: set[int] = set()
+        #: shard -> the peer region its messages go to
+        self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
+        self.handing_off: set[int] = set()
+        #: (coordinator) shards asked to move -> the node that held them, and
+        #: the rebalance rounds the move has been in progress
+        self.moving: dict[int, tuple[str, int]] = {}
+        self.busy: set[str] = set()  # background rounds under way
+        self.leaving: Leave | None = None
+        #: (leaving) the peers told so, to tell them each shard's move
+        self.told: list[ActorRef[Any]] = []
+        #: shard -> the leaving node it was homed on: this node's new
+        #: messages for it wait in ``parked`` until that node's ShardMoved,
+        #: so they never overtake what it still forwards (per-sender order)
+        self.moving_away: dict[int, str] = {}
+        self.parked: dict[int, deque[Deliver]] = {}
+        #: shards handed off here whose next home must take them at once
+        #: (remembered entities), with or without a message
+        self.rehoming: set[int] = set()
+
+    def _store_call(
+        self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]
+    ) -> None:
+        timeout = self.store_timeout
+        # On the system's clock (a test's manual clock: deterministic), as
+        # the leases and their fence are.
+        clock = self.types.system.clock
+        move_on_after = anyio.move_on_after if clock is None else clock.move_on_after
+
+        async def bounded() -> T:
+            with move_on_after(timeout):
+                return await call()
+            raise PlacementUnavailable(f"the store did not answer within {timeout} s")
+
+        self.context.run(bounded, then=then)
+
+    def _round(self, name: str, call: Callable[[], Awaitable[T]], then: Any) -> None:
+        """One background round of a kind at a time (renew, join, rebalance)."""
+        if name in self.busy:
+            return
+        self.busy.add(name)
+
+        def done(result: Result[T]) -> object:
+            self.busy.discard(name)
+            return then(result)
+
+        self._store_call(call, done)
+
+    def on_start(self) -> None:
+        self.types.region = self.context.self_ref
+        self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
+        if not self.hosting:
+            return  # a proxy: no membership, no shards, nothing remembered
+        self._round("join", self.coordination.join, lambda r: r)
+        store = self.remember
+        if store is not None and self.types.entity.remember:
+            prefix = remembered_prefix(self.types.entity.type_name)
+
+            async def shards() -> set[int]:
+                found = await store.list(prefix)
+                return {int(e.key[len(prefix) :].partition("/")[0]) for e in found}
+
+            self._store_call(
+                shards, lambda r: RememberedShards(r.value if r.ok else set())
+            )
+
+    def receive(self, message: Any) -> Any:
+        kind = type(message)
+        if kind is Deliver:
+            if message.shard in self.moving_away:
+                self.parked.setdefault(message.shard, deque()).append(message)
+            else:
+                self._route(message)
+        elif kind is Forward:
+            self.types.inflight[message.deliver.shard] += 1
+            self.allocated.add(message.deliver.shard)
+            self._route(message.deliver)
+        elif kind is Located:
+            self._located(message.shard, message.node)
+        elif kind is Acquired:
+            self._acquired(message.shard)
+        elif message == _TICK:
+            self._tick()
+        elif kind is Renewed:
+            for shard in message.lost:
+                self._fence(shard)
+            self._arm_fence()
+        elif message == _FENCE:
+            for shard in self.leases.expiring():
+                self._fence(shard)
+            self._arm_fence()
+        elif kind is HandOffShard:
+            self.hand_off(message.shard)
+        elif kind is HandedOff:
+            self._handed_off(message)
+        elif kind is Released:
+            self._released(message.shard)
+        elif kind is Rebalanced:
+            self._rebalance(message)
+        elif kind is Leave:
+            self._leave(message)
+        elif kind is Leaving:
+            self._peer_leaving(message.node)
+        elif kind is ShardMoved:
+            self._unpark(message.shard)
+        elif kind is TakeShard:
+            if message.shard not in self.shards:
+                self.allocated.add(message.shard)
+                self.pending.setdefault(message.shard, deque())
+                self._locate(message.shard)
+        elif kind is RememberedShards:
+            for shard in sorted(message.shards):
+                self.pending.setdefault(shard, deque())
+                self._locate(shard)
+        elif kind is Terminated:
+            self._stopped(message.ref)
+        elif kind is not Result:  # a background call's unneeded outcome
+            raise TypeError(f"a shard region got {message!r}")
+
+    # -- routing ------------------------------------------------------------
+
+    def _route(self, message: Deliver) -> None:
+        shard = message.shard
+        ref = self.shards.get(shard)
+        if ref is not None and shard not in self.handing_off:
+            self.types.hosted[shard].forwarded += 1
+            ref.tell(message)
+            return
+        home = self.homes.get(shard)
+        if home is not None and shard not in self.pending:
+            self.types.delivered(shard)  # it leaves this node's count
+            home[1].tell(Forward(message))
+            return
+        pending = self.pending.get(shard)
+        if pending is None:
+            pending = self.pending[shard] = deque()
+        pending.append(message)
+        if shard not in self.handing_off:
+            self._locate(shard)
+
+    def _locate(self, shard: int) -> None:
+        """Find the shard's home in the background: this node (its lease
+        taken) or a peer."""
+        if shard in self.locating or shard in self.shards:
+            return
+        self.locating.add(shard)
+        leases, coordination = self.leases, self.coordination
+        allocated = shard in self.allocated
+        leaving = self.leaving is not None or not self.hosting
+        node = leases.node
+
+        async def locate() -> str | None:
+            home = await coordination.home(shard, allocated=allocated, leaving=leaving)
+            if home == node and not leaving:
+                return (
+                    node if await leases.acquire(shard) else await leases.owner(shard)
+                )
+            return home
+
+        def then(result: Result[str | None]) -> object:
+            self.locating.discard(shard)
+            return Located(shard, result.value if result.ok else None)
+
+        self._store_call(locate, then)
+
+    def _located(self, shard: int, node: str | None) -> None:
+        if node == self.leases.node:
+            self.allocated.discard(shard)
+            self._acquired(shard)
+            return
+        peer = None if node is None else self._peer(node)
+        if peer is None or node is None:
+            if self.leaving is not None:
+                self._drop_pending(shard, "sharding left: no other node hosts the type")
+                self._moved(shard)
+                self._leave_if_done()
+            return  # retried on the next tick
+        self.allocated.discard(shard)
+        self.homes[shard] = (node, peer)
+        types = self.types
+        held = self.pending.pop(shard, ())
+        for message in held:
+            types.delivered(shard)
+            peer.tell(Forward(message))
+        if shard in self.rehoming:
+            self.rehoming.discard(shard)
+            if not held:
+                peer.tell(TakeShard(shard))  # its remembered entities start now
+        if self.leaving is not None:
+            self._moved(shard)
+        self._leave_if_done()
+
+    def _moved(self, shard: int) -> None:
+        for peer in self.told:
+            peer.tell(ShardMoved(shard))
+
+    def _peer(self, node: str) -> ActorRef[Any] | None:
+        try:
+            peer = self.context.system.lookup(
+                "/user/" + region_name(self.types.entity.type_name, node)
+            )
+        except ActorNotFound:
+            return None
+        self.context.watch(peer)
+        return peer
+
+    def _peer_leaving(self, node: str) -> None:
+        for shard, (name, _) in list(self.homes.items()):
+            if name == node:
+                del self.homes[shard]
+                self.moving_away[shard] = node
+
+    def _unpark(self, shard: int) -> None:
+        self.moving_away.pop(shard, None)
+        for message in self.parked.pop(shard, ()):
+            self._route(message)
+
+    def _acquired(self, shard: int) -> None:
+        if shard in self.shards or not self.leases.holds(shard):
+            return
+        types = self.types
+        self.homes.pop(shard, None)
+        state = types.hosted[shard] = ShardState(shard)
+        ref = self.context.spawn(
+            Shard,
+            types,
+            state,
+            self.context.self_ref,
+            self.remember,
+            name=f"shard-{shard}-{types.activations}-{types.hand_offs}",
+        )
+        self.context.watch(ref)
+        self.shards[shard] = ref
+        for message in self.pending.pop(shard, ()):
+            state.forwarded += 1
+            ref.tell(message)
+        self._arm_fence()
+
+    # -- leases, membership, rebalance ---------------------------------------
+
+    def _tick(self) -> None:
+        leases, coordination = self.leases, self.coordination
+        if leases.held:
+            self._round(
+                "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
+            )
+        if self.leaving is None and self.hosting:
+            self._round("join", coordination.join, lambda r: r)
+            moving = {shard: node for shard, (node, _) in self.moving.items()}
+            self._round(
+                "rebalance",
+                lambda: coordination.rebalance(moving),
+                lambda r: Rebalanced(*r.value) if r.ok else r,
+            )
+        for shard in list(self.pending):
+            if shard not in self.handing_off:
+                self._locate(shard)
+
+    def _rebalance(self, message: Rebalanced) -> None:
+        # A move still in progress after _MOVE_ROUNDS rounds no longer holds
+        # the rebalance up (its holder took the shard back, or never got the
+        # request): the next round plans from the store as it is.
+        self.moving = {
+            shard: (node, self.moving.get(shard, (node, 0))[1] + 1)
+            for shard, node in message.still.items()
+            if self.moving.get(shard, (node, 0))[1] < _MOVE_ROUNDS
+        }
+        for shard, node in message.plan.items():
+            self.moving[shard] = (node, 0)
+            if node == self.leases.node:
+                self.hand_off(shard)
+            else:
+                peer = self._peer(node)
+                if peer is not None:
+                    peer.tell(HandOffShard(shard))
+
+    def _arm_fence(self) -> None:
+        deadline = self.leases.next_deadline()
+        timers = self.context.timers
+        if deadline is None:
+            timers.cancel(_FENCE)
+            return
+        delay = max(0.0, deadline - self.types.now())
+        timers.start_single(_FENCE, _FENCE, delay if math.isfinite(delay) else 0.0)
+
+    def _fence(self, shard: int) -> None:
+        """The lease of ``shard`` is given up: its entities stop now."""
+        self.types.fence(shard)
+        self.handing_off.discard(shard)
+        ref = self.shards.pop(shard, None)
+        if ref is not None:
+            ref.stop()
+        if self.pending.get(shard):
+            self._locate(shard)
+        self._leave_if_done()
+
+    def _stopped(self, ref: ActorRef[Any]) -> None:
+        for shard, known in list(self.shards.items()):
+            if known == ref:  # it failed: nothing of it may go on running
+                self.shards.pop(shard)
+                self.types.fence(shard)
+                self.handing_off.discard(shard)
+                self._release(shard)
+        gone = {name for name, peer in self.homes.values() if peer == ref}
+        for shard, (name, _) in list(self.homes.items()):
+            if name in gone:  # a peer region stopped: find the shard again
+                del self.homes[shard]
+        for shard, name in list(self.moving_away.items()):
+            if self._peer(name) is None:
+                self._unpark(shard)
+
+    # -- hand-off -----------------------------------------------------------
+
+    def hand_off(self, shard: int) -> None:
+        """Stop routing to ``shard`` (new messages wait here) and ask it to
+        stop its entities (after their queued messages)."""
+        ref = self.shards.get(shard)
+        if ref is None or shard in self.handing_off:
+            return
+        self.handing_off.add(shard)
+        self.pending.setdefault(shard, deque())
+        ref.tell(HandOff())
+
+    def _handed_off(self, message: HandedOff) -> None:
+        shard = message.shard
+        if self.shards.pop(shard, None) is None:
+            return
+        types = self.types
+        types.hosted.pop(shard, None)
+        types.hand_offs += 1
+        held = self.pending.setdefault(shard, deque())
+        held.extendleft(reversed(message.leftovers))
+        self._release(shard)
+        self._arm_fence()
+
+    def _release(self, shard: int) -> None:
+        leases = self.leases
+        self._store_call(lambda: leases.release(shard), lambda _: Released(shard))
+
+    def _released(self, shard: int) -> None:
+        self.handing_off.discard(shard)
+        self.allocated.discard(shard)  # given away: the strategy decides
+        if self.types.entity.remember:
+            self.rehoming.add(shard)
+        if self.leaving is not None and not self.pending.get(shard):
+            self.pending.pop(shard, None)
+            self._moved(shard)
+        elif self.pending.get(shard) or (
+            self.types.entity.remember and self.leaving is None
+        ):
+            self.pending.setdefault(shard, deque())
+            self._locate(shard)  # its next home (remembered: started at once)
+        else:
+            self.pending.pop(shard, None)
+        self._leave_if_done()
+
+    def _drop_pending(self, shard: int, reason: str) -> None:
+        types = self.types
+        for message in self.pending.pop(shard, ()):
+            types.delivered(shard)
+            types.drop(message.message, reason)
+
+    def _leave(self, message: Leave) -> None:
+        """Leave the membership, tell the peers (they hold back their new
+        messages for this node's shards), then hand the shards off; each
+        handed-off shard's messages go to its next home, then its
+        ``ShardMoved`` to the peers."""
+        if self.leaving is not None:
+            return
+        self.leaving = message
+        coordination = self.coordination
+        node = self.leases.node
+
+        async def announce() -> list[str]:
+            await coordination.leave()
+            return [peer for peer in await coordination.members() if peer != node]
+
+        def then(result: Result[list[str]]) -> object:
+            self.busy.discard("leave")
+            for peer_node in result.value if result.ok else []:
+                peer = self._peer(peer_node)
+                if peer is not None:
+                    peer.tell(Leaving(node))
+                    self.told.append(peer)
+            for shard in list(self.shards):
+                self.hand_off(shard)
+            for shard in list(self.pending):
+                if shard not in self.handing_off:
+                    self._locate(shard)
+            self._leave_if_done()
+            return result
+
+        self.busy.add("leave")
+        self._store_call(announce, then)
+
+    def _leave_if_done(self) -> None:
+        leaving = self.leaving
+        if leaving is None or "leave" in self.busy:
+            return  # still announcing
+        if self.shards or self.handing_off:
+            return
+        if any(self.pending.values()) or self.locating:
+            return
+        self.context.timers.cancel_all()
+        leaving.done.set()

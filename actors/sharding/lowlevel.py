@@ -1,0 +1,13 @@
+"""The parts sharding is built of, for a new placement store's tests and for
+tools: the shard leases one node holds
+([``Leases``][actors.sharding.lowlevel.Leases]) and the key of a lease."""
+
+from ._lease import Leases as Leases
+from ._lease import lease_key as lease_key
+
+__all__ = ["Leases", "lease_key"]
+
+# Public names report this package as their module (see actors.channel.lowlevel).
+from ..channel.lowlevel import publish as _publish
+
+_publish(globals())

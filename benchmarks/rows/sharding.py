@@ -1,0 +1,176 @@
+"""Sharding rows: entities addressed by key beside the same actors used
+directly through their refs.
+
+* ``sharding/tell/active``: 100 running entities are told ``count`` messages
+  in turn through their ``EntityRef``s, then each is asked for its count
+  (timed until every answer is in). The other, ``direct tell``: the same 100
+  actors spawned directly, told the same messages through their
+  ``ActorRef``s. Unit: one message; the ratio is what addressing by key costs
+  on the fast path (the issue's bar: at least 0.8x the throughput, a time
+  ratio of at most 1.25x).
+* ``sharding/ask/active``: one task asks a running entity ``count`` times in
+  turn through its ``EntityRef``; the other asks the same actor through its
+  ``ActorRef``. Unit: one round trip.
+* ``sharding/activation``: ``count`` entities, none running, each asked once
+  (the first message to a passive entity: its shard's lease taken once per
+  shard, the entity started, the message delivered, the reply). The other,
+  ``spawn + ask``: spawning each actor directly and asking it once. Unit: one
+  activation.
+
+Starting sharding and the entities of the ``active`` rows is not timed. The
+leases are long (600 s): a loop of tells holds the event loop, and a node
+that cannot renew its leases in time stops its entities (as it must).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors import Actor, ActorSystem
+from actors.sharding import Entity, MemoryPlacementStore, Sharding
+
+from .._clock import now
+from .._registry import Impl, Row, Sample, register
+
+__all__: list[str] = []
+
+ENTITIES = 100
+TELLS, QUICK_TELLS = 200_000, 2_000
+ASKS, QUICK_ASKS = 20_000, 500
+ACTIVATIONS, QUICK_ACTIVATIONS = 5_000, 200
+
+
+class Counter(Actor[Any]):
+    """Counts what it is told; ``None`` answers the count."""
+
+    def __init__(self, key: str = "") -> None:
+        self.count = 0
+
+    def receive(self, message: Any) -> int:
+        if message is not None:
+            self.count += 1
+        return self.count
+
+
+COUNTER = Entity("counter", Counter, shards=100, passivate_after=None)
+
+
+def _sharding(system: ActorSystem) -> Sharding:
+    # Ten-minute leases: a sample's loop of tells never yields, and on a
+    # loaded machine it may hold the event loop past a 10 s lease's renewal,
+    # which would rightly fence the shards (their entities stop).
+    store = MemoryPlacementStore(600.0)
+    return Sharding(system, [COUNTER], store=store)
+
+
+async def sharded_tell(count: int) -> Sample:
+    async with ActorSystem() as system, _sharding(system) as sharding:
+        refs = [sharding.entity_ref(COUNTER, str(i)) for i in range(ENTITIES)]
+        for ref in refs:
+            await ref.ask(None)  # running
+        start = now()
+        for n in range(count):
+            refs[n % ENTITIES].tell(n)
+        received = 0
+        for ref in refs:
+            received += await ref.ask(None, timeout=300.0)
+        elapsed = now() - start
+    return Sample(elapsed, received)
+
+
+async def direct_tell(count: int) -> Sample:
+    async with ActorSystem() as system:
+        refs = [system.spawn(Counter, str(i)) for i in range(ENTITIES)]
+        for ref in refs:
+            await ref.ask(None)
+        start = now()
+        for n in range(count):
+            refs[n % ENTITIES].tell(n)
+        received = 0
+        for ref in refs:
+            received += await ref.ask(None, timeout=300.0)
+        elapsed = now() - start
+    return Sample(elapsed, received)
+
+
+async def sharded_ask(count: int) -> Sample:
+    async with ActorSystem() as system, _sharding(system) as sharding:
+        ref = sharding.entity_ref(COUNTER, "0")
+        await ref.ask(None)
+        ask = ref.ask
+        start = now()
+        for n in range(count):
+            last = await ask(n)
+        elapsed = now() - start
+    return Sample(elapsed, last)
+
+
+async def direct_ask(count: int) -> Sample:
+    async with ActorSystem() as system:
+        ref = system.spawn(Counter)
+        await ref.ask(None)
+        ask = ref.ask
+        start = now()
+        for n in range(count):
+            last = await ask(n)
+        elapsed = now() - start
+    return Sample(elapsed, last)
+
+
+async def sharded_activation(count: int) -> Sample:
+    async with ActorSystem() as system, _sharding(system) as sharding:
+        refs = [sharding.entity_ref(COUNTER, str(i)) for i in range(count)]
+        start = now()
+        activated = 0
+        for ref in refs:
+            activated += 1 + await ref.ask(None)
+        elapsed = now() - start
+    return Sample(elapsed, activated)
+
+
+async def spawned_activation(count: int) -> Sample:
+    async with ActorSystem() as system:
+        start = now()
+        activated = 0
+        for i in range(count):
+            activated += 1 + await system.spawn(Counter, str(i)).ask(None)
+        elapsed = now() - start
+    return Sample(elapsed, activated)
+
+
+register(
+    Row(
+        "sharding/tell/active",
+        f"{ENTITIES} running entities told through their EntityRefs, vs the "
+        "same actors told through their ActorRefs",
+        TELLS,
+        QUICK_TELLS,
+        (Impl("ours", sharded_tell), Impl("direct tell", direct_tell)),
+        unit="message",
+    )
+)
+register(
+    Row(
+        "sharding/ask/active",
+        "a running entity asked in turn through its EntityRef, vs the same "
+        "actor asked through its ActorRef",
+        ASKS,
+        QUICK_ASKS,
+        (Impl("ours", sharded_ask), Impl("direct ask", direct_ask)),
+        unit="round trip",
+    )
+)
+register(
+    Row(
+        "sharding/activation",
+        "the first message to each of many passive entities (lease, start, "
+        "reply), vs spawning each actor and asking it",
+        ACTIVATIONS,
+        QUICK_ACTIVATIONS,
+        (
+            Impl("ours", sharded_activation),
+            Impl("spawn + ask", spawned_activation),
+        ),
+        unit="activation",
+    )
+)
