@@ -32,6 +32,10 @@ __all__ = ["Mailbox", "MailboxStatistics"]
 
 M = TypeVar("M")
 
+#: A waiting send checks for a cancellation before every this many parks of
+#: its mailbox (see Mailbox.send).
+PARKS_PER_CHECK = 16
+
 
 class MailboxStatistics(NamedTuple):
     """A snapshot of one mailbox."""
@@ -135,8 +139,11 @@ class Mailbox(RuntimeReceive[M]):
 
         Returns at once, without yielding, when a unit is free (as
         ``asyncio.Queue.put``); otherwise parks until a receive releases a unit
-        to this sender (first come, first served), which is a checkpoint;
-        in a cancelled scope it raises the cancellation instead of parking.
+        to this sender (first come, first served), which is a checkpoint.
+        In a cancelled scope a loop of waiting sends ends: on asyncio a park
+        there may be handed its unit before the cancellation is delivered, so
+        at the latest the ``PARKS_PER_CHECK``-th (16th) park of this mailbox
+        raises the cancellation instead of parking.
         Cancellation while parked is atomic: nothing is enqueued. On asyncio, a
         native ``Task.cancel()`` that lands after the message moved in but
         before the task resumed leaves the message enqueued (it will be
@@ -152,10 +159,15 @@ class Mailbox(RuntimeReceive[M]):
             self.try_send(message)
             return
         backend = self._backend or self._get_backend()
-        # No checkpoint came first: in a cancelled scope, raise before
-        # parking (a park there may be handed a unit first, and a loop of
-        # sends would never end; see Backend.cancel_check).
-        await backend.cancel_check()
+        # No checkpoint comes first, and on asyncio a park in a cancelled
+        # scope may be handed a unit before anyio delivers the cancellation,
+        # every time: a loop of waiting sends would never end. So every
+        # PARKS_PER_CHECK-th park raises a pending cancellation first (the
+        # check walks the task's cancel scopes: about a microsecond, too
+        # much for every park; see Backend.cancel_check).
+        quota.parks += 1
+        if not quota.parks % PARKS_PER_CHECK:
+            await backend.cancel_check()
         waiter: SendWaiter[M] = SendWaiter(message, self)
         quota.wait(waiter)
         await backend.park(waiter, quota.abort, quota.restore)

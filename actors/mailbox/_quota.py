@@ -40,7 +40,7 @@ def check_capacity(capacity: int | None) -> float:
 class Quota(Generic[M]):
     """Units in use and the senders waiting for one."""
 
-    __slots__ = ("capacity", "senders", "used")
+    __slots__ = ("capacity", "parks", "senders", "used")
 
     def __init__(self, capacity: float) -> None:
         self.capacity = capacity
@@ -49,6 +49,9 @@ class Quota(Generic[M]):
         #: (``wait``): most mailboxes never have one, and an empty deque is
         #: 760 bytes. Falsy either way, so ``if quota.senders`` reads alike.
         self.senders: deque[SendWaiter[M]] | None = None
+        #: Sends that parked (see Mailbox.send: every PARKS_PER_CHECK-th
+        #: checks for a cancellation first).
+        self.parks = 0
 
     def wait(self, waiter: SendWaiter[M]) -> None:
         """Queue ``waiter`` behind the senders already waiting."""

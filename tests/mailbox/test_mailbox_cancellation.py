@@ -14,6 +14,7 @@ import pytest
 from anyio import wait_all_tasks_blocked
 
 from actors.mailbox import Mailbox, Signal
+from actors.mailbox._mailbox import PARKS_PER_CHECK
 
 pytestmark = pytest.mark.anyio
 
@@ -188,20 +189,22 @@ async def test_a_cancelled_sender_mid_queue_keeps_fifo_for_the_others(
     assert len(mailbox) == 0
 
 
-async def test_a_send_that_must_wait_in_a_cancelled_scope_raises_before_it_parks(
+async def test_a_checked_park_in_a_cancelled_scope_raises_though_a_unit_is_coming(
     task_group: TaskGroupFactory,
 ) -> None:
     # A receiver that runs before the cancellation is delivered would hand
     # the parked sender its unit; on asyncio that happened every time, so a
-    # loop of waiting sends in a cancelled scope never ended.
+    # loop of waiting sends in a cancelled scope never ended. Every
+    # PARKS_PER_CHECK-th park of a mailbox checks first: this one is.
     mailbox: Mailbox[str] = Mailbox(1)
     mailbox.try_send("queued")
+    mailbox._quota.parks = PARKS_PER_CHECK - 1
     go = anyio.Event()
     taken: list[str] = []
 
     async def receiver() -> None:
         await go.wait()
-        taken.append(mailbox.receive_nowait())  # releases the unit at once
+        taken.append(mailbox.receive_nowait())  # type: ignore[arg-type]
 
     async with task_group() as tg:
         tg.start_soon(receiver)
