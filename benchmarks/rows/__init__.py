@@ -23,6 +23,7 @@ MODULES: Final = (
     "scale",
     "persistence",
     "persistence_jetstream",
+    "delivery",
     "sharding",
 )
 

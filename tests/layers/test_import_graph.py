@@ -157,6 +157,7 @@ LAYERS = {
     "node": 4,
     # Above remote in the stack, but it does not use it (it may use actors.nats).
     "persistence": 4,
+    "delivery": 5,
     # Above persistence and the remote layer: it uses both.
     "sharding": 6,
 }

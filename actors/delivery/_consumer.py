@@ -1,0 +1,476 @@
+"""``ConsumerController``: the receiving side of reliable delivery, in front
+of one consumer actor (as Akka's ``ConsumerController``).
+
+Its actor takes ``Hello`` and ``Sequenced`` messages from any number of
+producers, local or remote, and hands each message to the consumer as a
+[``Delivery``][actors.delivery.Delivery] by an ``ask``, one at a time, in
+order per producer; the reply confirms it. Per producer id it keeps the
+numbering (epoch) and the highest number handed over, so that:
+
+* a message at or below it is a duplicate (the wire delivered it twice, or
+  the producer resent it after a lost confirmation): dropped, counted, and
+  answered with the current confirmation;
+* a message past the next number is out of order (one before it was lost):
+  dropped, and a ``Resend`` asks for the missing ones (once per gap);
+* a message past the demand it gave is dropped and counted (``bad_input``);
+* a work queue's job it ran lately (the last 4096 job ids) is confirmed
+  without running it again: a queue that handed it out again to the same
+  worker (it thought the worker lost) does not make it run twice.
+
+Demand: it asks each producer for ``window`` messages past the confirmed
+one, and tells it again (a ``Request``) when half of that was confirmed, or
+5 ms after a confirmation otherwise, so confirmations are batched under load
+and reported promptly when idle. The state lives in the handle, not in the actor, so a
+restart of the controller's actor keeps it. The per-producer table holds at
+most ``max_producers`` entries; a new producer beyond that is refused
+(counted), never let in by evicting one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final
+
+import anyio
+import msgspec
+
+from .. import Actor, ActorContext, ActorRef, ActorStopped, ActorSystem, Terminated
+from ._delivery import Delivery
+from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
+from ._validation import check_count, check_seconds, spawner_system
+from ._wire import codec_of, decode_payload, is_remote, prepare
+
+__all__ = ["ConsumerController", "ConsumerStatistics"]
+
+#: The most seconds between two attempts at a failing handler.
+_MAX_RETRY: Final = 10.0
+#: Seconds between a confirmation and the Request that reports it, when
+#: less than half a window is confirmed (confirmations are batched so).
+_FLUSH_DELAY: Final = 0.005
+#: The most job ids a worker remembers having run.
+_RECENT_JOBS: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerStatistics:
+    """What a consumer controller did (``controller.statistics()``).
+
+    Attributes:
+        delivered: messages handed over and confirmed.
+        duplicates: messages dropped as seen already.
+        out_of_order: messages dropped because one before them was missing.
+        handler_failures: handler calls that raised (each retried).
+        bad_input: messages dropped as invalid (past the demand, bad
+            numbers, an unknown producer beyond ``max_producers``).
+        producers: producer ids known.
+    """
+
+    delivered: int
+    duplicates: int
+    out_of_order: int
+    handler_failures: int
+    bad_input: int
+    producers: int
+
+
+class _Stream:
+    """What the consumer knows of one producer id."""
+
+    __slots__ = ("confirmed", "epoch", "producer", "replies", "reported", "resend_for")
+
+    def __init__(self, epoch: str, producer: ActorRef[Any], confirmed: int) -> None:
+        self.epoch = epoch
+        self.producer = producer
+        self.confirmed = confirmed
+        #: The confirmation last told to the producer.
+        self.reported = -1
+        #: The gap a Resend was sent for (one per gap).
+        self.resend_for = -1
+        #: Replies the producer may not have: (seq_nr, value) or
+        #: (seq_nr, tag, body), kept until its ``confirmed`` passes them.
+        self.replies: list[tuple[Any, ...]] = []
+
+
+class _State:
+    """A consumer controller's state (kept across restarts of its actor)."""
+
+    def __init__(
+        self,
+        system: ActorSystem[Any],
+        consumer: ActorRef[Any] | None,
+        handler: Callable[[Delivery[Any]], Any] | None,
+        window: int,
+        delivery_timeout: float,
+        retry_interval: float,
+        max_producers: int,
+    ) -> None:
+        self.system = system
+        self.consumer = consumer
+        self.handler = handler
+        self.window = window
+        self.delivery_timeout = delivery_timeout
+        self.retry_interval = retry_interval
+        self.max_producers = max_producers
+        self.streams: dict[str, _Stream] = {}
+        self.ref: ActorRef[Any] | None = None
+        self.delivered = 0
+        self.duplicates = 0
+        self.out_of_order = 0
+        self.handler_failures = 0
+        self.bad_input = 0
+        self.half_window = max(1, window // 2)
+        #: Set at the next confirmation (made when someone waits for one).
+        self.progress: anyio.Event | None = None
+        #: (producer id, job id) -> reply of the jobs run lately, oldest
+        #: first, at most ``_RECENT_JOBS``: a job handed out again to this
+        #: worker (its queue thought it lost) is not run again.
+        self.recent_jobs: OrderedDict[tuple[str, int], Any] = OrderedDict()
+
+    def stream(
+        self, producer_id: str, epoch: str, producer: ActorRef[Any], confirmed: int
+    ) -> _Stream | None:
+        """The stream of ``producer_id``, made (or started afresh for a new
+        epoch) at ``confirmed``; None when the table is full."""
+        if not (0 < len(producer_id) <= MAX_ID and 0 < len(epoch) <= MAX_ID):
+            self.bad_input += 1
+            return None
+        stream = self.streams.get(producer_id)
+        if stream is None:
+            if len(self.streams) >= self.max_producers:
+                self.bad_input += 1
+                return None
+            stream = self.streams[producer_id] = _Stream(epoch, producer, confirmed)
+        elif stream.epoch != epoch:
+            stream = self.streams[producer_id] = _Stream(epoch, producer, confirmed)
+        else:
+            stream.producer = producer
+            stream.confirmed = max(stream.confirmed, confirmed)
+        return stream
+
+    def request(self, producer_id: str, stream: _Stream) -> None:
+        """Tell the producer the confirmation and the demand."""
+        assert self.ref is not None
+        stream.reported = stream.confirmed
+        remote: list[tuple[int, str, msgspec.Raw]] = []
+        local: list[tuple[int, Any]] | None = None
+        if stream.replies:
+            if is_remote(stream.producer):
+                remote = [r for r in stream.replies if len(r) == 3]
+            else:
+                local = [r for r in stream.replies if len(r) == 2]
+        message = Request(
+            producer_id,
+            stream.epoch,
+            self.ref,
+            stream.confirmed,
+            stream.confirmed + self.window,
+            remote,
+            local,
+        )
+        # Lost like any message if it fails: the producer's timer asks again.
+        with contextlib.suppress(Exception):
+            stream.producer.tell(message)
+
+    def keep_reply(self, stream: _Stream, seq_nr: int, value: object) -> None:
+        if not is_remote(stream.producer):
+            stream.replies.append((seq_nr, value))
+            return
+        codec = codec_of(self.system)
+        if isinstance(value, BaseException):
+            tag, body = codec.encode_error(value)
+        else:
+            try:
+                tag, body = codec.encode(value)
+            except TypeError as exc:
+                tag, body = codec.encode_error(exc)
+        stream.replies.append((seq_nr, tag, msgspec.Raw(body)))
+
+    def statistics(self) -> ConsumerStatistics:
+        return ConsumerStatistics(
+            self.delivered,
+            self.duplicates,
+            self.out_of_order,
+            self.handler_failures,
+            self.bad_input,
+            len(self.streams),
+        )
+
+
+class _ConsumerActor(Actor[Any]):
+    """The consumer controller's actor (its state is the handle's)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def on_start(self) -> None:
+        self.state.ref = self.context.self_ref
+        if self.state.consumer is not None:
+            self.context.watch(self.state.consumer)
+
+    async def receive(self, message: object) -> None:
+        state = self.state
+        if type(message) is Sequenced:
+            await self._sequenced(message)
+        elif type(message) is Hello:
+            stream = state.stream(
+                message.producer_id, message.epoch, message.producer, message.confirmed
+            )
+            if stream is not None:
+                self._prune(stream, message.confirmed)
+                state.request(message.producer_id, stream)
+        elif message is _FLUSH:
+            for producer_id, stream in state.streams.items():
+                if stream.confirmed > stream.reported:
+                    state.request(producer_id, stream)
+        elif isinstance(message, Terminated):
+            if message.ref == state.consumer:
+                self.context.stop()
+        else:
+            state.bad_input += 1
+
+    @staticmethod
+    def _prune(stream: _Stream, producer_confirmed: int) -> None:
+        if stream.replies:
+            stream.replies = [r for r in stream.replies if r[0] > producer_confirmed]
+
+    async def _sequenced(self, message: Sequenced) -> None:
+        state = self.state
+        stream = state.streams.get(message.producer_id)
+        if stream is None or stream.epoch != message.epoch:
+            # A consumer that started again (or a producer's new numbering):
+            # everything the producer says is confirmed was handled.
+            stream = state.stream(
+                message.producer_id, message.epoch, message.producer, message.confirmed
+            )
+            if stream is None:
+                return
+        seq_nr = message.seq_nr
+        self._prune(stream, message.confirmed)
+        if seq_nr <= stream.confirmed:
+            state.duplicates += 1
+            state.request(message.producer_id, stream)
+            return
+        if seq_nr != stream.confirmed + 1:
+            state.out_of_order += 1
+            if stream.resend_for != stream.confirmed + 1:
+                stream.resend_for = stream.confirmed + 1
+                self._resend(message.producer_id, stream)
+            return
+        if seq_nr > stream.reported + state.window and stream.reported >= 0:
+            state.bad_input += 1  # past the demand it was given
+            return
+        stream.producer = message.producer
+        if message.tag:
+            try:
+                payload = decode_payload(state.system, message.tag, message.body)
+            except Exception:
+                state.bad_input += 1
+                return
+        else:
+            payload = message.message
+        job = (message.producer_id, message.job_id)
+        recent = state.recent_jobs
+        if message.job_id and job in recent:
+            reply = recent[job]  # run here already: confirm, do not run again
+            state.duplicates += 1
+        else:
+            reply = await self._hand_over(
+                Delivery(
+                    payload,
+                    message.producer_id,
+                    message.epoch,
+                    seq_nr,
+                    message.job_id or None,
+                )
+            )
+            if reply is _GONE:
+                return
+            if message.job_id:
+                recent[job] = reply
+                if len(recent) > _RECENT_JOBS:
+                    recent.popitem(last=False)
+        stream.confirmed = seq_nr
+        state.delivered += 1
+        if message.wants_reply:
+            state.keep_reply(stream, seq_nr, reply)
+        progress = state.progress
+        if progress is not None:
+            state.progress = None
+            progress.set()
+        # A Request when half the window is confirmed (batched under load),
+        # else soon after (a short timer: prompt when idle, one per burst).
+        if stream.confirmed - stream.reported >= state.half_window:
+            state.request(message.producer_id, stream)
+        elif not self.context.timers.is_active("flush"):
+            self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
+
+    def _resend(self, producer_id: str, stream: _Stream) -> None:
+        state = self.state
+        assert state.ref is not None
+        # The producer's resend timer covers a lost Resend.
+        with contextlib.suppress(Exception):
+            stream.producer.tell(
+                Resend(producer_id, stream.epoch, state.ref, stream.confirmed + 1)
+            )
+
+    async def _hand_over(self, delivery: Delivery[Any]) -> Any:
+        """Ask the consumer (or call the handler) until it succeeds;
+        ``_GONE`` when the consumer stopped (the message stays unconfirmed)."""
+        state = self.state
+        delay = state.retry_interval
+        handler, consumer = state.handler, state.consumer
+        while True:
+            try:
+                if handler is not None:
+                    # In this actor's task: no ask, and a sync handler lets
+                    # the controller drain its mailbox without yielding.
+                    result = handler(delivery)
+                    if inspect.isawaitable(result):
+                        with anyio.fail_after(state.delivery_timeout):
+                            result = await result
+                    return result
+                assert consumer is not None
+                return await consumer.ask(delivery, state.delivery_timeout)
+            except ActorStopped:
+                if handler is None:
+                    self.context.stop()
+                    return _GONE
+                state.handler_failures += 1
+            except Exception:
+                state.handler_failures += 1
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _MAX_RETRY)
+
+
+_GONE: Any = object()
+
+
+class _Flush:
+    """The timer that reports confirmations not reported yet."""
+
+    __slots__ = ()
+
+
+_FLUSH: Final = _Flush()
+
+
+class ConsumerController:
+    """The receiving side of reliable delivery in front of ``consumer`` (as
+    Akka's ``ConsumerController``): producers send to ``ref``, the consumer
+    gets each message once as a [``Delivery``][actors.delivery.Delivery]
+    ``ask``, and its handler's return confirms it.
+
+    Make it with [``spawn``][actors.delivery.ConsumerController.spawn]. Its
+    actor stops when the consumer stops (it watches it).
+
+    Attributes:
+        ref: the controller's actor; give it to producers
+            (``producer.register_consumer(controller.ref)``), or register it
+            on the node for remote producers (``system.remote.register(name,
+            controller.ref)``).
+        consumer: the consumer actor (None with a handler).
+    """
+
+    def __init__(self, state: _State, ref: ActorRef[Any]) -> None:
+        self._state = state
+        self.ref = ref
+        self.consumer = state.consumer
+
+    @classmethod
+    def spawn(
+        cls,
+        spawner: ActorSystem[Any] | ActorContext,
+        consumer: ActorRef[Any] | None = None,
+        *,
+        handler: Callable[[Delivery[Any]], Any] | None = None,
+        window: int = 128,
+        delivery_timeout: float | None = None,
+        retry_interval: float = 0.1,
+        max_producers: int = 1024,
+        name: str | None = None,
+    ) -> ConsumerController:
+        """Spawn a consumer controller for ``consumer`` (a child of
+        ``spawner``: a system, or an actor's context).
+
+        Args:
+            spawner: where the controller's actor is spawned.
+            consumer: the actor that handles the messages (it gets
+                ``Delivery`` asks; best local to the controller).
+            handler: instead of a consumer actor, a function of a
+                ``Delivery`` (sync, or returning an awaitable) called in the
+                controller's own actor: no ask per message, the fastest
+                path. What it returns confirms the message; what it raises
+                is retried as a consumer's failure.
+            window: messages each producer may send past the confirmed one
+                (the demand; >= 1).
+            delivery_timeout: seconds a handler may take before the hand-over
+                counts as failed and is retried (None: as long as it takes).
+            retry_interval: seconds before the first retry of a failed
+                handler (doubling up to 10 s).
+            max_producers: the most producer ids known at once.
+            name: the controller actor's name.
+
+        Raises:
+            TypeError: ``consumer`` is not an ActorRef, ``handler`` not
+                callable, neither or both are given, or a number is not one.
+            ValueError: a count < 1 or seconds <= 0.
+        """
+        if (consumer is None) == (handler is None):
+            raise TypeError("give a consumer actor or a handler (one of them)")
+        if consumer is not None and not isinstance(consumer, ActorRef):
+            raise TypeError(f"consumer must be an ActorRef, not {consumer!r}")
+        if handler is not None and not callable(handler):
+            raise TypeError(f"handler must be callable, not {handler!r}")
+        system = spawner_system(spawner)
+        prepare(system)
+        state = _State(
+            system,
+            consumer,
+            handler,
+            check_count("window", window),
+            math.inf
+            if delivery_timeout is None
+            else check_seconds("delivery_timeout", delivery_timeout),
+            check_seconds("retry_interval", retry_interval),
+            check_count("max_producers", max_producers),
+        )
+        factory: Callable[[], _ConsumerActor] = partial(_ConsumerActor, state)
+        ref = spawner.spawn(factory, name=name)
+        state.ref = ref
+        return cls(state, ref)
+
+    def register_to(self, producer: ActorRef[Any]) -> None:
+        """Ask ``producer`` (a producer controller's ``ref``, local or
+        remote) to send to this controller from now on (Akka's
+        ``RegisterToProducerController``): what a consumer that started
+        again on a new node does."""
+        if not isinstance(producer, ActorRef):
+            raise TypeError(f"producer must be an ActorRef, not {producer!r}")
+        producer.tell(Register(self.ref))
+
+    def confirmed(self, producer_id: str) -> int:
+        """The highest number of ``producer_id`` handed over and confirmed in
+        its current epoch (0: none)."""
+        stream = self._state.streams.get(producer_id)
+        return 0 if stream is None else stream.confirmed
+
+    async def wait_confirmed(self, producer_id: str, seq_nr: int) -> None:
+        """Return once message ``seq_nr`` of ``producer_id`` was handled."""
+        state = self._state
+        while self.confirmed(producer_id) < seq_nr:
+            if state.progress is None:
+                state.progress = anyio.Event()
+            await state.progress.wait()
+
+    def statistics(self) -> ConsumerStatistics:
+        """The counts so far."""
+        return self._state.statistics()
+
+    def __repr__(self) -> str:
+        return f"ConsumerController({self.ref!r}, consumer={self.consumer!r})"

@@ -1,0 +1,201 @@
+"""The ``delivery`` rows: reliable delivery beside what it is built on.
+
+* ``delivery/reliable/16B``: a producer controller on one node sends
+  ``count`` 16-byte messages (``await producer.send(payload)``: numbered,
+  held until confirmed, sent within the consumer's demand) to a consumer
+  controller on another node, which hands each to a counting actor as a
+  ``Delivery`` ask and confirms it. The other, ``remote send``: the same
+  payloads with ``await ref.send(payload)`` straight to the counting actor
+  (at-most-once, no confirmation). ``ours, handler``: the consumer
+  controller calls a handler function in its own actor instead of asking a
+  consumer actor (no ask per message). Both nodes are in this process, joined
+  through one ``nats-server``. The clock runs from the first send to the
+  last message handled. Unit: one message. The ratio is what
+  at-least-once with dedup and flow control costs (the goal: at least 0.5).
+* ``delivery/jobs/sqlite``: a ``WorkQueue`` with a durable queue on a
+  ``SqliteJournal`` (``synchronous=FULL``) in this process; ``count`` jobs
+  are sent by 16 tasks at once (each ``send`` returns once its job is
+  stored), and 4 local workers (window 16) run them; timed until every job
+  is done (its ``Done`` event stored). The other, ``in memory``: the same
+  queue without a durable queue. Unit: one job. The writes wait on fsync,
+  which the default CPU clock does not count: run it with ``--clock wall``
+  too.
+
+Starting the server and the systems, and looking the actors up, is not
+timed. Without the ``nats-server`` binary the reliable row is not
+registered (a note on stderr says why).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from actors import Actor, ActorSystem
+from actors.delivery import (
+    ConsumerController,
+    Delivery,
+    DurableProducerQueue,
+    ProducerController,
+    WorkerController,
+    WorkQueue,
+)
+from actors.nats import find_nats_server
+from actors.persistence import Codec, SqliteJournal
+
+from .._clock import now
+from .._registry import Impl, Row, Sample, register
+from ._actor_tasks import Tally
+from .remote import GUARD, _nodes, _url
+
+__all__: list[str] = []
+
+PAYLOAD = b"x" * 16
+MESSAGES, QUICK_MESSAGES = 20_000, 1_000
+JOBS, QUICK_JOBS = 2_000, 320
+#: Seconds the jobs sample waits for the last job (fsyncs on a busy disk).
+JOBS_GUARD = 120.0
+SENDERS, WORKERS = 16, 4
+
+
+class Counter(Actor):
+    """Counts what it gets (a Delivery or a plain message)."""
+
+    def __init__(self, tally: Tally) -> None:
+        self.tally = tally
+
+    def receive(self, message: Any) -> None:
+        tally = self.tally
+        tally.count += 1
+        if tally.count == tally.expected:
+            tally.done.set()
+
+
+async def reliable(count: int) -> Sample:
+    return await _reliable(count, False)
+
+
+async def reliable_handler(count: int) -> Sample:
+    return await _reliable(count, True)
+
+
+async def _reliable(count: int, handler: bool) -> Sample:
+    tally = Tally(count)
+    sender, receiver = _nodes(_url())
+    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+        if handler:
+
+            def count_one(delivery: Delivery[bytes]) -> None:
+                tally.count += 1
+                if tally.count == tally.expected:
+                    tally.done.set()
+
+            ConsumerController.spawn(b, handler=count_one, name="consumer")
+        else:
+            ConsumerController.spawn(b, b.spawn(Counter, tally), name="consumer")
+        ref = await a.remote.lookup("b", "/user/consumer")
+        producer = await ProducerController.start(a, "bench", consumer=ref)
+        send = producer.send
+        start = now()
+        for _ in range(count):
+            await send(PAYLOAD)
+        with anyio.move_on_after(GUARD):
+            await tally.done.wait()
+        elapsed = now() - start
+    return Sample(elapsed, tally.count)
+
+
+async def remote_send(count: int) -> Sample:
+    tally = Tally(count)
+    sender, receiver = _nodes(_url())
+    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+        b.spawn(Counter, tally, name="counter")
+        ref = await a.remote.lookup("b", "/user/counter")
+        send = ref.send
+        start = now()
+        for _ in range(count):
+            await send(PAYLOAD)
+        with anyio.move_on_after(GUARD):
+            await tally.done.wait()
+        elapsed = now() - start
+    return Sample(elapsed, tally.count)
+
+
+class Job(Actor[Delivery[int]]):
+    def receive(self, delivery: Delivery[int]) -> int:
+        return delivery.message
+
+
+async def _jobs(count: int, durable: bool) -> Sample:
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = SqliteJournal(Path(tmp) / "jobs.db")
+        async with journal, ActorSystem() as system:
+            queue: WorkQueue[int] = await WorkQueue.start(
+                system,
+                "bench",
+                durable=DurableProducerQueue(journal, Codec(int)) if durable else None,
+            )
+            for _ in range(WORKERS):
+                WorkerController.spawn(system, system.spawn(Job), queue.ref, window=16)
+            each = count // SENDERS
+
+            async def sender() -> None:
+                for n in range(each):
+                    await queue.send(n)
+
+            start = now()
+            async with anyio.create_task_group() as tg:
+                for _ in range(SENDERS):
+                    tg.start_soon(sender)
+            with anyio.move_on_after(JOBS_GUARD):
+                await queue.wait_done()
+            elapsed = now() - start
+            done = queue.statistics().done
+    return Sample(elapsed, done)
+
+
+async def durable_jobs(count: int) -> Sample:
+    return await _jobs(count, True)
+
+
+async def memory_jobs(count: int) -> Sample:
+    return await _jobs(count, False)
+
+
+register(
+    Row(
+        "delivery/jobs/sqlite",
+        f"{SENDERS} tasks send jobs to a durable WorkQueue (SQLite, FULL), "
+        f"{WORKERS} local workers run them; in memory: the same queue, not durable",
+        JOBS - JOBS % SENDERS,
+        QUICK_JOBS - QUICK_JOBS % SENDERS,
+        (Impl("ours", durable_jobs), Impl("in memory", memory_jobs)),
+        unit="job",
+    )
+)
+
+try:
+    find_nats_server()
+except FileNotFoundError as exc:
+    print(f"benchmarks: delivery/reliable rows skipped: {exc}", file=sys.stderr)
+else:
+    register(
+        Row(
+            "delivery/reliable/16B",
+            "a producer controller sends 16-byte messages to a consumer "
+            "controller on another node (confirmed, deduplicated, by demand); "
+            "remote send: await ref.send to the actor, at-most-once",
+            MESSAGES,
+            QUICK_MESSAGES,
+            (
+                Impl("ours", reliable),
+                Impl("ours, handler", reliable_handler),
+                Impl("remote send", remote_send),
+            ),
+            unit="message",
+        )
+    )

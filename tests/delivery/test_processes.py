@@ -1,0 +1,153 @@
+"""Reliable delivery with real processes: a producer node process with a
+durable queue (SQLite) is killed with SIGKILL at random points and started
+again, while the consumer node (this process) keeps running; every message
+the producer accepted (``send`` returned) is handled exactly once, in order,
+and nothing is handled that was never stored.
+
+The long mode runs many more rounds (figures printed with ``-s``)::
+
+    ACTORS_DELIVERY_RUNS=30 python -m pytest -s tests/delivery/test_processes.py
+
+``ACTORS_DELIVERY_SEED`` changes the random kill points (default 26).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import msgspec
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from actors import Actor, ActorSystem
+from actors.delivery import ConsumerController, Delivery
+from actors.nats import NatsServer
+from actors.remote import Remote
+
+pytestmark = pytest.mark.anyio
+
+CHILD = Path(__file__).with_name("_producer_child.py")
+RUNS = int(os.environ.get("ACTORS_DELIVERY_RUNS", "1"))
+SEED = int(os.environ.get("ACTORS_DELIVERY_SEED", "26"))
+BACKENDS = ("asyncio", "uvloop", "trio")
+KILLS = 3
+TOTAL = 150
+#: Seconds a child may take to print its next line (start-up included).
+LINE_TIMEOUT = 60.0
+
+
+class Order(msgspec.Struct, frozen=True):
+    n: int
+
+
+class Ledger(Actor[Delivery[Order]]):
+    """The consumer: counts each order it handled, in the order handled."""
+
+    def __init__(self, handled: list[int]) -> None:
+        self.handled = handled
+
+    def receive(self, delivery: Delivery[Order]) -> None:
+        self.handled.append(delivery.message.n)
+
+
+class Child:
+    """A producer process and its output lines."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+        assert process.stdout is not None
+        self.stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def line(self) -> list[str]:
+        with anyio.fail_after(LINE_TIMEOUT):
+            raw = await self.stdout.receive_until(b"\n", 1000)
+        return raw.decode().split()
+
+
+async def _start(url: str, cluster: str, db: Path, backend: str, err: Path) -> Child:
+    process = await anyio.open_process(
+        [sys.executable, str(CHILD), url, cluster, str(db), backend, str(TOTAL)],
+        stdout=-1,
+        stderr=err.open("ab"),
+    )
+    return Child(process)
+
+
+# About 20 s a run here (process start-ups); the long mode gets its time.
+@pytest.mark.timeout(max(120, RUNS * 60))
+async def test_a_killed_producer_process_resends_what_was_not_confirmed(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    rng = random.Random(SEED)
+    tally: Counter[str] = Counter()
+    for run in range(RUNS):
+        cluster = "c" + secrets.token_hex(6)
+        db = tmp_path / f"producer-{run}.db"
+        err = tmp_path / f"producer-{run}.err"
+        handled: list[int] = []
+        accepted: set[int] = set()
+        remote = Remote(
+            nats_server.url, system=cluster, node="consumer", types=[(Order, "Order")]
+        )
+        async with ActorSystem(remote=remote) as system:
+            ledger = system.spawn(Ledger, handled)
+            controller = ConsumerController.spawn(
+                system, ledger, window=16, name="consumer"
+            )
+            for kill in range(KILLS + 1):
+                backend = BACKENDS[(run + kill) % len(BACKENDS)]
+                child = await _start(nats_server.url, cluster, db, backend, err)
+                try:
+                    words = await child.line()
+                    assert words[0] == "ready", (words, err.read_text())
+                    tally["restarts"] += kill > 0
+                    tally["resent_after_restart"] += int(words[2])
+                    last = kill == KILLS
+                    # Kill after a random number of accepted messages.
+                    stop_after = rng.randint(1, 60)
+                    while True:
+                        words = await child.line()
+                        if words[0] == "done":
+                            break
+                        assert words[0] == "accepted", words
+                        accepted.add(int(words[1]))
+                        stop_after -= 1
+                        if not last and stop_after == 0:
+                            child.process.send_signal(signal.SIGKILL)
+                            tally["kills"] += 1
+                            break
+                    if last:
+                        assert await child.process.wait() == 0, err.read_text()
+                finally:
+                    if child.process.returncode is None:
+                        child.process.kill()
+                    await child.process.wait()
+                if words[0] == "done":
+                    break
+            with anyio.fail_after(30):
+                await controller.wait_confirmed("orders", TOTAL)
+            stats = controller.statistics()
+        counts = Counter(handled)
+        duplicates = sum(c - 1 for c in counts.values() if c > 1)
+        assert duplicates == 0, counts.most_common(5)
+        assert handled == list(range(1, TOTAL + 1))  # in order, none missing
+        assert accepted <= set(handled)
+        tally["runs"] += 1
+        tally["accepted"] += len(accepted)
+        tally["handled"] += len(handled)
+        tally["dropped_by_dedup"] += stats.duplicates
+    print(
+        f"\ndelivery crash runs: {tally['runs']} runs, {tally['kills']} SIGKILLs, "
+        f"{tally['accepted']} messages accepted, {tally['handled']} handled, "
+        f"duplicates after dedup: 0, resent after a restart: "
+        f"{tally['resent_after_restart']}, dropped by dedup: "
+        f"{tally['dropped_by_dedup']} (seed {SEED})"
+    )
