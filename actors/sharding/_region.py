@@ -15,21 +15,17 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-import anyio
-
-from .. import Actor, ActorNotFound, ActorRef, Result, Terminated
-from ._coordinator import Coordination
-from ._errors import PlacementUnavailable
-from ._lease import Leases
+from .. import ActorRef, Result, Terminated
+from ._region_base import RegionBase, region_name
 from ._region_messages import (
     Acquired,
     Forward,
     HandOffShard,
     Leave,
     Leaving,
+    LeavingAck,
     Located,
     Rebalanced,
     Released,
@@ -39,8 +35,7 @@ from ._region_messages import (
     TakeShard,
 )
 from ._shard import HandedOff, HandOff, Shard, remembered_prefix
-from ._state import Deliver, ShardState, TypeState
-from ._store import PlacementStore
+from ._state import Deliver, ShardState
 
 __all__ = ["ShardRegion", "region_name"]
 
@@ -52,97 +47,9 @@ _FENCE: Final = "sharding-fence"
 _MOVE_ROUNDS: Final = 4
 
 
-def region_name(type_name: str, node: str) -> str:
-    """The actor name of a node's region of a type."""
-    return f"sharding-{type_name}-{node}"
-
-
-class ShardRegion(Actor[Any]):
-    """One entity type on one node (see the module docstring).
-
-    Args:
-        types: the type's shared state on this node.
-        leases: this node's leases of the type's shards.
-        coordination: the store side of membership, allocation, rebalance.
-        remember: where remembered entities are kept (None: nowhere).
-        renew_every: seconds between lease renewals (and rebalance rounds).
-        store_timeout: seconds a store call may take before it counts as
-            unanswered (on the system's clock).
-        hosting: False for a proxy (the type's role is not this node's): it
-            never joins, never takes a shard, and forwards every message to
-            the shard's holder or to a member the strategy picks.
-    """
-
-    def __init__(
-        self,
-        types: TypeState,
-        leases: Leases,
-        coordination: Coordination,
-        remember: PlacementStore | None,
-        renew_every: float,
-        store_timeout: float,
-        hosting: bool = True,
-    ) -> None:
-        self.types = types
-        self.leases = leases
-        self.coordination = coordination
-        self.remember = remember
-        self.renew_every = renew_every
-        self.store_timeout = store_timeout
-        self.hosting = hosting
-        #: shard -> its Shard actor, for the shards hosted here
-        self.shards: dict[int, ActorRef[Any]] = {}
-        #: shard -> messages held until the shard has a home
-        self.pending: dict[int, deque[Deliver]] = {}
-        #: shards whose home is being found; those given to this node by a peer
-        self.locating: set[int] = set()
-        self.allocated: set[int] = set()
-        #: shard -> the peer region its messages go to
-        self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
-        self.handing_off: set[int] = set()
-        #: (coordinator) shards asked to move -> the node that held them, and
-        #: the rebalance rounds the move has been in progress
-        self.moving: dict[int, tuple[str, int]] = {}
-        self.busy: set[str] = set()  # background rounds under way
-        self.leaving: Leave | None = None
-        #: (leaving) the peers told so, to tell them each shard's move
-        self.told: list[ActorRef[Any]] = []
-        #: shard -> the leaving node it was homed on: this node's new
-        #: messages for it wait in ``parked`` until that node's ShardMoved,
-        #: so they never overtake what it still forwards (per-sender order)
-        self.moving_away: dict[int, str] = {}
-        self.parked: dict[int, deque[Deliver]] = {}
-        #: shards handed off here whose next home must take them at once
-        #: (remembered entities), with or without a message
-        self.rehoming: set[int] = set()
-
-    def _store_call(
-        self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]
-    ) -> None:
-        timeout = self.store_timeout
-        # On the system's clock (a test's manual clock: deterministic), as
-        # the leases and their fence are.
-        clock = self.types.system.clock
-        move_on_after = anyio.move_on_after if clock is None else clock.move_on_after
-
-        async def bounded() -> T:
-            with move_on_after(timeout):
-                return await call()
-            raise PlacementUnavailable(f"the store did not answer within {timeout} s")
-
-        self.context.run(bounded, then=then)
-
-    def _round(self, name: str, call: Callable[[], Awaitable[T]], then: Any) -> None:
-        """One background round of a kind at a time (renew, join, rebalance)."""
-        if name in self.busy:
-            return
-        self.busy.add(name)
-
-        def done(result: Result[T]) -> object:
-            self.busy.discard(name)
-            return then(result)
-
-        self._store_call(call, done)
+class ShardRegion(RegionBase):
+    """One entity type on one node (see the module docstring; what it holds
+    and its plumbing are ``RegionBase``'s)."""
 
     def on_start(self) -> None:
         self.types.region = self.context.self_ref
@@ -199,6 +106,10 @@ class ShardRegion(Actor[Any]):
             self._leave(message)
         elif kind is Leaving:
             self._peer_leaving(message.node)
+            message.region.tell(LeavingAck(self.leases.node))
+        elif kind is LeavingAck:
+            self.unacked.discard(message.node)
+            self._leave_if_done()
         elif kind is ShardMoved:
             self._unpark(message.shard)
         elif kind is TakeShard:
@@ -267,6 +178,13 @@ class ShardRegion(Actor[Any]):
             self._acquired(shard)
             return
         peer = None if node is None else self._peer(node)
+        if node is not None and peer is not None and node in self.departed:
+            # Found before its leave was known here: hold the messages until
+            # it says where the shard went, or ends (then locate it again).
+            self.moving_away[shard] = node
+            parked = self.parked.setdefault(shard, deque())
+            parked.extendleft(reversed(self.pending.pop(shard, deque())))
+            return
         if peer is None or node is None:
             if self.leaving is not None:
                 self._drop_pending(shard, "sharding left: no other node hosts the type")
@@ -276,7 +194,7 @@ class ShardRegion(Actor[Any]):
         self.allocated.discard(shard)
         self.homes[shard] = (node, peer)
         types = self.types
-        held = self.pending.pop(shard, ())
+        held = self.pending.pop(shard, deque())
         for message in held:
             types.delivered(shard)
             peer.tell(Forward(message))
@@ -292,17 +210,8 @@ class ShardRegion(Actor[Any]):
         for peer in self.told:
             peer.tell(ShardMoved(shard))
 
-    def _peer(self, node: str) -> ActorRef[Any] | None:
-        try:
-            peer = self.context.system.lookup(
-                "/user/" + region_name(self.types.entity.type_name, node)
-            )
-        except ActorNotFound:
-            return None
-        self.context.watch(peer)
-        return peer
-
     def _peer_leaving(self, node: str) -> None:
+        self.departed.add(node)
         for shard, (name, _) in list(self.homes.items()):
             if name == node:
                 del self.homes[shard]
@@ -333,6 +242,8 @@ class ShardRegion(Actor[Any]):
             state.forwarded += 1
             ref.tell(message)
         self._arm_fence()
+        if self.leaving is not None and "leave" not in self.busy:
+            self.hand_off(shard)  # taken while leaving (a locate under way)
 
     # -- leases, membership, rebalance ---------------------------------------
 
@@ -406,6 +317,10 @@ class ShardRegion(Actor[Any]):
         for shard, name in list(self.moving_away.items()):
             if self._peer(name) is None:
                 self._unpark(shard)
+        for name in list(self.unacked):
+            if self._peer(name) is None:  # it ended: it sends nothing more
+                self.unacked.discard(name)
+        self._leave_if_done()
 
     # -- hand-off -----------------------------------------------------------
 
@@ -478,8 +393,9 @@ class ShardRegion(Actor[Any]):
             for peer_node in result.value if result.ok else []:
                 peer = self._peer(peer_node)
                 if peer is not None:
-                    peer.tell(Leaving(node))
+                    peer.tell(Leaving(node, self.context.self_ref))
                     self.told.append(peer)
+                    self.unacked.add(peer_node)
             for shard in list(self.shards):
                 self.hand_off(shard)
             for shard in list(self.pending):
@@ -493,8 +409,8 @@ class ShardRegion(Actor[Any]):
 
     def _leave_if_done(self) -> None:
         leaving = self.leaving
-        if leaving is None or "leave" in self.busy:
-            return  # still announcing
+        if leaving is None or "leave" in self.busy or self.unacked:
+            return  # still announcing, or peers may still send
         if self.shards or self.handing_off:
             return
         if any(self.pending.values()) or self.locating:

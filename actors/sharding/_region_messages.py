@@ -3,7 +3,7 @@ on other nodes) and its own background work: small typed structs."""
 
 from __future__ import annotations
 
-from typing import final
+from typing import Any, final
 
 import anyio
 
@@ -15,6 +15,7 @@ __all__ = [
     "HandOffShard",
     "Leave",
     "Leaving",
+    "LeavingAck",
     "Located",
     "Rebalanced",
     "Released",
@@ -49,7 +50,20 @@ class Forward:
 
 @final
 class Leaving:
-    """Region -> peer regions: ``node`` leaves; send it nothing more."""
+    """Region -> peer regions: ``node`` leaves; send it nothing more, and
+    answer ``LeavingAck`` to ``region`` (what was sent before it is then in
+    the leaving region's mailbox)."""
+
+    __slots__ = ("node", "region")
+
+    def __init__(self, node: str, region: Any) -> None:
+        self.node = node
+        self.region = region
+
+
+@final
+class LeavingAck:
+    """Peer region -> leaving region: ``node`` will send it nothing more."""
 
     __slots__ = ("node",)
 

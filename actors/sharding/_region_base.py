@@ -1,0 +1,132 @@
+"""``RegionBase``: what a shard region holds (its tables, its store side)
+and its plumbing: background store calls bounded in time, one background
+round of a kind at a time, finding a peer region. ``ShardRegion`` adds the
+behaviour (routing, leases, hand-off, leaving), as Akka's actor cell keeps
+its parts apart.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from .. import Actor, ActorNotFound, ActorRef, Result
+from ._coordinator import Coordination
+from ._errors import PlacementUnavailable
+from ._lease import Leases
+from ._region_messages import Leave
+from ._state import Deliver, TypeState
+from ._store import PlacementStore
+
+__all__ = ["RegionBase", "region_name"]
+
+T = TypeVar("T")
+
+
+def region_name(type_name: str, node: str) -> str:
+    """The actor name of a node's region of a type."""
+    return f"sharding-{type_name}-{node}"
+
+
+class RegionBase(Actor[Any]):
+    """What the shard region of one entity type on one node holds.
+
+    Args:
+        types: the type's shared state on this node.
+        leases: this node's leases of the type's shards.
+        coordination: the store side of membership, allocation, rebalance.
+        remember: where remembered entities are kept (None: nowhere).
+        renew_every: seconds between lease renewals (and rebalance rounds).
+        store_timeout: seconds a store call may take before it counts as
+            unanswered (on the system's clock).
+        hosting: False for a proxy (the type's role is not this node's): it
+            never joins, never takes a shard, and forwards every message to
+            the shard's holder or to a member the strategy picks.
+    """
+
+    def __init__(
+        self,
+        types: TypeState,
+        leases: Leases,
+        coordination: Coordination,
+        remember: PlacementStore | None,
+        renew_every: float,
+        store_timeout: float,
+        hosting: bool = True,
+    ) -> None:
+        self.types = types
+        self.leases = leases
+        self.coordination = coordination
+        self.remember = remember
+        self.renew_every = renew_every
+        self.store_timeout = store_timeout
+        self.hosting = hosting
+        #: shard -> its Shard actor, for the shards hosted here
+        self.shards: dict[int, ActorRef[Any]] = {}
+        #: shard -> messages held until the shard has a home
+        self.pending: dict[int, deque[Deliver]] = {}
+        #: shards whose home is being found; those given to this node by a peer
+        self.locating: set[int] = set()
+        self.allocated: set[int] = set()
+        #: shard -> the peer region its messages go to
+        self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
+        self.handing_off: set[int] = set()
+        #: (coordinator) shards asked to move -> the node that held them, and
+        #: the rebalance rounds the move has been in progress
+        self.moving: dict[int, tuple[str, int]] = {}
+        self.busy: set[str] = set()  # background rounds under way
+        self.leaving: Leave | None = None
+        #: (leaving) the peers told so, to tell them each shard's move
+        self.told: list[ActorRef[Any]] = []
+        #: shard -> the leaving node it was homed on: this node's new
+        #: messages for it wait in ``parked`` until that node's ShardMoved,
+        #: so they never overtake what it still forwards (per-sender order)
+        self.moving_away: dict[int, str] = {}
+        self.parked: dict[int, deque[Deliver]] = {}
+        #: shards handed off here whose next home must take them at once
+        #: (remembered entities), with or without a message
+        self.rehoming: set[int] = set()
+        #: peers that announced their leave; (leaving) peers yet to ack ours
+        self.departed: set[str] = set()
+        self.unacked: set[str] = set()
+
+    def _store_call(
+        self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]
+    ) -> None:
+        timeout = self.store_timeout
+        # On the system's clock (a test's manual clock: deterministic), as
+        # the leases and their fence are.
+        clock = self.types.system.clock
+        move_on_after = anyio.move_on_after if clock is None else clock.move_on_after
+
+        async def bounded() -> T:
+            with move_on_after(timeout):
+                return await call()
+            raise PlacementUnavailable(f"the store did not answer within {timeout} s")
+
+        self.context.run(bounded, then=then)
+
+    def _round(self, name: str, call: Callable[[], Awaitable[T]], then: Any) -> None:
+        """One background round of a kind at a time (renew, join, rebalance)."""
+        if name in self.busy:
+            return
+        self.busy.add(name)
+
+        def done(result: Result[T]) -> object:
+            self.busy.discard(name)
+            return then(result)
+
+        self._store_call(call, done)
+
+    def _peer(self, node: str) -> ActorRef[Any] | None:
+        try:
+            peer = self.context.system.lookup(
+                "/user/" + region_name(self.types.entity.type_name, node)
+            )
+        except ActorNotFound:
+            return None
+        self.context.watch(peer)
+        return peer
