@@ -269,10 +269,13 @@ async def test_made_up_senders_create_no_state_beyond_the_bounds(
         assert set(b.remote.bad_input) <= BAD_INPUT_CAUSES
         if secret is not None:
             assert peers.peers.keys() <= {a.remote.node}
-        # The legitimate node still gets through.
-        b.spawn(Echo, name="echo")
-        ref = await a.remote.lookup(b.remote.node, "/user/echo")
-        assert await ref.ask(1, timeout=5) == 1
+        # With the secret the legitimate node still gets through. In the
+        # trusted mode a flood of made-up peers may keep it out of the full
+        # table (documented in the Security section): not asserted there.
+        if secret is not None:
+            b.spawn(Echo, name="echo")
+            ref = await a.remote.lookup(b.remote.node, "/user/echo")
+            assert await ref.ask(1, timeout=5) == 1
     lines = [r for r in caplog.records if r.getMessage().startswith("bad input")]
     assert len(lines) <= 2 * len(BAD_INPUT_CAUSES), len(lines)
 
