@@ -38,7 +38,7 @@ async def main() -> None:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(ref.send, 8)  # waits for a credit
                 peer = a.remote.statistics().peers
-                while not peer or not peer[ref.node].credit_waiting:
+                while not peer or not peer[b.remote.node].credit_waiting:
                     await anyio.lowlevel.checkpoint()
                     peer = a.remote.statistics().peers
                 print("a send waits for a credit")
