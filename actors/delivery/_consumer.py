@@ -318,6 +318,7 @@ class _ConsumerActor(Actor[Any]):
         codec = state.codec() if messages is None else None
         recent = state.recent_jobs
         sync = state.handler if state.sync_handler else None
+        consumer, timeout = state.consumer, state.delivery_timeout
         for index in range(skip, count):
             seq_nr = first + index
             if seq_nr > stream.reported + window and stream.reported >= 0:
@@ -354,6 +355,17 @@ class _ConsumerActor(Actor[Any]):
                             state.sync_handler = False
                             sync = None
                             reply = await self._finish(delivery, reply)
+                elif consumer is not None:
+                    # The consumer actor, asked inline (no coroutine of ours
+                    # per message); a failure goes to the retrying path.
+                    try:
+                        reply = await consumer.ask(delivery, timeout)
+                    except ActorStopped:
+                        self.context.stop()
+                        return
+                    except Exception:
+                        state.handler_failures += 1
+                        reply = await self._hand_over(delivery, True)
                 else:
                     reply = await self._hand_over(delivery)
                 if reply is _GONE:
