@@ -491,9 +491,9 @@ async def _run(
         )
         await done.wait()
         reply: Summary | BaseException = await root.ask("summary", timeout=30.0)
-        if isinstance(reply, BaseException):
-            raise reply
-        summary: Summary = reply
+    if isinstance(reply, BaseException):
+        raise reply
+    summary: Summary = reply
     return summary
 
 

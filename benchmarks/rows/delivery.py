@@ -44,6 +44,7 @@ import gc
 import sys
 import tempfile
 import tracemalloc
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,7 @@ async def _slow(count: int, reliable: bool) -> Sample:
     sender, receiver = _nodes(_url())
     async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
         slow = b.spawn(SlowCounter, tally, name="slow")
+        send: Callable[[Any], Awaitable[object]]
         if reliable:
             ConsumerController.spawn(b, slow, name="consumer")
             ref = await a.remote.lookup("b", "/user/consumer")
