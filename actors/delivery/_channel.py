@@ -389,7 +389,7 @@ class Channel:
         wanted = {p.seq_nr: p for p in done if p.wants_reply}
         if not wanted:
             return
-        if request.local_replies is not None:
+        if request.local_replies is not None and not self._remote:
             for seq_nr, value in request.local_replies:
                 pending = wanted.get(seq_nr)
                 if pending is not None:

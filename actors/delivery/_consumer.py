@@ -293,7 +293,10 @@ class _ConsumerActor(Actor[Any]):
             count == 0
             or first < 1
             or (messages is None and len(message.bodies) != count)
+            # Message objects come only from a producer of this process: a
+            # remote one's go through the codec (tags and bodies).
             or (messages is not None and not isinstance(messages, list))
+            or (messages is not None and is_remote(stream.producer))
             or (job_ids and len(job_ids) != count)
         ):
             state.bad_input += 1

@@ -16,6 +16,7 @@ import pytest
 from actors import Actor, ActorRef, ActorSystem
 from actors.delivery import ConsumerController, Delivery, ProducerController
 from actors.delivery._protocol import MAX_BATCH, Hello, Request, Sequenced
+from actors.delivery._wire import register
 from actors.nats import NatsServer
 from actors.remote import DecodeError
 from actors.testing.remote import Cluster
@@ -178,3 +179,28 @@ async def test_the_wire_refuses_a_batch_longer_than_max_batch(
         tag, body = codec.encode(over)
         with pytest.raises(DecodeError, match="length"):
             codec.decode(tag, body)
+
+
+async def test_message_objects_from_another_node_are_refused(
+    nats_server: NatsServer,
+) -> None:
+    # Values from the wire go through the codec (tags and bodies): a peer's
+    # batch of bare objects would skip the type registration.
+    async with Cluster(nats_server.url, 2, names=("a", "b")) as (a, b):
+        effects = Effects()
+        controller = ConsumerController.spawn(b, handler=_handler(effects), name="c")
+        seen: list[Any] = []
+        changed = [anyio.Event()]
+        producer = a.spawn(Recorder, seen, changed)
+        register(a.remote)  # a plays a producer by hand
+        ref = await a.remote.lookup("b", "/user/c")
+        ref.tell(Hello("p", "e", producer, 0))
+        await _wait(seen, changed, Request)
+        ref.tell(Sequenced("p", "e", 1, 0, messages=["x"]))
+        codec = a.remote.codec
+        tag, body = codec.encode("y")
+        ref.tell(Sequenced("p", "e", 1, 0, None, [tag], [msgspec.Raw(body)]))
+        with anyio.fail_after(10):
+            await controller.wait_confirmed("p", 1)
+        assert effects.seen == [("p", 1, "y")]
+        assert controller.statistics().bad_input == 1
