@@ -8,7 +8,13 @@ from typing import Any
 from .. import ActorContext, ActorSystem
 from ._protocol import MAX_ID
 
-__all__ = ["check_count", "check_id", "check_seconds", "spawner_system"]
+__all__ = [
+    "check_count",
+    "check_id",
+    "check_seconds",
+    "check_seq_nr",
+    "spawner_system",
+]
 
 
 def check_count(name: str, value: object, least: int = 1) -> int:
@@ -22,6 +28,26 @@ def check_count(name: str, value: object, least: int = 1) -> int:
         raise TypeError(f"{name} must be an int, not {value!r}")
     if value < least:
         raise ValueError(f"{name} must be >= {least}, got {value}")
+    return value
+
+
+def check_seq_nr(name: str, value: object, highest: int, what: str = "sent") -> int:
+    """``value`` if it is an int from 0 to ``highest`` (the highest number
+    given out so far: a larger one would be waited for forever).
+
+    Raises:
+        TypeError: it is not an int (a bool is not one).
+        ValueError: it is negative or above ``highest``, naming ``highest``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int (a sequence number), not {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    if value > highest:
+        raise ValueError(
+            f"{name} {value} was never {what}: the highest sequence number "
+            f"{what} so far is {highest}"
+        )
     return value
 
 

@@ -107,6 +107,8 @@ class WorkerController:
             TypeError, ValueError: a bad argument, naming it.
         """
         spawner_system(spawner)
+        if not isinstance(worker, ActorRef):
+            raise TypeError(f"worker must be an ActorRef, not {worker!r}")
         interval = check_seconds("retry_interval", retry_interval)
         if isinstance(queue, ActorRef):
             ref = queue
