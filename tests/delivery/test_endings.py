@@ -5,6 +5,7 @@ silently), and bad arguments are refused before anything is accepted."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from actors.delivery import (
     WorkerController,
     WorkQueue,
 )
-from actors.persistence import Codec, MemoryJournal
+from actors.persistence import Codec, JournalError, MemoryJournal, StoredEvent
 from actors.testing import wait_all_blocked
 
 from ._links import Consumer, Effects
@@ -287,3 +288,68 @@ async def test_a_worker_controller_names_its_bad_arguments(
         WorkerController.spawn(actor_system, None, jobs.ref)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="queue must be"):
         WorkerController.spawn(actor_system, actor_system.spawn(Consumer, Effects()), 1)  # type: ignore[arg-type]
+
+
+class _GatedJournal(MemoryJournal):
+    """A journal whose appends wait for ``gate`` (the first one counts in
+    ``entered``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = anyio.Event()
+        self.entered = anyio.Event()
+
+    async def append(
+        self, persistence_id: str, events: Sequence[StoredEvent], expected: int
+    ) -> None:
+        self.entered.set()
+        await self.gate.wait()
+        await super().append(persistence_id, events, expected)
+
+
+async def test_a_send_cancelled_mid_append_fails_the_sends_waiting_behind_it(
+    actor_system: ActorSystem[Any],
+) -> None:
+    journal = _GatedJournal()
+    cc = ConsumerController.spawn(actor_system, actor_system.spawn(Consumer, Effects()))
+    producer = await ProducerController.start(
+        actor_system,
+        "p",
+        consumer=cc.ref,
+        queue=DurableProducerQueue(journal, Codec(Order)),
+    )
+    behind: list[BaseException] = []
+
+    async def second() -> None:
+        behind.append(await _failing(lambda: producer.send(Order(1))))
+
+    with anyio.fail_after(10):
+        while producer.demand == 0:
+            await wait_all_blocked()
+        scope = anyio.CancelScope()
+
+        async def first() -> None:
+            with scope:
+                await producer.send(Order(0))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)  # the writer: its append waits at the gate
+            await journal.entered.wait()
+            tg.start_soon(second)  # its message waits for the next append
+            await wait_all_blocked()
+            scope.cancel()
+        # The second send was not left waiting for an append nobody makes.
+        assert len(behind) == 1
+        assert isinstance(behind[0], JournalError), behind
+        assert "interrupted" in str(behind[0])
+        with pytest.raises(ProducerFailed):
+            await producer.send(Order(2))
+
+
+async def test_a_durable_queue_checks_the_producer_id_it_loads() -> None:
+    queue = DurableProducerQueue(MemoryJournal(), Codec(Order))
+    with pytest.raises(TypeError, match="producer_id must be a str"):
+        await queue.load(1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="producer_id"):
+        await queue.load("")
+    assert (await queue.load("p")).next_seq_nr == 1  # nothing was loaded before
