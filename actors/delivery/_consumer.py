@@ -546,6 +546,7 @@ class ConsumerController:
             TypeError: ``consumer`` is not an ActorRef, ``handler`` not
                 callable, neither or both are given, or a number is not one.
             ValueError: a count < 1 or seconds <= 0.
+            actors.SystemNotRunning: the system is not running.
         """
         if (consumer is None) == (handler is None):
             raise TypeError("give a consumer actor or a handler (one of them)")

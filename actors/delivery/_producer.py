@@ -197,6 +197,8 @@ class ProducerController(Generic[M]):
         Raises:
             TypeError, ValueError: a bad argument, naming it.
             actors.persistence.JournalError: the queue could not be read.
+            actors.SystemNotRunning: the system is not running (nothing was
+                done: a durable queue is not loaded).
         """
         producer_id = check_id("producer_id", producer_id)
         interval = check_seconds("resend_interval", resend_interval)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import ActorContext, ActorSystem
+from .. import ActorContext, ActorSystem, SystemNotRunning
 from ._protocol import MAX_ID
 
 __all__ = [
@@ -82,15 +82,22 @@ def check_id(name: str, value: object) -> str:
 
 
 def spawner_system(spawner: object) -> ActorSystem[Any]:
-    """The system of ``spawner`` (a system, or an actor's context).
+    """The system of ``spawner`` (a system, or an actor's context), checked
+    before a controller does anything (a durable queue's load included).
 
     Raises:
         TypeError: it is neither.
+        SystemNotRunning: the system is not running (not entered yet, or
+            exited).
     """
     if isinstance(spawner, ActorSystem):
-        return spawner
-    if isinstance(spawner, ActorContext):
-        return spawner.system
-    raise TypeError(
-        f"spawner must be an ActorSystem or an ActorContext, not {spawner!r}"
-    )
+        system = spawner
+    elif isinstance(spawner, ActorContext):
+        system = spawner.system
+    else:
+        raise TypeError(
+            f"spawner must be an ActorSystem or an ActorContext, not {spawner!r}"
+        )
+    if not system.running:
+        raise SystemNotRunning("the actor system is not running (use async with)")
+    return system

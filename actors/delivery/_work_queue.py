@@ -221,6 +221,8 @@ class WorkQueue(Generic[M]):
             TypeError, ValueError: a bad argument, naming it.
             actors.persistence.JournalError: the durable queue could not be
                 read.
+            actors.SystemNotRunning: the system is not running (nothing was
+                done: a durable queue is not loaded).
         """
         queue_id = check_id("queue_id", queue_id)
         if durable is not None and not isinstance(durable, DurableProducerQueue):

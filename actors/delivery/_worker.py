@@ -105,6 +105,7 @@ class WorkerController:
 
         Raises:
             TypeError, ValueError: a bad argument, naming it.
+            actors.SystemNotRunning: the system is not running.
         """
         spawner_system(spawner)
         if not isinstance(worker, ActorRef):

@@ -353,3 +353,21 @@ async def test_a_durable_queue_checks_the_producer_id_it_loads() -> None:
     with pytest.raises(ValueError, match="producer_id"):
         await queue.load("")
     assert (await queue.load("p")).next_seq_nr == 1  # nothing was loaded before
+
+
+async def test_nothing_starts_on_a_system_that_has_exited() -> None:
+    queue = DurableProducerQueue(MemoryJournal(), Codec(Order))
+    jobs_queue = DurableProducerQueue(MemoryJournal(), Codec(Order))
+    async with ActorSystem() as system:
+        worker = system.spawn(Consumer, Effects())
+    with pytest.raises(SystemNotRunning):
+        await ProducerController.start(system, "p", queue=queue)
+    with pytest.raises(SystemNotRunning):
+        await WorkQueue.start(system, "q", durable=jobs_queue)
+    with pytest.raises(SystemNotRunning):
+        ConsumerController.spawn(system, worker)
+    with pytest.raises(SystemNotRunning):
+        WorkerController.spawn(system, worker, worker)
+    # The queues were not used up: a producer may still load them.
+    assert (await queue.load("p")).next_seq_nr == 1
+    assert (await jobs_queue.load("q")).next_seq_nr == 1
