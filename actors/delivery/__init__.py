@@ -29,6 +29,8 @@ from ._durable_queue import DurableProducerQueue as DurableProducerQueue
 from ._durable_queue import LoadedState as LoadedState
 from ._errors import DeliveryError as DeliveryError
 from ._errors import ProducerFailed as ProducerFailed
+from ._errors import ProducerStopped as ProducerStopped
+from ._errors import ProducerSystemExited as ProducerSystemExited
 from ._producer import ProducerController as ProducerController
 from ._producer import ProducerStatistics as ProducerStatistics
 from ._work_queue import WorkQueue as WorkQueue
@@ -45,6 +47,8 @@ __all__ = [
     "ProducerController",
     "ProducerFailed",
     "ProducerStatistics",
+    "ProducerStopped",
+    "ProducerSystemExited",
     "WorkQueue",
     "WorkQueueStatistics",
     "WorkerController",

@@ -40,7 +40,7 @@ import msgspec
 
 from .. import ActorRef, ActorSystem
 from ._protocol import MAX_BATCH, Hello, Request, Resend, Sequenced
-from ._wire import codec_of, decode_payload, is_remote
+from ._wire import codec_of, decode_payload, is_remote, named_on_same_node
 
 __all__ = ["BATCH_BYTES", "Channel", "FlushDue", "Pending"]
 
@@ -136,6 +136,9 @@ class Channel:
         #: Where the consumer's answers go (the endpoint actor's ref).
         self.endpoint: ActorRef[Any] | None = None
         self.consumer: ActorRef[Any] | None = None
+        #: The actor ``consumer`` reaches when it is a remote ref by a
+        #: registered name: the ref its first answer named itself by.
+        self.bound: ActorRef[Any] | None = None
         self._remote = False
         #: The node's codec when the consumer is remote.
         self._codec: Any = None
@@ -178,6 +181,15 @@ class Channel:
         """Wake every task in ``wait_changed``."""
         self._changed.set()
         self._changed = anyio.Event()
+
+    def release(self) -> None:
+        """The producer ended (stopped, failed, its system gone): wake every
+        waiter, each ``ask``'s confirmation event included (the waiters
+        find their message unconfirmed and raise the producer's error)."""
+        for pending in self.unconfirmed:
+            if pending.done is not None:
+                pending.done.set()
+        self.wake()
 
     def reserve(
         self, message: object, wants_reply: bool = False, job_id: int = 0
@@ -327,6 +339,7 @@ class Channel:
         if consumer == self.consumer and self.answered:
             return
         self.consumer = consumer
+        self.bound = None
         self._remote = is_remote(consumer)
         self._codec = codec_of(self.system) if self._remote else None
         self.answered = False
@@ -344,12 +357,23 @@ class Channel:
             )
 
     def _ours(self, producer_id: str, epoch: str, consumer: ActorRef[Any]) -> bool:
-        if (
-            producer_id == self.producer_id
-            and epoch == self.epoch
-            and consumer == self.consumer
-        ):
-            return True
+        """Whether an answer naming ``consumer`` is from this producer's
+        consumer: the same actor, compared by identity. A consumer reached
+        by a registered name answers by its path: the first answer of an
+        actor of the node incarnation the lookup confirmed, with this
+        numbering's secret epoch (only what heard from us knows it), binds
+        the name to that actor; later answers must come from it."""
+        if producer_id == self.producer_id and epoch == self.epoch:
+            target = self.consumer
+            if consumer == target:
+                return True
+            bound = self.bound
+            if bound is not None:
+                if consumer == bound:
+                    return True
+            elif target is not None and named_on_same_node(target, consumer):
+                self.bound = consumer
+                return True
         self.bad_input += 1
         return False
 

@@ -46,10 +46,24 @@ from typing import Any, Final
 import anyio
 import msgspec
 
-from .. import Actor, ActorContext, ActorRef, ActorStopped, ActorSystem, Terminated
+from .. import (
+    Actor,
+    ActorContext,
+    ActorRef,
+    ActorStopped,
+    ActorSystem,
+    SystemNotRunning,
+    Terminated,
+)
 from ._delivery import Delivery
 from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
-from ._validation import check_count, check_seconds, spawner_system
+from ._validation import (
+    check_count,
+    check_id,
+    check_seconds,
+    check_seq_nr,
+    spawner_system,
+)
 from ._wire import codec_of, is_remote, prepare
 
 __all__ = ["ConsumerController", "ConsumerStatistics"]
@@ -142,6 +156,9 @@ class _State:
         self.sync_handler = handler is not None
         #: Set at the next confirmation (made when someone waits for one).
         self.progress: anyio.Event | None = None
+        #: Its actor has stopped for good (not a restart): nothing more is
+        #: confirmed.
+        self.stopped = False
         #: (producer id, job id) -> reply of the jobs run lately, oldest
         #: first, at most ``_RECENT_JOBS``: a job handed out again to this
         #: worker (its queue thought it lost) is not run again.
@@ -239,6 +256,15 @@ class _ConsumerActor(Actor[Any]):
         self.state.ref = self.context.self_ref
         if self.state.consumer is not None:
             self.context.watch(self.state.consumer)
+
+    def on_stop(self) -> None:
+        state = self.state
+        if not self.context.self_ref.is_alive:  # its last stop, not a restart
+            state.stopped = True
+            progress = state.progress
+            if progress is not None:  # every wait_confirmed wakes and raises
+                state.progress = None
+                progress.set()
 
     async def receive(self, message: object) -> None:
         state = self.state
@@ -520,6 +546,7 @@ class ConsumerController:
             TypeError: ``consumer`` is not an ActorRef, ``handler`` not
                 callable, neither or both are given, or a number is not one.
             ValueError: a count < 1 or seconds <= 0.
+            actors.SystemNotRunning: the system is not running.
         """
         if (consumer is None) == (handler is None):
             raise TypeError("give a consumer actor or a handler (one of them)")
@@ -549,10 +576,22 @@ class ConsumerController:
         """Ask ``producer`` (a producer controller's ``ref``, local or
         remote) to send to this controller from now on (Akka's
         ``RegisterToProducerController``): what a consumer that started
-        again on a new node does."""
+        again on a new node does.
+
+        Raises:
+            TypeError: ``producer`` is not an ActorRef.
+            SystemNotRunning: the system has exited.
+        """
         if not isinstance(producer, ActorRef):
             raise TypeError(f"producer must be an ActorRef, not {producer!r}")
+        self._check_running()
         producer.tell(Register(self.ref))
+
+    def _check_running(self) -> None:
+        if not self._state.system.running:
+            raise SystemNotRunning(
+                f"consumer controller {self.ref.path}: its system has exited"
+            )
 
     def confirmed(self, producer_id: str) -> int:
         """The highest number of ``producer_id`` handed over and confirmed in
@@ -561,9 +600,28 @@ class ConsumerController:
         return 0 if stream is None else stream.confirmed
 
     async def wait_confirmed(self, producer_id: str, seq_nr: int) -> None:
-        """Return once message ``seq_nr`` of ``producer_id`` was handled."""
+        """Return once message ``seq_nr`` of ``producer_id`` was handled (at
+        once when it was; seq_nr 0 is always).
+
+        Raises:
+            TypeError: ``producer_id`` is not a str, or ``seq_nr`` not an int.
+            ValueError: ``producer_id`` is empty or too long, or ``seq_nr``
+                is negative.
+            ActorStopped: the controller's actor stopped before it was
+                handled (its consumer stopped, or it was stopped).
+            SystemNotRunning: the system has exited.
+        """
+        check_id("producer_id", producer_id)
+        check_seq_nr("seq_nr", seq_nr, seq_nr)
         state = self._state
+        self._check_running()
         while self.confirmed(producer_id) < seq_nr:
+            if state.stopped:
+                self._check_running()
+                raise ActorStopped(
+                    f"consumer controller {self.ref.path} stopped before message "
+                    f"{seq_nr} of {producer_id!r} was handled"
+                )
             if state.progress is None:
                 state.progress = anyio.Event()
             await state.progress.wait()

@@ -37,8 +37,8 @@ from typing import Any, Final
 import anyio
 import msgspec
 
-from ..persistence import Codec, Journal, StoredEvent
-from ._validation import check_count
+from ..persistence import Codec, Journal, JournalError, StoredEvent
+from ._validation import check_count, check_id
 
 __all__ = ["DurableProducerQueue", "LoadedState"]
 
@@ -127,10 +127,13 @@ class DurableProducerQueue:
         """Recover producer ``producer_id``'s state (once per queue).
 
         Raises:
+            TypeError, ValueError: ``producer_id`` is not 1-255 printable
+                characters.
             RuntimeError: the queue was loaded already.
             actors.persistence.JournalError: the journal failed.
             actors.persistence.DecodeFailed: a stored message does not decode.
         """
+        check_id("producer_id", producer_id)
         if self._loaded:
             raise RuntimeError(
                 "a DurableProducerQueue serves one producer, loaded once"
@@ -271,15 +274,26 @@ class DurableProducerQueue:
         ]
         try:
             await self.journal.append(pid, events, base)
-        except Exception as exc:
-            batch.error = exc
+        except BaseException as exc:
+            error: BaseException = exc
+            if not isinstance(exc, Exception):
+                # The writer was cancelled mid-append (or worse): the senders
+                # waiting on this batch and the next must not wait forever.
+                error = JournalError(
+                    f"the append to {pid!r} was interrupted ({type(exc).__name__}): "
+                    "whether it was stored is unknown"
+                )
+                error.__cause__ = exc
+            batch.error = error
             # The next batch fails too: once an append failed, the log's end
             # is unknown (a new controller on a new queue recovers from it).
             pending, self._batch = self._batch, None
             if pending is not None:
-                pending.error = exc
+                pending.error = error
                 pending.done.set()
             batch.done.set()
+            if error is not exc:
+                raise
             return
         self._highest = base + len(events)
         for i, (manifest, _, seq_nr) in enumerate(batch.events):

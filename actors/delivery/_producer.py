@@ -23,9 +23,15 @@ import anyio
 from .. import Actor, ActorContext, ActorRef, ActorSystem
 from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
-from ._errors import ProducerFailed
+from ._errors import ProducerFailed, ProducerStopped, ProducerSystemExited
 from ._protocol import Register, Request, Resend
-from ._validation import check_count, check_id, check_seconds, spawner_system
+from ._validation import (
+    check_count,
+    check_id,
+    check_seconds,
+    check_seq_nr,
+    spawner_system,
+)
 from ._wire import prepare
 
 __all__ = ["ProducerController", "ProducerStatistics"]
@@ -81,6 +87,18 @@ class _Endpoint(Actor[Any]):
             # A restarted endpoint: say who we are again, resend on answer.
             consumer, channel.consumer = channel.consumer, None
             channel.attach(consumer)
+
+    def on_stop(self) -> None:
+        if not self.context.self_ref.is_alive:
+            # The endpoint's last stop (not a restart's): its parent
+            # stopped, its system is stopping, or the controller's stop().
+            owner = self.owner
+            owner.fail(
+                ProducerStopped(
+                    f"producer {owner.producer_id!r} stopped: its actor "
+                    f"{self.context.path} stopped"
+                )
+            )
 
     async def receive(self, message: object) -> None:
         owner = self.owner
@@ -179,6 +197,8 @@ class ProducerController(Generic[M]):
         Raises:
             TypeError, ValueError: a bad argument, naming it.
             actors.persistence.JournalError: the queue could not be read.
+            actors.SystemNotRunning: the system is not running (nothing was
+                done: a durable queue is not loaded).
         """
         producer_id = check_id("producer_id", producer_id)
         interval = check_seconds("resend_interval", resend_interval)
@@ -229,9 +249,13 @@ class ProducerController(Generic[M]):
 
         Raises:
             TypeError: ``consumer`` is not an ActorRef.
+            ProducerFailed, ProducerStopped, ProducerSystemExited: the
+                controller has ended (as ``send``).
         """
         if not isinstance(consumer, ActorRef):
             raise TypeError(f"consumer must be an ActorRef, not {consumer!r}")
+        if self.failed is not None or not self.system.running:
+            raise self._error()
         self.channel.attach(consumer)
 
     # -- sending ---------------------------------------------------------------
@@ -263,8 +287,13 @@ class ProducerController(Generic[M]):
         stored it (it is then delivered).
 
         Raises:
-            ProducerFailed: the durable queue failed on an earlier send, or
-                the controller was stopped.
+            ProducerFailed: the durable queue failed on an earlier send (or
+                while this one waited).
+            ProducerStopped: the controller was stopped (``stop()``, or its
+                actor stopped: its parent's or its system's stop), before
+                or while this waited; also an ``ActorStopped``.
+            ProducerSystemExited: the system has exited (also a
+                ``SystemNotRunning``).
             actors.persistence.JournalError, SequenceConflict: the durable
                 queue failed to store this message (another process runs
                 this producer id, for SequenceConflict); later sends raise
@@ -280,6 +309,7 @@ class ProducerController(Generic[M]):
             and self.failed is None
             and channel.demand > 0
             and not self._lock.locked()
+            and self.system.running
         ):
             # The fast path, as ActorRef.send: room, nobody waiting, nothing
             # to store: accept and send without yielding.
@@ -297,20 +327,31 @@ class ProducerController(Generic[M]):
 
         Args:
             message: the message.
-            timeout: seconds to wait for the confirmation (None: no limit).
+            timeout: seconds to wait for the confirmation (None: no limit);
+                checked before anything is accepted.
 
         Raises:
             TimeoutError: no confirmation within ``timeout`` seconds (the
                 message is still delivered).
-            ProducerFailed, TypeError: as ``send``.
+            TypeError, ValueError: ``timeout`` is not a number of seconds
+                > 0 (nothing accepted).
+            ProducerFailed, ProducerStopped, ProducerSystemExited: as
+                ``send``, also while it waits for the confirmation (the
+                message may still be delivered: a controller started again
+                on its durable queue resends it).
+            TypeError: as ``send``.
         """
+        seconds = None if timeout is None else check_seconds("timeout", timeout)
         pending = await self._accept(message, True)
-        assert pending.done is not None
-        if timeout is None:
-            await pending.done.wait()
+        done = pending.done
+        assert done is not None
+        if seconds is None:
+            await done.wait()
         else:
-            with anyio.fail_after(check_seconds("timeout", timeout)):
-                await pending.done.wait()
+            with anyio.fail_after(seconds):
+                await done.wait()
+        if pending.seq_nr > self.channel.confirmed:
+            raise self._error()  # released unconfirmed: the controller ended
         reply = pending.reply if pending.has_reply else None
         if isinstance(reply, BaseException):
             raise reply
@@ -320,8 +361,8 @@ class ProducerController(Generic[M]):
         channel = self.channel
         async with self._lock:
             while True:
-                if self.failed is not None:
-                    raise self.failed
+                if self.failed is not None or not self.system.running:
+                    raise self._error()
                 if channel.demand > 0:
                     break
                 await channel.wait_changed()
@@ -334,23 +375,37 @@ class ProducerController(Generic[M]):
             try:
                 await queue.store(pending.seq_nr, encoded)
             except BaseException as exc:
-                if self.failed is None:
-                    self.failed = ProducerFailed(
-                        f"producer {self.producer_id!r}: the durable queue did "
-                        f"not store message {pending.seq_nr}: {exc!r}"
-                    )
-                    self.failed.__cause__ = exc
-                channel.wake()  # the waiting senders raise it too
+                failure = ProducerFailed(
+                    f"producer {self.producer_id!r}: the durable queue did "
+                    f"not store message {pending.seq_nr}: {exc!r}"
+                )
+                failure.__cause__ = exc
+                self.fail(failure)  # every waiter raises it too
                 raise
         channel.ready(pending)
         return pending
 
     async def wait_confirmed(self, seq_nr: int | None = None) -> None:
-        """Return once ``seq_nr`` (None: every message accepted so far) is
-        confirmed."""
+        """Return once message ``seq_nr`` (None: every message accepted so
+        far) is confirmed; at once when it is already.
+
+        Raises:
+            TypeError: ``seq_nr`` is not an int (nor None).
+            ValueError: ``seq_nr`` is negative, or beyond the highest number
+                accepted so far (it would never be confirmed); the error
+                names that number.
+            ProducerFailed, ProducerStopped: the controller failed or was
+                stopped before ``seq_nr`` was confirmed.
+            ProducerSystemExited: the system has exited.
+        """
         channel = self.channel
-        target = channel.next_seq_nr - 1 if seq_nr is None else seq_nr
+        highest = channel.next_seq_nr - 1
+        target = highest if seq_nr is None else check_seq_nr("seq_nr", seq_nr, highest)
+        if not self.system.running:
+            raise self._error()
         while channel.confirmed < target:
+            if self.failed is not None or not self.system.running:
+                raise self._error()
             await channel.wait_changed()
 
     def statistics(self) -> ProducerStatistics:
@@ -367,13 +422,30 @@ class ProducerController(Generic[M]):
         )
 
     def stop(self) -> None:
-        """Stop the endpoint actor; waiting and later sends raise
-        ``ProducerFailed``. What the queue stored is resent by a controller
-        started again on it."""
+        """Stop the endpoint actor; every waiting and later ``send``,
+        ``ask`` and ``wait_confirmed`` raises ``ProducerStopped`` (a
+        ``ProducerFailed``; ``ProducerSystemExited`` once the system has
+        exited). What the queue stored is resent by a controller started
+        again on it. Stopping twice does nothing more."""
+        self.fail(ProducerStopped(f"producer {self.producer_id!r} was stopped"))
+        if self.system.running:
+            self.ref.stop()
+
+    def fail(self, error: ProducerFailed) -> None:
+        """End the controller with ``error`` (the first error is kept):
+        every waiting call wakes and raises it, every later one too."""
         if self.failed is None:
-            self.failed = ProducerFailed(f"producer {self.producer_id!r} was stopped")
-        self.ref.stop()
-        self.channel.wake()
+            self.failed = error
+        self.channel.release()
+
+    def _error(self) -> ProducerFailed:
+        """What a call raises now the controller has ended."""
+        if not self.system.running:
+            return ProducerSystemExited(
+                f"producer {self.producer_id!r}: its system has exited"
+            )
+        assert self.failed is not None
+        return self.failed
 
     def __repr__(self) -> str:
         return (

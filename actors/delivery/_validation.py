@@ -5,10 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import ActorContext, ActorSystem
+from .. import ActorContext, ActorSystem, SystemNotRunning
 from ._protocol import MAX_ID
 
-__all__ = ["check_count", "check_id", "check_seconds", "spawner_system"]
+__all__ = [
+    "check_count",
+    "check_id",
+    "check_seconds",
+    "check_seq_nr",
+    "spawner_system",
+]
 
 
 def check_count(name: str, value: object, least: int = 1) -> int:
@@ -22,6 +28,26 @@ def check_count(name: str, value: object, least: int = 1) -> int:
         raise TypeError(f"{name} must be an int, not {value!r}")
     if value < least:
         raise ValueError(f"{name} must be >= {least}, got {value}")
+    return value
+
+
+def check_seq_nr(name: str, value: object, highest: int, what: str = "sent") -> int:
+    """``value`` if it is an int from 0 to ``highest`` (the highest number
+    given out so far: a larger one would be waited for forever).
+
+    Raises:
+        TypeError: it is not an int (a bool is not one).
+        ValueError: it is negative or above ``highest``, naming ``highest``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int (a sequence number), not {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    if value > highest:
+        raise ValueError(
+            f"{name} {value} was never {what}: the highest sequence number "
+            f"{what} so far is {highest}"
+        )
     return value
 
 
@@ -56,15 +82,22 @@ def check_id(name: str, value: object) -> str:
 
 
 def spawner_system(spawner: object) -> ActorSystem[Any]:
-    """The system of ``spawner`` (a system, or an actor's context).
+    """The system of ``spawner`` (a system, or an actor's context), checked
+    before a controller does anything (a durable queue's load included).
 
     Raises:
         TypeError: it is neither.
+        SystemNotRunning: the system is not running (not entered yet, or
+            exited).
     """
     if isinstance(spawner, ActorSystem):
-        return spawner
-    if isinstance(spawner, ActorContext):
-        return spawner.system
-    raise TypeError(
-        f"spawner must be an ActorSystem or an ActorContext, not {spawner!r}"
-    )
+        system = spawner
+    elif isinstance(spawner, ActorContext):
+        system = spawner.system
+    else:
+        raise TypeError(
+            f"spawner must be an ActorSystem or an ActorContext, not {spawner!r}"
+        )
+    if not system.running:
+        raise SystemNotRunning("the actor system is not running (use async with)")
+    return system

@@ -21,6 +21,7 @@ __all__ = [
     "decode_payload",
     "encode_payload",
     "is_remote",
+    "named_on_same_node",
     "prepare",
     "register",
 ]
@@ -29,6 +30,23 @@ __all__ = [
 def is_remote(ref: ActorRef[Any]) -> bool:
     """Whether messages to ``ref`` cross the wire (an actor of another node)."""
     return isinstance(ref, RemoteRef)
+
+
+def named_on_same_node(named: ActorRef[Any], answer: ActorRef[Any]) -> bool:
+    """Whether ``answer`` (the ref a consumer's answer names itself by) may
+    be the actor ``named`` reaches: ``named`` is a remote ref by a
+    registered name (``remote.lookup(node, "shipping")``: its path is the
+    name, not ``/user/...``) and ``answer`` is an actor of the same node
+    incarnation, the one the lookup confirmed. A name is not a path, so the
+    two never compare equal; the caller binds ``named`` to ``answer`` on
+    the first answer that also carries its secret epoch."""
+    return (
+        isinstance(named, RemoteRef)
+        and isinstance(answer, RemoteRef)
+        and not named.address.path.startswith("/")
+        and answer.address.path.startswith("/")
+        and answer.node == named.node
+    )
 
 
 def codec_of(system: ActorSystem[Any]) -> Any:

@@ -37,7 +37,7 @@ import anyio
 from .. import Actor, ActorContext, ActorRef, ActorSystem, Terminated
 from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
-from ._errors import ProducerFailed
+from ._errors import ProducerFailed, ProducerStopped, ProducerSystemExited
 from ._protocol import Register, Request, Resend
 from ._validation import check_count, check_id, check_seconds, spawner_system
 from ._wire import prepare
@@ -105,6 +105,18 @@ class _Endpoint(Actor[Any]):
             self.context.watch(consumer)
             owner.workers[consumer].endpoint = owner.ref
             owner.workers[consumer].hello()
+
+    def on_stop(self) -> None:
+        if not self.context.self_ref.is_alive:
+            # The last stop (not a restart's): its parent stopped, its
+            # system is stopping, or the queue's stop().
+            owner = self.owner
+            owner.fail(
+                ProducerStopped(
+                    f"work queue {owner.queue_id!r} stopped: its actor "
+                    f"{self.context.path} stopped"
+                )
+            )
 
     async def receive(self, message: object) -> None:
         owner = self.owner
@@ -209,6 +221,8 @@ class WorkQueue(Generic[M]):
             TypeError, ValueError: a bad argument, naming it.
             actors.persistence.JournalError: the durable queue could not be
                 read.
+            actors.SystemNotRunning: the system is not running (nothing was
+                done: a durable queue is not loaded).
         """
         queue_id = check_id("queue_id", queue_id)
         if durable is not None and not isinstance(durable, DurableProducerQueue):
@@ -244,7 +258,12 @@ class WorkQueue(Generic[M]):
 
         Raises:
             ProducerFailed: the durable queue failed (this or an earlier
-                call), or the queue was stopped.
+                call, or while this one waited).
+            ProducerStopped: the queue was stopped (``stop()``, or its actor
+                stopped: its parent's or its system's stop), before or while
+                this waited; also an ``ActorStopped``.
+            ProducerSystemExited: the system has exited (also a
+                ``SystemNotRunning``).
             actors.persistence.EventsRejected: the durable queue's codec
                 cannot encode ``message`` (nothing accepted).
         """
@@ -256,20 +275,30 @@ class WorkQueue(Generic[M]):
 
         Args:
             message: the job.
-            timeout: seconds to wait for the result (None: no limit).
+            timeout: seconds to wait for the result (None: no limit);
+                checked before anything is accepted.
 
         Raises:
             TimeoutError: no result within ``timeout`` seconds (the job
                 still runs).
-            ProducerFailed, EventsRejected: as ``send``.
+            TypeError, ValueError: ``timeout`` is not a number of seconds
+                > 0 (nothing accepted).
+            ProducerFailed, ProducerStopped, ProducerSystemExited: as
+                ``send``, also while it waits for the result (a stored job
+                still runs once a queue is started again on its journal).
+            EventsRejected: as ``send``.
         """
+        seconds = None if timeout is None else check_seconds("timeout", timeout)
         job = await self._accept(message, True)
-        assert job.done is not None
-        if timeout is None:
-            await job.done.wait()
+        done = job.done
+        assert done is not None
+        if seconds is None:
+            await done.wait()
         else:
-            with anyio.fail_after(check_seconds("timeout", timeout)):
-                await job.done.wait()
+            with anyio.fail_after(seconds):
+                await done.wait()
+        if job.reply is _NO_REPLY:
+            raise self._error()  # released, not done: the queue ended
         reply = None if job.reply is _NO_REPLY else job.reply
         if isinstance(reply, BaseException):
             raise reply
@@ -278,8 +307,8 @@ class WorkQueue(Generic[M]):
     async def _accept(self, message: object, wants_reply: bool) -> _Job:
         async with self._lock:
             while True:
-                if self.failed is not None:
-                    raise self.failed
+                if self.failed is not None or not self.system.running:
+                    raise self._error()
                 if len(self.jobs) < self.capacity:
                     break
                 await self._wait_changed()
@@ -295,13 +324,12 @@ class WorkQueue(Generic[M]):
                 await durable.store(job.job_id, encoded)
             except BaseException as exc:
                 self.jobs.pop(job.job_id, None)
-                if self.failed is None:
-                    self.failed = ProducerFailed(
-                        f"work queue {self.queue_id!r}: the durable queue did "
-                        f"not store job {job.job_id}: {exc!r}"
-                    )
-                    self.failed.__cause__ = exc
-                self._wake()
+                failure = ProducerFailed(
+                    f"work queue {self.queue_id!r}: the durable queue did "
+                    f"not store job {job.job_id}: {exc!r}"
+                )
+                failure.__cause__ = exc
+                self.fail(failure)  # every waiter raises it too
                 raise
         self.waiting.append(job.job_id)
         self.dispatch()
@@ -315,8 +343,20 @@ class WorkQueue(Generic[M]):
         self._changed = anyio.Event()
 
     async def wait_done(self) -> None:
-        """Return once every job accepted so far (and recovered) is done."""
+        """Return once every job accepted so far (and recovered) is done; at
+        once when none is left.
+
+        Raises:
+            ProducerFailed, ProducerStopped: the queue failed or was stopped
+                with jobs not done (they are not lost when stored: a queue
+                started again on the journal hands them out).
+            ProducerSystemExited: the system has exited.
+        """
+        if not self.system.running:
+            raise self._error()
         while self.jobs:
+            if self.failed is not None or not self.system.running:
+                raise self._error()
             await self._wait_changed()
 
     # -- the workers' side ---------------------------------------------------
@@ -416,11 +456,33 @@ class WorkQueue(Generic[M]):
         )
 
     def stop(self) -> None:
-        """Stop the queue's actor; later sends raise ``ProducerFailed``."""
+        """Stop the queue's actor; every waiting and later ``send``, ``ask``
+        and ``wait_done`` raises ``ProducerStopped`` (a ``ProducerFailed``;
+        ``ProducerSystemExited`` once the system has exited). Stored jobs
+        not done are handed out by a queue started again on the journal.
+        Stopping twice does nothing more."""
+        self.fail(ProducerStopped(f"work queue {self.queue_id!r} was stopped"))
+        if self.system.running:
+            self.ref.stop()
+
+    def fail(self, error: ProducerFailed) -> None:
+        """End the queue with ``error`` (the first error is kept): every
+        waiting call wakes and raises it, every later one too."""
         if self.failed is None:
-            self.failed = ProducerFailed(f"work queue {self.queue_id!r} was stopped")
-        self.ref.stop()
+            self.failed = error
+        for job in self.jobs.values():
+            if job.done is not None:
+                job.done.set()
         self._wake()
+
+    def _error(self) -> ProducerFailed:
+        """What a call raises now the queue has ended."""
+        if not self.system.running:
+            return ProducerSystemExited(
+                f"work queue {self.queue_id!r}: its system has exited"
+            )
+        assert self.failed is not None
+        return self.failed
 
     def __repr__(self) -> str:
         return (

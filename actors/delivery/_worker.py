@@ -105,8 +105,11 @@ class WorkerController:
 
         Raises:
             TypeError, ValueError: a bad argument, naming it.
+            actors.SystemNotRunning: the system is not running.
         """
         spawner_system(spawner)
+        if not isinstance(worker, ActorRef):
+            raise TypeError(f"worker must be an ActorRef, not {worker!r}")
         interval = check_seconds("retry_interval", retry_interval)
         if isinstance(queue, ActorRef):
             ref = queue

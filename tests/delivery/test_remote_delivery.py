@@ -14,6 +14,7 @@ import pytest
 
 from actors import ActorSystem
 from actors.delivery import ConsumerController, ProducerController
+from actors.delivery._protocol import Request
 from actors.nats import NatsServer
 from actors.remote import Remote, RemoteRef
 from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, Cluster, fast_detector
@@ -137,3 +138,65 @@ async def test_a_consumer_node_that_starts_again_gets_every_unconfirmed_message(
                 await producer.wait_confirmed()
         assert [m.n for _, _, m in second.seen] == list(range(10))
         assert first.seen == []
+
+
+async def test_a_consumer_looked_up_by_its_registered_name_gets_every_message(
+    nats_server: NatsServer,
+) -> None:
+    async with Cluster(nats_server.url, 2, names=("prod", "cons"), types=[Job]) as (
+        p,
+        c,
+    ):
+        effects = Effects()
+        cc = ConsumerController.spawn(c, c.spawn(Consumer, effects), window=4)
+        c.remote.register("shipping", cc.ref)
+        by_name = await p.remote.lookup("cons", "shipping")
+        by_path = await p.remote.lookup("cons", cc.ref.path)
+        assert by_name != by_path  # a name is not a path: the refs differ
+        named = await ProducerController.start(p, "named", consumer=by_name)
+        pathed = await ProducerController.start(p, "pathed", consumer=by_path)
+        with anyio.fail_after(20):
+            for n in range(10):
+                await named.send(Job(n))
+                await pathed.send(Job(n))
+            assert await named.ask(Job(10)) == ("done", {"n": 10, "text": ""})
+            await named.wait_confirmed()
+            await pathed.wait_confirmed()
+        for producer in (named, pathed):
+            stats = producer.statistics()
+            assert stats.accepted == stats.confirmed_seq_nr
+            assert stats.bad_input == 0, stats
+        seen = [(pid, m.n) for pid, _, m in effects.seen]
+        assert [n for pid, n in seen if pid == "named"] == list(range(11))
+        assert [n for pid, n in seen if pid == "pathed"] == list(range(10))
+
+
+async def test_a_named_consumer_binds_to_the_first_actor_that_answers(
+    nats_server: NatsServer,
+) -> None:
+    async with Cluster(nats_server.url, 2, names=("prod", "cons"), types=[Job]) as (
+        p,
+        c,
+    ):
+        effects = Effects()
+        cc = ConsumerController.spawn(c, c.spawn(Consumer, effects), window=4)
+        other = ConsumerController.spawn(c, c.spawn(Consumer, Effects()))
+        c.remote.register("shipping", cc.ref)
+        producer = await ProducerController.start(
+            p, "named", consumer=await p.remote.lookup("cons", "shipping")
+        )
+        with anyio.fail_after(20):
+            await producer.send(Job(0))
+            await producer.wait_confirmed()
+            # Another actor of the consumer's node answering for the same
+            # numbering, once the name is bound, is refused and counted.
+            before = producer.statistics()
+            forged = Request("named", producer.epoch, other.ref, 1, 1000)
+            endpoint = await c.remote.lookup("prod", producer.ref.path)
+            endpoint.tell(forged)
+            # The consumer's own answers come after it (FIFO per node pair).
+            assert await producer.ask(Job(1)) == ("done", {"n": 1, "text": ""})
+        after = producer.statistics()
+        assert after.bad_input == before.bad_input + 1
+        assert after.demand <= 4  # the forged demand was not believed
+        assert [m.n for _, _, m in effects.seen] == [0, 1]
