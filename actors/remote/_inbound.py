@@ -51,6 +51,7 @@ from ..nats import Client, Msg
 from ._asks import Asks
 from ._bad_input import BadInput
 from ._codec import Codec
+from ._credits import MAX_SHARE
 from ._envelopes import (
     VERSION,
     AckEnvelope,
@@ -64,6 +65,7 @@ from ._envelopes import (
     HeartbeatEnvelope,
     LookupEnvelope,
     ReplyEnvelope,
+    ShareEnvelope,
     StopEnvelope,
     TellEnvelope,
     UnwatchEnvelope,
@@ -165,6 +167,7 @@ class Inbound:
             CreditEnvelope: self._credit,
             CreditQueryEnvelope: self._credit_query,
             CreditStateEnvelope: self._credit_state,
+            ShareEnvelope: self._share,
         }
 
     def attach(self, client: Client) -> None:
@@ -456,6 +459,19 @@ class Inbound:
             credits = self._peers.credits.get(sender)
             if credits is not None:
                 credits.state(envelope.path, envelope.query, envelope.held)
+
+    def _share(
+        self, envelope: ShareEnvelope, sender: NodeAddress | None, reply_to: str | None
+    ) -> None:
+        if sender is None:
+            return
+        share = envelope.share
+        if not 1 <= share <= MAX_SHARE:
+            # Out of bounds: it would let the peer wedge us (0) or make
+            # this node's senders run ahead of any receiver's memory bound.
+            self.bad(sender, "bad share", share)
+            return
+        self._peers.shared(sender, share, envelope.ask)
 
     def _lookup(
         self, envelope: LookupEnvelope, sender: NodeAddress | None, reply_to: str | None

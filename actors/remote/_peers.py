@@ -98,11 +98,13 @@ class Peer:
     __slots__ = (
         "address",
         "earlier",
+        "heard",
         "marks",
         "numbers",
         "outbound",
         "quiet",
         "received",
+        "share",
         "suspect",
     )
 
@@ -111,6 +113,10 @@ class Peer:
         self.outbound: Outbound | None = None
         self.received: Received | None = None
         self.suspect = False
+        #: The share it advertised (None: not heard yet; see ``Peers.shared``).
+        self.share: int | None = None
+        #: Set when it advertises its share (made by ``Peers.handshake``).
+        self.heard: anyio.Event | None = None
         #: The frame numbers (both lanes) last used to it (see Outbound).
         self.numbers = (0, 0)
         #: Its frame numbers both ways at the last pruning round, and since
@@ -176,6 +182,9 @@ class PeerStatistics(NamedTuple):
     share_outstanding: int = 0
     #: of those, tells waiting for room in a full mailbox
     share_held: int = 0
+    #: the share its actors take from this node: the one it advertised
+    #: (0 while not heard; this node's own is counted against meanwhile)
+    share_advertised: int = 0
 
 
 class RemoteStatistics(NamedTuple):
@@ -333,7 +342,7 @@ class Peers:
         self.outbounds[address] = outbound
         wire = self._wire
         self.credits[address] = Credits(
-            self._share,
+            self._share if peer.share is None else peer.share,
             outbound.try_put,
             outbound.put,
             lambda path, query: outbound.put_system(wire.credit_query(path, query)),
@@ -341,7 +350,51 @@ class Peers:
         written = anyio.Event()
         self._writers.add(written)
         tg.start_soon(_write, outbound, written, self._writers)
+        # The share handshake: ours, out of band, ahead of anything buffered
+        # (asking for the peer's when it has not told us yet).
+        with suppress(NodeUnreachable):
+            outbound.put_urgent(wire.share(self._share, peer.share is None))
         return outbound
+
+    def shared(self, address: NodeAddress, share: int, ask: bool) -> None:
+        """``address`` advertised its ``share`` (checked by the caller to be
+        within 1 and ``MAX_SHARE``): the credits to it count against it from
+        now on; ``ask``: answer with ours (making its buffer, which sends
+        ours by itself, or out of band on the buffer there is)."""
+        peer = self.peers.get(address)
+        if peer is None:
+            return
+        peer.share = share
+        if peer.heard is not None:
+            peer.heard.set()
+        credits = self.credits.get(address)
+        if credits is not None:
+            credits.reshare(share)
+        if ask and self.open:
+            had = address in self.outbounds
+            outbound = self.outbound(address)
+            if had and outbound is not None:
+                with suppress(NodeUnreachable):
+                    outbound.put_urgent(self._wire.share(self._share, False))
+
+    async def handshake(self, address: NodeAddress, timeout: float) -> None:
+        """Start the share handshake with ``address`` (making its buffer,
+        which sends this node's share) and wait at most ``timeout`` seconds
+        for its answer (a lookup does, so the tells that follow it count
+        against the peer's share from the first). Returns either way: until
+        it is heard, the credits count against this node's own share."""
+        try:
+            outbound = self.outbound(address)
+        except SystemNotRunning:
+            return
+        peer = self.peers.get(address)
+        if outbound is None or peer is None or peer.share is not None:
+            return
+        heard = peer.heard
+        if heard is None:
+            heard = peer.heard = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await heard.wait()
 
     def credits_of(self, address: NodeAddress) -> Credits | None:
         """The credits of ``address`` (made with its buffer), or None when it
@@ -394,6 +447,7 @@ class Peers:
                 0 if lanes is None else lanes.refused,
                 outstanding,
                 held,
+                0 if peer.share is None else peer.share,
             )
         return stats
 
