@@ -31,7 +31,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -50,7 +49,8 @@ from actors.persistence import Codec, SqliteJournal
 from .._clock import now
 from .._registry import Impl, Row, Sample, register
 from ._actor_tasks import Tally
-from .remote import GUARD, _nodes, _url
+from ._systems import Counter, two_nodes
+from .remote import GUARD
 
 __all__: list[str] = []
 
@@ -60,19 +60,6 @@ JOBS, QUICK_JOBS = 2_000, 320
 #: Seconds the jobs sample waits for the last job (fsyncs on a busy disk).
 JOBS_GUARD = 120.0
 SENDERS, WORKERS = 16, 4
-
-
-class Counter(Actor):
-    """Counts what it gets (a Delivery or a plain message)."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-
-    def receive(self, message: Any) -> None:
-        tally = self.tally
-        tally.count += 1
-        if tally.count == tally.expected:
-            tally.done.set()
 
 
 async def reliable(count: int) -> Sample:
@@ -85,8 +72,7 @@ async def reliable_handler(count: int) -> Sample:
 
 async def _reliable(count: int, handler: bool) -> Sample:
     tally = Tally(count)
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         if handler:
 
             def count_one(delivery: Delivery[bytes]) -> None:
@@ -111,8 +97,7 @@ async def _reliable(count: int, handler: bool) -> Sample:
 
 async def remote_send(count: int) -> Sample:
     tally = Tally(count)
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         b.spawn(Counter, tally, name="counter")
         ref = await a.remote.lookup("b", "/user/counter")
         send = ref.send
