@@ -46,6 +46,7 @@ import tempfile
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -142,8 +143,7 @@ class SlowCounter(Counter):
 async def _slow(count: int, reliable: bool) -> Sample:
     tally = Tally(count)
     payload = b"x" * 1024
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         slow = b.spawn(SlowCounter, tally, name="slow")
         send: Callable[[Any], Awaitable[object]]
         if reliable:
