@@ -79,6 +79,7 @@ from ._actor_tasks import (
     streams_queued,
     trio_flavour,
 )
+from ._systems import Counter
 
 __all__: list[str] = []
 
@@ -93,19 +94,6 @@ SLOW_SECONDS = 0.01  #: how long one job of fan_out_slow waits
 
 
 # -- our actors ----------------------------------------------------------------
-
-
-class Counter(Actor):
-    """Counts its messages on the sample's tally."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-
-    def receive(self, message: Any) -> None:
-        tally = self.tally
-        tally.count += 1
-        if tally.count == tally.expected:
-            tally.done.set()
 
 
 class Echo(Actor):

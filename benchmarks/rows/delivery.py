@@ -65,7 +65,8 @@ from actors.persistence import Codec, SqliteJournal
 from .._clock import now
 from .._registry import Impl, Row, Sample, register
 from ._actor_tasks import Tally
-from .remote import GUARD, _nodes, _url
+from ._systems import Counter, two_nodes
+from .remote import GUARD
 
 __all__: list[str] = []
 
@@ -75,19 +76,6 @@ JOBS, QUICK_JOBS = 2_000, 320
 #: Seconds the jobs sample waits for the last job (fsyncs on a busy disk).
 JOBS_GUARD = 120.0
 SENDERS, WORKERS = 16, 4
-
-
-class Counter(Actor):
-    """Counts what it gets (a Delivery or a plain message)."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-
-    def receive(self, message: Any) -> None:
-        tally = self.tally
-        tally.count += 1
-        if tally.count == tally.expected:
-            tally.done.set()
 
 
 async def reliable(count: int) -> Sample:
@@ -100,8 +88,7 @@ async def reliable_handler(count: int) -> Sample:
 
 async def _reliable(count: int, handler: bool) -> Sample:
     tally = Tally(count)
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         if handler:
 
             def count_one(delivery: Delivery[bytes]) -> None:
@@ -126,8 +113,7 @@ async def _reliable(count: int, handler: bool) -> Sample:
 
 async def remote_send(count: int) -> Sample:
     tally = Tally(count)
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         b.spawn(Counter, tally, name="counter")
         ref = await a.remote.lookup("b", "/user/counter")
         send = ref.send
@@ -157,8 +143,7 @@ class SlowCounter(Counter):
 async def _slow(count: int, reliable: bool) -> Sample:
     tally = Tally(count)
     payload = b"x" * 1024
-    sender, receiver = _nodes(_url())
-    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+    async with two_nodes() as (a, b):
         slow = b.spawn(SlowCounter, tally, name="slow")
         send: Callable[[Any], Awaitable[object]]
         if reliable:

@@ -37,7 +37,8 @@ from actors.persistence import Codec, JetStreamJournal
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, register
-from .persistence_jetstream import _missing, _url
+from ._systems import nats_url
+from .persistence_jetstream import _missing
 
 __all__: list[str] = []
 
@@ -59,8 +60,9 @@ class Job(Actor[Delivery[int]]):
 
 async def ours(count: int) -> Sample:
     each = count // SENDERS
+    url = nats_url(jetstream=True)
     async with (
-        JetStreamJournal(_url(), stream=f"J{new_nuid(10)}") as journal,
+        JetStreamJournal(url, stream=f"J{new_nuid(10)}") as journal,
         ActorSystem() as system,
     ):
         queue: WorkQueue[int] = await WorkQueue.start(
@@ -92,7 +94,7 @@ async def nats_py(count: int) -> Sample:
     each = count // SENDERS
     stream = f"J{new_nuid(10)}"
     subject = f"{stream}.jobs"
-    client = await nats.connect(_url())
+    client = await nats.connect(nats_url(jetstream=True))
     done = 0
     finished = anyio.Event()
     try:

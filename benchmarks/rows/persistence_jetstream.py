@@ -27,7 +27,6 @@ Spawning and recovering the actors and making the streams are not timed.
 
 from __future__ import annotations
 
-import atexit
 import sys
 from typing import Any
 
@@ -35,12 +34,13 @@ import anyio
 import msgspec
 
 from actors import ActorSystem
-from actors.nats import NatsServer, StreamConfig, connect, find_nats_server
+from actors.nats import StreamConfig, connect, find_nats_server
 from actors.nats._protocol import new_nuid
 from actors.persistence import JetStreamJournal
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, register
+from ._systems import nats_url
 from .persistence import Add, Added, Ledger
 
 __all__: list[str] = []
@@ -48,25 +48,12 @@ __all__: list[str] = []
 ACTORS = 64
 WRITES, QUICK_WRITES = ACTORS * 100, ACTORS * 2
 
-_server: NatsServer | None = None
-
-
-def _url() -> str:
-    """The URL of this process's ``nats-server -js`` (started at first use)."""
-    global _server
-    if _server is None:
-        server = NatsServer(jetstream=True)
-        server.start()
-        atexit.register(server.close)
-        _server = server
-    return _server.url
-
-
 async def ours_jetstream(count: int) -> Sample:
     per = count // ACTORS
     stored = 0
+    url = nats_url(jetstream=True)
     async with (
-        JetStreamJournal(_url(), stream=f"B{new_nuid(10)}") as journal,
+        JetStreamJournal(url, stream=f"B{new_nuid(10)}") as journal,
         ActorSystem(journal=journal) as system,
     ):
         refs = [system.spawn(Ledger, f"ledger-{i}") for i in range(ACTORS)]
@@ -90,11 +77,11 @@ async def nats_py_publish_async(count: int) -> Sample:
     per = count // ACTORS
     encode = msgspec.msgpack.Encoder().encode
     stream = f"B{new_nuid(10)}"
-    client = await nats.connect(_url())
+    client = await nats.connect(nats_url(jetstream=True))
     try:
         js = client.jetstream()
         # The stream as the journal makes it (our client: untimed setup).
-        async with connect(_url()) as nc:
+        async with connect(nats_url(jetstream=True)) as nc:
             await nc.jetstream().add_stream(
                 StreamConfig(stream, subjects=(f"{stream}.>",), allow_rollup_hdrs=True)
             )
@@ -129,10 +116,10 @@ async def nats_py_conditional(count: int) -> Sample:
     encode = msgspec.msgpack.Encoder().encode
     stream = f"B{new_nuid(10)}"
     stored = 0
-    client = await nats.connect(_url())
+    client = await nats.connect(nats_url(jetstream=True))
     try:
         js = client.jetstream()
-        async with connect(_url()) as nc:
+        async with connect(nats_url(jetstream=True)) as nc:
             await nc.jetstream().add_stream(
                 StreamConfig(stream, subjects=(f"{stream}.>",), allow_rollup_hdrs=True)
             )

@@ -36,6 +36,7 @@ from actors.remote._credits import DEFAULT_SHARE
 
 from .._registry import Sample
 from ._flood_receiver import Handled, Slow
+from ._systems import nats_url
 
 __all__ = ["FloodFigures", "flood", "in_process_slow", "main", "ours_slow"]
 
@@ -247,9 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         help="repeatable; default: asyncio and trio",
     )
     args = parser.parse_args(argv)
-    from .remote import _url
-
-    url = _url()
+    url = nats_url()
     print(
         "| backend | seconds | sends | sends that waited | handled | backlog "
         "| queued | RSS before (MB) | RSS peak (MB) | growth (MB) |"

@@ -37,13 +37,14 @@ from typing import Any
 import anyio
 
 from actors import ActorSystem
-from actors.nats import NatsServer, find_nats_server
+from actors.nats import find_nats_server
 from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemotePoolRef
 from actors.remote.scaleout import Handoff, NodeProcesses
 
 from .._registry import Impl, Row, Sample, register
 from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven
+from ._systems import nats_url
 
 __all__: list[str] = []
 
@@ -56,27 +57,25 @@ GUARD = 120.0  #: seconds before a sample gives up (a row failure, not a hang)
 SYSTEM = "scale" + new_nuid(6)
 NODES = ("scale-0", "scale-1")
 
-_server: NatsServer | None = None
 _processes: NodeProcesses | None = None
 _names = itertools.count()
 
 
 def _url() -> str:
-    global _server, _processes
-    if _server is None:
-        server = NatsServer()
-        server.start()
-        atexit.register(server.close)
-        _server = server
+    """This process's server, with the node processes of the rows (started
+    at the first call)."""
+    global _processes
+    url = nats_url()
+    if _processes is None:
         _processes = NodeProcesses(
-            Handoff((server.url,)),
+            Handoff((url,)),
             system=SYSTEM,
             prefix="actors",
             names=NODES,
             modules=["benchmarks.rows._scale_workers"],
         )
         atexit.register(_processes.kill)
-    return _server.url
+    return url
 
 
 def _remote() -> Remote:

@@ -24,6 +24,8 @@ that cannot renew its leases in time stops its entities (as it must).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from actors import Actor, ActorSystem
@@ -63,62 +65,66 @@ def _sharding(system: ActorSystem) -> Sharding:
     return Sharding(system, [COUNTER], store=store)
 
 
-async def sharded_tell(count: int) -> Sample:
+@asynccontextmanager
+async def _sharded() -> AsyncIterator[Sharding]:
+    """A system with sharding of ``COUNTER`` (the sharded samples' setup)."""
     async with ActorSystem() as system, _sharding(system) as sharding:
+        yield sharding
+
+
+async def _tell_all(refs: Sequence[Any], count: int) -> Sample:
+    """``count`` tells spread over ``refs`` (each running first), until each
+    has counted its share (the same loop for entity refs and actor refs)."""
+    for ref in refs:
+        await ref.ask(None)  # running
+    start = now()
+    for n in range(count):
+        refs[n % ENTITIES].tell(n)
+    received = 0
+    for ref in refs:
+        received += await ref.ask(None, timeout=300.0)
+    return Sample(now() - start, received)
+
+
+async def _ask_in_turn(ref: Any, count: int) -> Sample:
+    """``count`` asks of ``ref`` one after the other (running first)."""
+    await ref.ask(None)
+    ask = ref.ask
+    start = now()
+    last = 0
+    for n in range(count):
+        last = await ask(n)
+    return Sample(now() - start, last)
+
+
+async def sharded_tell(count: int) -> Sample:
+    async with _sharded() as sharding:
         refs = [sharding.entity_ref(COUNTER, str(i)) for i in range(ENTITIES)]
-        for ref in refs:
-            await ref.ask(None)  # running
-        start = now()
-        for n in range(count):
-            refs[n % ENTITIES].tell(n)
-        received = 0
-        for ref in refs:
-            received += await ref.ask(None, timeout=300.0)
-        elapsed = now() - start
-    return Sample(elapsed, received)
+        sample = await _tell_all(refs, count)
+    return sample
 
 
 async def direct_tell(count: int) -> Sample:
     async with ActorSystem() as system:
         refs = [system.spawn(Counter, str(i)) for i in range(ENTITIES)]
-        for ref in refs:
-            await ref.ask(None)
-        start = now()
-        for n in range(count):
-            refs[n % ENTITIES].tell(n)
-        received = 0
-        for ref in refs:
-            received += await ref.ask(None, timeout=300.0)
-        elapsed = now() - start
-    return Sample(elapsed, received)
+        sample = await _tell_all(refs, count)
+    return sample
 
 
 async def sharded_ask(count: int) -> Sample:
-    async with ActorSystem() as system, _sharding(system) as sharding:
-        ref = sharding.entity_ref(COUNTER, "0")
-        await ref.ask(None)
-        ask = ref.ask
-        start = now()
-        for n in range(count):
-            last = await ask(n)
-        elapsed = now() - start
-    return Sample(elapsed, last)
+    async with _sharded() as sharding:
+        sample = await _ask_in_turn(sharding.entity_ref(COUNTER, "0"), count)
+    return sample
 
 
 async def direct_ask(count: int) -> Sample:
     async with ActorSystem() as system:
-        ref = system.spawn(Counter)
-        await ref.ask(None)
-        ask = ref.ask
-        start = now()
-        for n in range(count):
-            last = await ask(n)
-        elapsed = now() - start
-    return Sample(elapsed, last)
+        sample = await _ask_in_turn(system.spawn(Counter), count)
+    return sample
 
 
 async def sharded_activation(count: int) -> Sample:
-    async with ActorSystem() as system, _sharding(system) as sharding:
+    async with _sharded() as sharding:
         refs = [sharding.entity_ref(COUNTER, str(i)) for i in range(count)]
         start = now()
         activated = 0

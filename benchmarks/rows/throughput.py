@@ -37,10 +37,11 @@ from typing import Any
 
 import anyio
 
-from actors import Actor, ActorRef, ActorSystem
+from actors import ActorRef, ActorSystem
 
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, SampleFn, register
 from ._actor_tasks import Tally, shares
+from ._systems import Counter
 
 __all__: list[str] = []
 
@@ -53,19 +54,6 @@ CLOCKS: dict[str, Callable[[], float]] = {
     "wall": time.perf_counter,
     "cpu": time.process_time,
 }
-
-
-class Counter(Actor):
-    """Counts its messages on the sample's tally."""
-
-    def __init__(self, tally: Tally) -> None:
-        self.tally = tally
-
-    def receive(self, message: Any) -> None:
-        tally = self.tally
-        tally.count += 1
-        if tally.count == tally.expected:
-            tally.done.set()
 
 
 async def _tell(ref: ActorRef[Any], count: int) -> None:

@@ -37,10 +37,7 @@ so separate processes give the very same figures.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
-import math
 import sys
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -49,6 +46,9 @@ from types import FrameType
 from typing import Any
 
 import anyio
+
+# The sibling module (a script's own directory is first on sys.path).
+from gate_budgets import command_line, versions
 
 import actors
 from actors import Actor, ActorSystem
@@ -65,7 +65,6 @@ ASK_TIMEOUT = 600.0
 BACKENDS = ("asyncio", "trio")
 EVENTS = ("call", "c_call")
 BUDGETS = Path(__file__).with_name("budgets.json")
-MARGIN = 1.10  #: a budget is the measured figure plus 10%, rounded up
 #: How far the two measurements in one process may differ. Not timing: event
 #: loops do housekeeping every so many operations (Trio prunes its deadline
 #: heap about every 1,000 cancel scopes), which lands in one run or the next,
@@ -280,51 +279,9 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
     out["repeatable"] = all(
         abs(out["figures"][k] - out["repeat"][k]) <= TOLERANCE for k in out["figures"]
     )
-    out["versions"] = _versions()
+    out["versions"] = versions()
     return out
 
 
-def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {
-        "python": ".".join(map(str, sys.version_info[:2])),
-        "anyio": version("anyio"),
-        "trio": version("trio"),
-    }
-
-
-def write_budgets() -> dict[str, Any]:
-    """Measure both backends and rewrite ``budgets.json`` (measured + 10%)."""
-    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
-    for backend in BACKENDS:
-        result = measure(backend)
-        if not result["repeatable"]:
-            raise SystemExit(f"{backend}: the counts did not repeat; not writing")
-        entry = data["budgets"][backend]
-        for key, spec in entry.items():
-            measured = result["figures"][key]
-            spec["measured"] = measured
-            # round() first: 91 * 1.1 * 10 is 1001.0000000000001 in floats.
-            spec["budget"] = math.ceil(round(measured * MARGIN * 10, 6)) / 10
-    data["measured_with"] = _versions()
-    BUDGETS.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-    return data
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", nargs="?", choices=BACKENDS)
-    parser.add_argument("--breakdown", type=int, default=15, metavar="N")
-    parser.add_argument("--write-budgets", action="store_true")
-    args = parser.parse_args()
-    if args.write_budgets:
-        print(json.dumps(write_budgets(), indent=2))
-    elif args.backend:
-        print(json.dumps(measure(args.backend, args.breakdown), indent=1))
-    else:
-        parser.error("give a backend or --write-budgets")
-
-
 if __name__ == "__main__":
-    main()
+    command_line(__doc__, BACKENDS, measure, BUDGETS, "counts")

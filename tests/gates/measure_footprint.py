@@ -37,10 +37,7 @@ figures on every run.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
-import math
 import sys
 import tracemalloc
 from collections import Counter, deque
@@ -50,12 +47,12 @@ from typing import Any
 
 import anyio
 
-# The sibling script (a script's own directory is first on sys.path).
+# The sibling modules (a script's own directory is first on sys.path).
+from gate_budgets import command_line, versions
 from measure_calls import (
     Counts,
     _profiler,
     _seed_trio_scheduler,
-    _versions,
 )
 
 from actors import Actor, ActorSystem
@@ -65,7 +62,6 @@ SPAWN_SMALL, SPAWN_LARGE = 200, 600  #: actors per run of the spawn count
 BACKENDS = ("asyncio", "trio")
 FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
 BUDGETS = Path(__file__).with_name("footprint_budgets.json")
-MARGIN = 1.10  #: a budget is the measured figure plus 10%, rounded up
 #: How far the two measurements in one process may differ, as a share of the
 #: figure: blocks and calls repeat exactly but for Trio's housekeeping; bytes
 #: move by a few per actor (the allocator's size classes of strings and
@@ -255,39 +251,9 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
         <= TOLERANCE[k.split(".", 1)[1]] * out["figures"][k]
         for k in FIGURES
     )
-    out["versions"] = _versions()
+    out["versions"] = versions()
     return out
 
 
-def write_budgets() -> dict[str, Any]:
-    """Measure both backends and rewrite the budgets (measured + 10%)."""
-    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
-    for backend in BACKENDS:
-        result = measure(backend)
-        if not result["repeatable"]:
-            raise SystemExit(f"{backend}: the figures did not repeat; not writing")
-        for key, spec in data["budgets"][backend].items():
-            measured = result["figures"][key]
-            spec["measured"] = measured
-            spec["budget"] = math.ceil(round(measured * MARGIN * 10, 6)) / 10
-    data["measured_with"] = _versions()
-    BUDGETS.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-    return data
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("backend", nargs="?", choices=BACKENDS)
-    parser.add_argument("--breakdown", type=int, default=15, metavar="N")
-    parser.add_argument("--write-budgets", action="store_true")
-    args = parser.parse_args()
-    if args.write_budgets:
-        print(json.dumps(write_budgets(), indent=2))
-    elif args.backend:
-        print(json.dumps(measure(args.backend, args.breakdown), indent=1))
-    else:
-        parser.error("give a backend or --write-budgets")
-
-
 if __name__ == "__main__":
-    main()
+    command_line(__doc__, BACKENDS, measure, BUDGETS, "figures")

@@ -10,14 +10,11 @@ fails.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_budgets import check_meanings, check_within, load, run_measurement
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_calls.py"
@@ -31,27 +28,11 @@ FIGURES = (
     "ping_pong.call",
     "ping_pong.c_call",
 )
-#: A budget this far above its figure no longer guards much: tighten it.
-STALE = 1.25
-
-
-def _load_budgets() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
-    return data
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), request.param, "--breakdown", "25"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        pytest.fail(f"measure_calls.py {request.param} failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return run_measurement(SCRIPT, request.param)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -87,22 +68,7 @@ def _versions(v: dict[str, str]) -> str:
 
 
 def test_hot_path_calls_stay_within_their_budgets(measured: dict[str, Any]) -> None:
-    budgets = _load_budgets()
-    limits = budgets["budgets"][measured["backend"]]
-    over = [key for key in FIGURES if measured["figures"][key] > limits[key]["budget"]]
-    assert not over, f"over budget: {over}\n" + _report(measured, budgets)
-    stale = [
-        key
-        for key in FIGURES
-        if measured["figures"][key] * STALE < limits[key]["budget"]
-    ]
-    if stale:
-        warnings.warn(
-            f"budgets far above the measured figures on {measured['backend']}: "
-            f"{stale}; lower them (--write-budgets)\n" + _report(measured, budgets),
-            stacklevel=1,
-        )
-    print(_report(measured, budgets))  # shown with -s, and on failure
+    check_within(measured, load(BUDGETS), FIGURES, _report, "call-count")
 
 
 def test_the_counts_repeat_within_one_process(measured: dict[str, Any]) -> None:
@@ -110,7 +76,7 @@ def test_the_counts_repeat_within_one_process(measured: dict[str, Any]) -> None:
     # other than the code path (timing, leftovers of an earlier run).
     assert measured["repeatable"], (
         f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, _load_budgets())
+        + _report(measured, load(BUDGETS))
     )
 
 
@@ -126,11 +92,4 @@ def test_the_count_sees_each_message_handled_exactly_once(
 
 
 def test_every_figure_has_a_budget_with_its_meaning() -> None:
-    budgets = _load_budgets()
-    assert budgets["measured_with"], "record the versions the budgets were set with"
-    for backend in BACKENDS:
-        limits = budgets["budgets"][backend]
-        assert sorted(limits) == sorted(FIGURES), backend
-        for key, limit in limits.items():
-            assert limit["what"], (backend, key)
-            assert limit["measured"] <= limit["budget"], (backend, key)
+    check_meanings(load(BUDGETS), BACKENDS, FIGURES)

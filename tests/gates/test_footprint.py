@@ -12,41 +12,22 @@ when it fails.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_budgets import check_meanings, check_within, load, run_measurement
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_footprint.py"
 BUDGETS = HERE / "footprint_budgets.json"
 BACKENDS = ("asyncio", "trio")
 FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
-#: A budget this far above its figure no longer guards much: tighten it.
-STALE = 1.25
-
-
-def _load_budgets() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(BUDGETS.read_text("utf-8"))
-    return data
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), request.param, "--breakdown", "25"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        pytest.fail(f"measure_footprint.py {request.param} failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
+    return run_measurement(SCRIPT, request.param)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -83,20 +64,7 @@ def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
 def test_an_idle_actor_and_a_spawn_stay_within_their_budgets(
     measured: dict[str, Any],
 ) -> None:
-    budgets = _load_budgets()
-    limits = budgets["budgets"][measured["backend"]]
-    figures = measured["figures"]
-    over = [key for key in FIGURES if figures[key] > limits[key]["budget"]]
-    assert not over, f"over budget: {over}\n" + _report(measured, budgets)
-    stale = [key for key in FIGURES if figures[key] * STALE < limits[key]["budget"]]
-    if stale:
-        warnings.warn(
-            f"footprint budgets far above the measured figures on "
-            f"{measured['backend']}: {stale}; lower them (--write-budgets)\n"
-            + _report(measured, budgets),
-            stacklevel=1,
-        )
-    print(_report(measured, budgets))  # shown with -s, and on failure
+    check_within(measured, load(BUDGETS), FIGURES, _report, "footprint")
 
 
 def test_the_footprint_repeats_within_one_process(measured: dict[str, Any]) -> None:
@@ -104,7 +72,7 @@ def test_the_footprint_repeats_within_one_process(measured: dict[str, Any]) -> N
     # than the code (timing, leftovers of an earlier run).
     assert measured["repeatable"], (
         f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, _load_budgets())
+        + _report(measured, load(BUDGETS))
     )
 
 
@@ -123,11 +91,4 @@ def test_the_measurement_sees_the_actors_it_made(measured: dict[str, Any]) -> No
 
 
 def test_every_footprint_figure_has_a_budget_with_its_meaning() -> None:
-    budgets = _load_budgets()
-    assert budgets["measured_with"], "record the versions the budgets were set with"
-    for backend in BACKENDS:
-        limits = budgets["budgets"][backend]
-        assert sorted(limits) == sorted(FIGURES), backend
-        for key, limit in limits.items():
-            assert limit["what"], (backend, key)
-            assert 0 < limit["measured"] <= limit["budget"], (backend, key)
+    check_meanings(load(BUDGETS), BACKENDS, FIGURES, positive=True)

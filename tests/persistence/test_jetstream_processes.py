@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -36,45 +35,22 @@ import pytest
 
 from actors.nats import NatsServer
 
-from .test_processes import (
+from ._kill_campaign import (
     BACKENDS,
-    LIMIT,
-    LINE_TIMEOUT,
     Child,
     Tally,
-    _acks,
-    _outcome,
+    account,
+    acked_numbers,
+    kill,
+    outcome,
+    read_acks,
+    start_writer,
+    verify,
 )
+from .test_processes import LIMIT
 
 RUNS = int(os.environ.get("ACTORS_PERSISTENCE_RUNS", "2"))
 SEED = int(os.environ.get("ACTORS_PERSISTENCE_SEED", "25"))
-
-
-def _verify(stream: str, url: str, actors: int) -> dict[int, tuple[int, int]]:
-    child = Child(stream, "verify", "--actors", str(actors), "--nats", url)
-    lines = child.rest()
-    assert child.process.wait(LINE_TIMEOUT) == 0, child.stderr()
-    counts: dict[int, tuple[int, int]] = {}
-    for line in lines:
-        words = line.split()
-        if words[0] == "count":
-            counts[int(words[1])] = (int(words[2]), int(words[3]))
-        else:
-            assert words == ["raw", words[1], "ok"], line
-    assert sorted(counts) == list(range(actors)), lines
-    return counts
-
-
-def _read_acks(child: Child, acked: dict[int, int], count: int) -> None:
-    """Read ``count`` ack lines of ``child`` into ``acked``."""
-    for _ in range(count):
-        line = child.line()
-        assert line is not None, child.stderr()
-        words = line.split()
-        assert words[0] == "ack", line
-        index, n = int(words[1]), int(words[2])
-        assert n > acked[index], line
-        acked[index] = n
 
 
 def _kill_run(
@@ -87,50 +63,24 @@ def _kill_run(
     actors = rng.randint(1, 6)
     acked: dict[int, int] = defaultdict(int)
     restarts = 0
-    for kill in range(3):
-        backend = BACKENDS[(run * 3 + kill) % len(BACKENDS)]
-        child = Child(
-            stream, "write", "--actors", str(actors), "--backend", backend,
-            "--nats", server.url,
-        )
-        for _ in range(actors):
-            words = (child.line() or "").split()
-            assert words[0] == "ready", (words, child.stderr())
-            index, recovered = int(words[1]), int(words[2])
-            if recovered < acked[index]:
-                tally.lost.append(f"run {run}: {index} {recovered} < {acked[index]}")
-            tally.losses += max(0, acked[index] - recovered)
-            acked[index] = max(acked[index], recovered)
-        assert child.line() == "go"
-        _read_acks(child, acked, rng.randint(1, 200 * actors))
+    where = ("--nats", server.url)
+    for kill_ in range(3):
+        backend = BACKENDS[(run * 3 + kill_) % len(BACKENDS)]
+        child = start_writer(stream, actors, backend, acked, tally, run, *where)
+        read_acks(child, acked, rng.randint(1, 200 * actors))
         if rng.random() < 0.5:
             # The server dies under the writing child and comes back on the
             # same store; the child goes on (its asks wait meanwhile).
             server.stop(kill=True)
             server.start()
             restarts += 1
-            _read_acks(child, acked, rng.randint(1, 100 * actors))
-        child.process.send_signal(signal.SIGKILL)
-        for line in child.rest():  # what it printed before it died was answered
-            words = line.split()
-            if words[0] == "ack":
-                acked[int(words[1])] = int(words[2])
-        assert child.process.wait(LINE_TIMEOUT) == -signal.SIGKILL
-        tally.kills += 1
+            read_acks(child, acked, rng.randint(1, 100 * actors))
+        kill(child, acked, tally)
         if rng.random() < 0.3:
             server.stop(kill=True)  # right after the child: both gone
             server.start()
             restarts += 1
-    counts = _verify(stream, server.url, actors)
-    for index in range(actors):
-        count, writers = counts[index]
-        if count < acked[index]:
-            tally.lost.append(f"run {run}: {index} has {count} < {acked[index]}")
-        tally.losses += max(0, acked[index] - count)
-        tally.events += count
-        tally.acknowledged += acked[index]
-        assert writers >= 1
-    tally.runs += 1
+    account(verify(stream, actors, *where), acked, tally, run)
     return restarts
 
 
@@ -174,12 +124,12 @@ def test_two_processes_released_at_once_on_one_persistence_id(
             assert (child.line() or "").startswith("ready 0 0"), child.stderr()
         for child in children:
             child.send("go")
-        stopped, survived = _outcome(children)
+        stopped, survived = outcome(children)
         # Both recovered the empty log: the first to store event 1 is the
         # only writer; the other's first write already conflicts.
-        assert _acks(stopped) == []
-        assert _acks(survived) == list(range(1, LIMIT + 1))
-        assert _verify(stream, server.url, 1) == {0: (LIMIT, 1)}
+        assert acked_numbers(stopped) == []
+        assert acked_numbers(survived) == list(range(1, LIMIT + 1))
+        assert verify(stream, 1, "--nats", server.url) == {0: (LIMIT, 1)}
     print(
         f"\nJetStream, released at once: {rounds} rounds, one survivor each, one "
         "writer in each log"
