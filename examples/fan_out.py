@@ -344,8 +344,8 @@ async def fan_out(
         )
         await done.wait()
         summary: Summary | BaseException = await root.ask("summary", timeout=30.0)
-        if isinstance(summary, BaseException):
-            raise summary
+    if isinstance(summary, BaseException):
+        raise summary
     return summary
 
 

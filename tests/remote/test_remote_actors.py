@@ -770,6 +770,11 @@ async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
         assert await ref.ask(0) == 0
         monitor = a.remote._parts.monitor
         state = monitor._peers[ref.node]
+        # The detector made at the start is a stand-in until the first
+        # heartbeat ack (intervals are measured from it): wait for that one.
+        with anyio.fail_after(10):
+            while not state.answered:
+                await anyio.lowlevel.checkpoint()
         detector = state.detector
         for n in range(1, 20):
             assert await ref.ask(n) == n
