@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 __all__ = ["become", "bind", "current_behaviour", "unbecome"]
 
 
+#: Whether a method's function is an ``async def`` (``bind``'s cache, keyed
+#: by the function of a bound method; bounded as ``_invoke.PLAIN``).
+_ASYNC_METHODS: dict[Any, bool] = {}
+_ASYNC_METHODS_MAX = 4096
+
+
 def become(instance: Actor, handler: Callable[[Any], Any], discard_old: bool) -> None:
     """Make ``handler`` the behaviour for the next messages.
 
@@ -82,7 +88,14 @@ def bind(
     system, for telemetry. ``is_async``: ``handler`` is an ``async def``.
     """
     receive = current_behaviour(instance)
-    is_async = inspect.iscoroutinefunction(receive)
+    # A method's answer depends on its function alone: asked once per
+    # function (inspect's test is about ten calls, paid per spawn otherwise).
+    function = getattr(receive, "__func__", None)
+    is_async = _ASYNC_METHODS.get(function) if function is not None else None
+    if is_async is None:
+        is_async = inspect.iscoroutinefunction(receive)
+        if function is not None and len(_ASYNC_METHODS) < _ASYNC_METHODS_MAX:
+            _ASYNC_METHODS[function] = is_async
     handler = receive
     state = instance._actors_state
     if state is not None and state.timeout is not None:

@@ -117,7 +117,7 @@ class ActorContext:
         """Spawn a child of this actor; same arguments, typing and errors as
         [``ActorSystem.spawn``][actors.ActorSystem.spawn] (a factory that raises
         makes this raise)."""
-        options = SpawnOptions(name, capacity, drain, restart)
+        options = SpawnOptions.of(name, capacity, drain, restart)
         return self._cell.runtime.spawn(self._cell, factory, args, {}, options)
 
     def spawn_pool(

@@ -34,6 +34,16 @@ if TYPE_CHECKING:
 
 __all__ = ["handle_signal", "run_loop"]
 
+#: Classes of items the loop has handled as plain messages (neither an
+#: ``Ask`` envelope nor a ``Signal``): an item of one of them goes straight to
+#: the handler, with one set lookup instead of an ``is Ask`` test and an
+#: ``isinstance`` call per message. Shared by every actor, never holds an
+#: ``Ask`` or ``Signal`` class (added only after both tests said no), and
+#: bounded, as ``_invoke.PLAIN`` (past ``TOLD_MAX`` classes the rest take the
+#: two tests every time).
+TOLD: set[type] = set()
+TOLD_MAX = 4096
+
 
 async def run_loop(
     cell: Cell, resume: Callable[[Cell, None], None] | None = None
@@ -41,7 +51,8 @@ async def run_loop(
     """Handle messages until a control command or a stop interrupts.
 
     ``resume``: the run may end idle. If the mailbox is empty at its first
-    look (an actor just started, no mail yet), the loop registers
+    look (an actor just started, no mail yet; that look comes before the
+    checkpoint every other look makes), the loop registers
     ``resume(cell, None)`` with the mailbox (``wait_detached``) and returns:
     the task ends, and the next item (or the mailbox's close) schedules a
     new run. A run that has handled anything keeps its task and parks (a
@@ -62,6 +73,7 @@ async def run_loop(
     runtime = cell.runtime
     backend = runtime.backend
     plain = PLAIN
+    told = TOLD
     # Messages go to ``handler``, signals to ``receive``: the current
     # behaviour, bound again only after a Rebind command (become, unstash, a
     # receive timeout). ``handler`` is ``receive`` unless a receive timeout
@@ -84,21 +96,19 @@ async def run_loop(
             try:
                 if take is None:
                     batch = await mailbox.receive_many_unchecked(drain)
-                elif resume is not None:
-                    # The run's first look, after its checkpoint as every
-                    # look: empty, it ends idle, holding no task.
-                    await checkpoint()
-                    batch = take(drain)
-                    if not batch and mailbox.wait_detached(resume, cell):
-                        # Its next run starts in what this one leaves (the
-                        # context variables its hooks set).
-                        cell.context_vars = copy_context()
-                        return
-                    resume = None
-                    while not batch:
-                        await mailbox.wait_ready()
-                        batch = take(drain)
                 else:
+                    if resume is not None:
+                        # The first look of a new actor's first run, before
+                        # its checkpoint: with nothing queued it ends idle,
+                        # holding no task, one trip through the event loop
+                        # saved per spawn (queued mail, or a closed mailbox:
+                        # checkpoint, then take, as every look). Its next
+                        # run starts in what this one leaves (the context
+                        # variables its hooks set).
+                        if mailbox.wait_detached(resume, cell):
+                            cell.context_vars = copy_context()
+                            return
+                        resume = None
                     await checkpoint()
                     batch = take(drain)
                     while not batch:
@@ -125,46 +135,57 @@ async def run_loop(
                 index += 1
                 # What stash() sets aside (see _stash.py): a slot store, no call.
                 cell.handling = item
-                if type(item) is Ask:
-                    cell.current = item
-                    if is_async:
-                        result = await handler(item.message)
-                    else:
-                        result = handler(item.message)
-                        # A coroutine from a sync wrapper of an async def: a
-                        # set lookup decides, no call (see _invoke.PLAIN).
-                        if result.__class__ not in plain and awaitable_class(
-                            result.__class__
-                        ):
-                            result = await result
-                    if cell.current is not item:  # stashed: answered later
-                        continue
-                    cell.current = NOTHING
-                    if result is UNHANDLED:  # counted as a dead letter already
-                        item.fail(
-                            UnhandledMessage(f"{cell.path} did not handle it"),
-                            backend,
-                        )
-                    # An abandoned answer is a dead letter to the ref that was
-                    # asked (a pool's, for its worker), as Ask.lost counts it
-                    # when the asker leaves after the hand-off.
-                    elif result.__class__ is ErrorReply:  # no failure
-                        if not item.error_reply(result.error, backend):
+                kind = type(item)
+                # A class seen before as a plain message's (the common case)
+                # skips both tests below: one set lookup, no isinstance call.
+                if kind not in told:
+                    if kind is Ask:
+                        cell.current = item
+                        if is_async:
+                            result = await handler(item.message)
+                        else:
+                            result = handler(item.message)
+                            # A coroutine from a sync wrapper of an async def: a
+                            # set lookup decides, no call (see _invoke.PLAIN).
+                            if result.__class__ not in plain and awaitable_class(
+                                result.__class__
+                            ):
+                                result = await result
+                        if cell.current is not item:  # stashed: answered later
+                            continue
+                        cell.current = NOTHING
+                        if result is UNHANDLED:  # counted as a dead letter already
+                            item.fail(
+                                UnhandledMessage(f"{cell.path} did not handle it"),
+                                backend,
+                            )
+                        # An abandoned answer is a dead letter to the ref that was
+                        # asked (a pool's, for its worker), as Ask.lost counts it
+                        # when the asker leaves after the hand-off.
+                        elif result.__class__ is ErrorReply:  # no failure
+                            if not item.error_reply(result.error, backend):
+                                runtime.dead_letter(
+                                    item.recipient, item.message, "ask abandoned"
+                                )
+                        elif not item.reply(result, backend):
                             runtime.dead_letter(
                                 item.recipient, item.message, "ask abandoned"
                             )
-                    elif not item.reply(result, backend):
-                        runtime.dead_letter(
-                            item.recipient, item.message, "ask abandoned"
-                        )
-                elif isinstance(item, Signal):
-                    await handle_signal(cell, item, receive)
-                elif is_async:
+                        continue
+                    if isinstance(item, Signal):
+                        await handle_signal(cell, item, receive)
+                        continue
+                    if len(told) < TOLD_MAX:
+                        told.add(kind)
+                if is_async:
                     await handler(item)
                 else:
                     result = handler(item)
-                    if result.__class__ not in plain and awaitable_class(
-                        result.__class__
+                    # None, what most handlers return, needs no lookup.
+                    if (
+                        result is not None
+                        and result.__class__ not in plain
+                        and awaitable_class(result.__class__)
                     ):
                         await result
         except (Restart, Stop):

@@ -68,7 +68,8 @@ async def call_hook(hook: Callable[..., Any], *args: Any) -> None:
     """
     try:
         result = hook(*args)
-        if inspect.isawaitable(result):
+        # Most hooks are sync and return None: no isawaitable call for them.
+        if result is not None and inspect.isawaitable(result):
             await result
     except anyio.get_cancelled_exc_class() as exc:
         failure = stray_failure(exc)

@@ -61,6 +61,29 @@ class SpawnOptions:
                 f"not {self.restart!r}"
             )
 
+    @staticmethod
+    def of(
+        name: str | None,
+        capacity: int | None,
+        drain: int | None,
+        restart: RestartType,
+    ) -> SpawnOptions:
+        """The options of a ``spawn`` call: the shared ``DEFAULT_OPTIONS``
+        when every one is its default (nothing to build or check again: a
+        spawn with no options is the common case), else new checked ones.
+
+        Raises:
+            TypeError, ValueError: as the constructor.
+        """
+        defaults = name is None and capacity is None and drain is None
+        if defaults and restart == "transient":
+            return DEFAULT_OPTIONS
+        return SpawnOptions(name, capacity, drain, restart)
+
     def named(self, name: str) -> SpawnOptions:
         """The same options with another name (a pool's workers)."""
         return replace(self, name=name)
+
+
+#: The options of a spawn that gives none (see ``SpawnOptions.of``).
+DEFAULT_OPTIONS = SpawnOptions()

@@ -46,8 +46,13 @@ logger = logging.getLogger("actors")
 M = TypeVar("M")
 Ts = TypeVarTuple("Ts")
 
-#: Items an actor takes from its mailbox per wake (see benchmarks/README.md).
-DEFAULT_DRAIN = 64
+#: Items an actor takes from its mailbox per wake: a busy actor handles at
+#: most this many between two checkpoints (the others wait at most that
+#: long; Erlang's slice is 4,000 reductions). A checkpoint is a trip through
+#: the event loop (a few microseconds on asyncio, its selector's poll
+#: included): at 256 it is a few nanoseconds of each queued message's cost,
+#: where 64 made it about a tenth (see benchmarks/README.md).
+DEFAULT_DRAIN = 256
 
 
 class ActorSystem(SystemScope, ActorNames, Generic[R]):
@@ -317,7 +322,7 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
             SystemNotRunning: the system is not running.
             Exception: whatever the factory raised.
         """
-        options = SpawnOptions(name, capacity, drain, restart)
+        options = SpawnOptions.of(name, capacity, drain, restart)
         guardian = self._guardian()
         return self._runtime.spawn(guardian, factory, args, {}, options)
 

@@ -218,7 +218,7 @@ class FromThread:
             Exception: whatever the factory raised (it is called in the
                 event loop, before this returns).
         """
-        options = SpawnOptions(name, capacity, drain, restart)
+        options = SpawnOptions.of(name, capacity, drain, restart)
         runtime = self._runtime
 
         def spawn() -> ActorRef[M]:

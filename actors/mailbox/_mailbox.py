@@ -10,8 +10,9 @@ of their own, in ``_runtime_receive``; what a mailbox says of itself
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from anyio import WouldBlock
 
@@ -97,13 +98,12 @@ class Mailbox(MailboxInspection[M]):
             MailboxFull: no unit is free (or senders are waiting for one);
                 nothing was enqueued.
         """
-        if isinstance(message, Signal):
-            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
-        if self._closed:
-            raise MailboxClosed("the mailbox is closed")
         quota = self._quota
-        if quota.used >= quota.capacity:
-            raise MailboxFull(f"the mailbox is full (capacity {self._capacity})")
+        # One comparison for "open and not full": a closed mailbox's quota
+        # has a capacity of -inf (see close), so _refuse sorts out which
+        # error it is, in the documented order; no _closed test per message.
+        if quota.used >= quota.capacity or isinstance(message, Signal):
+            self._refuse(message)
         quota.used += 1
         consumer = self._consumer
         if consumer is None:
@@ -123,6 +123,15 @@ class Mailbox(MailboxInspection[M]):
                 self._wakeups += 1
             except Stale:  # its task was cancelled first
                 pass
+
+    def _refuse(self, message: M) -> NoReturn:
+        """Raise what ``try_send`` raises for ``message`` when it is a signal,
+        the mailbox is closed or full (in that order)."""
+        if isinstance(message, Signal):
+            raise TypeError(f"{message!r} is a signal: use send_signal() for signals")
+        if self._closed:
+            raise MailboxClosed("the mailbox is closed")
+        raise MailboxFull(f"the mailbox is full (capacity {self._capacity})")
 
     @ki_protected
     async def send(self, message: M) -> None:
@@ -380,6 +389,9 @@ class Mailbox(MailboxInspection[M]):
         if self._closed:
             return
         self._closed = True
+        # No unit is free any more: try_send's one comparison refuses, and
+        # admit() moves nobody in (-inf - n stays -inf).
+        self._quota.capacity = -math.inf
         self._quota.withdraw_all(self._backend)
         if self._consumer is not None:
             self._wake_consumer()

@@ -12,6 +12,10 @@
   bytes) to an echo actor of the other system. ``nats-py``: sequential
   ``request`` to a responder (a callback that ``respond``\\ s the data) on
   another connection. Unit: one round trip.
+* ``remote/ask/in_flight/100``: the same asks, 100 in flight at once (100
+  tasks, each asking its share in turn). ``nats-py``: 100 tasks
+  ``request`` in turn on the one requester connection. Unit: one
+  round trip.
 
 * ``remote/secret/tell``, ``remote/secret/ask``: the same tells (16 bytes)
   and asks with the cluster secret (``Remote(secret=...)``: every frame
@@ -43,7 +47,7 @@ from actors.nats._protocol import new_nuid
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, SampleFn, register
-from ._actor_tasks import Tally
+from ._actor_tasks import Tally, shares
 from ._systems import Counter, nats_url, two_nodes
 
 __all__: list[str] = []
@@ -59,6 +63,7 @@ MAX_TELL_BYTES = 100 * 1024 * 1024
 #: (a row failure) instead of hanging: messages can be lost (at-most-once).
 GUARD = 30.0
 ASKS, QUICK_ASKS = 5_000, 200
+IN_FLIGHT = 100  #: concurrent asks of remote/ask/in_flight/100
 #: Sends of remote/flood/slow (1 ms each: about 5 s per sample).
 SLOW_SENDS, QUICK_SLOW_SENDS = 5_000, 50
 
@@ -146,7 +151,6 @@ async def ours_ask(count: int, secret: bytes | None = None) -> Sample:
 
 async def nats_py_ask(count: int) -> Sample:
     import nats
-    import nats.errors
 
     async def respond(msg: Any) -> None:
         await msg.respond(msg.data)
@@ -159,14 +163,7 @@ async def nats_py_ask(count: int) -> Sample:
     try:
         await responder.subscribe(subject, cb=respond)
         await responder.flush()
-        # nats-py's flush does not always cover the SUB: wait until a
-        # request is answered (untimed).
-        for _ in range(100):
-            try:
-                await requester.request(subject, ASK_PAYLOAD, timeout=5)
-                break
-            except nats.errors.NoRespondersError:
-                await anyio.sleep(0.01)
+        await _first_answer(requester, subject)
         request = requester.request
         start = now()
         for _ in range(count):
@@ -177,6 +174,76 @@ async def nats_py_ask(count: int) -> Sample:
         await requester.close()
         await responder.close()
     return Sample(elapsed, received)
+
+
+async def ours_ask_in_flight(count: int) -> Sample:
+    received = 0
+    async with two_nodes() as (a, b):
+        b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        ask = ref.ask
+
+        async def asker(share: int) -> None:
+            nonlocal received
+            for _ in range(share):
+                if await ask(ASK_PAYLOAD) == ASK_PAYLOAD:
+                    received += 1
+
+        start = now()
+        async with anyio.create_task_group() as tg:
+            for share in shares(count, IN_FLIGHT):
+                tg.start_soon(asker, share)
+        elapsed = now() - start
+    return Sample(elapsed, received)
+
+
+async def nats_py_ask_in_flight(count: int) -> Sample:
+    import nats
+
+    async def respond(msg: Any) -> None:
+        await msg.respond(msg.data)
+
+    url = nats_url()
+    subject = "bench." + new_nuid(8)
+    requester = await nats.connect(url)
+    responder = await nats.connect(url)
+    received = 0
+    try:
+        await responder.subscribe(subject, cb=respond)
+        await responder.flush()
+        await _first_answer(requester, subject)
+        request = requester.request
+
+        async def asker(share: int) -> None:
+            nonlocal received
+            for _ in range(share):
+                if (await request(subject, ASK_PAYLOAD, timeout=10)).data == (
+                    ASK_PAYLOAD
+                ):
+                    received += 1
+
+        start = now()
+        async with anyio.create_task_group() as tg:
+            for share in shares(count, IN_FLIGHT):
+                tg.start_soon(asker, share)
+        elapsed = now() - start
+    finally:
+        await requester.close()
+        await responder.close()
+    return Sample(elapsed, received)
+
+
+async def _first_answer(requester: Any, subject: str) -> None:
+    """Wait until a request on ``subject`` is answered (untimed): nats-py's
+    flush does not always cover the responder's SUB."""
+    import nats.errors
+
+    for _ in range(100):
+        try:
+            await requester.request(subject, ASK_PAYLOAD, timeout=5)
+            return
+        except nats.errors.NoRespondersError:
+            await anyio.sleep(0.01)
 
 
 def _sized(fn: Callable[[int, int], Awaitable[Sample]], size: int) -> SampleFn:
@@ -266,6 +333,21 @@ else:
             (
                 Impl("ours", ours_ask),
                 Impl("nats-py", nats_py_ask, ASYNCIO_LOOPS),
+            ),
+            unit="round trip",
+        )
+    )
+    register(
+        Row(
+            f"remote/ask/in_flight/{IN_FLIGHT}",
+            f"{IN_FLIGHT} 16-byte asks in flight at once (as many tasks, each "
+            "asking in turn) to an echo actor of another system over "
+            "nats-server; nats-py: as many tasks requesting on one connection",
+            ASKS,
+            QUICK_ASKS,
+            (
+                Impl("ours", ours_ask_in_flight),
+                Impl("nats-py", nats_py_ask_in_flight, ASYNCIO_LOOPS),
             ),
             unit="round trip",
         )

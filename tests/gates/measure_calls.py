@@ -10,13 +10,13 @@ How a figure is taken (``sys.setprofile``: ``call`` events are Python function
 calls, coroutine resumptions included; ``c_call`` events are calls of builtins
 and C functions):
 
-* ``tell``: one actor with a sync ``receive`` and a drain of 64 (the default). The
+* ``tell``: one actor with a sync ``receive`` and a drain of 256 (the default). The
   profiler is on from the first ``tell`` until the test task wakes from an
   event the handler sets at the last message; the actor's return to its
   mailbox (it parks again) falls inside too. Per message is the difference of
   two such runs, :data:`SMALL` and :data:`LARGE` messages, over the difference
   in messages: everything paid once per run (the event, the wakeups of the
-  test task) cancels out, and what a batch of 64 costs is spread over its
+  test task) cancels out, and what a batch of 256 costs is spread over its
   messages, as in a real backlog. Both counts are multiples of the drain, so
   every batch is full.
 * ``ask``: ``await ref.ask(i)`` one after the other, the same difference of
@@ -53,7 +53,7 @@ from gate_budgets import command_line, versions
 import actors
 from actors import Actor, ActorSystem
 
-DRAIN = 64  #: items the actor takes per wake (the runtime's default, pinned)
+DRAIN = 256  #: items the actor takes per wake (the runtime's default, pinned)
 SMALL, LARGE = 10 * DRAIN, 30 * DRAIN  #: messages per run: full batches only
 ASK_SMALL, ASK_LARGE = 300, 1100  #: round trips per run
 PING_SMALL, PING_LARGE = 300, 1100  #: ping-pong round trips per run

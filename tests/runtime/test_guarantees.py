@@ -287,6 +287,23 @@ async def test_a_cancelled_block_cancels_the_actors_at_once() -> None:
         ref.tell("late")
 
 
+async def test_a_cancelled_block_cancels_an_idle_actor_at_once() -> None:
+    # An idle actor holds no task: the stop the cancellation brings starts its
+    # last run, which is cancelled as a running actor's (no graceful stop).
+    started, stopping = anyio.Event(), anyio.Event()
+    with anyio.fail_after(10):
+        with anyio.CancelScope() as scope:
+            async with ActorSystem() as system:
+                ref = system.spawn(StopsSlowly, started, stopping)
+                await started.wait()
+                await anyio.wait_all_tasks_blocked()  # idle: its run has ended
+                scope.cancel()
+                await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert not stopping.is_set()
+    assert not ref.is_alive
+
+
 async def test_a_native_asyncio_cancellation_cancels_the_actors_at_once() -> None:
     import sniffio
 
