@@ -26,7 +26,10 @@ from ._kv_store import KeyValuePlacementStore as KeyValuePlacementStore
 from ._membership import Member as Member
 from ._membership import MemberDown as MemberDown
 from ._membership import MemberEvent as MemberEvent
+from ._membership import MemberExited as MemberExited
+from ._membership import MemberJoined as MemberJoined
 from ._membership import MemberLeft as MemberLeft
+from ._membership import MemberRemoved as MemberRemoved
 from ._membership import MemberUp as MemberUp
 from ._memory_store import MemoryPlacementStore as MemoryPlacementStore
 from ._sharding import Sharding as Sharding
@@ -44,7 +47,10 @@ __all__ = [
     "Member",
     "MemberDown",
     "MemberEvent",
+    "MemberExited",
+    "MemberJoined",
     "MemberLeft",
+    "MemberRemoved",
     "MemberUp",
     "MemoryPlacementStore",
     "PlacementEntry",

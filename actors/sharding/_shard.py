@@ -162,7 +162,7 @@ class Shard(Actor[Any]):
     def _give(self, active: Active, message: object) -> None:
         self.types.delivered(self.state.shard)
         active.count += 1
-        if type(message) is Locate:
+        if isinstance(message, Locate):
             message.resolve(active.ref)
         else:
             active.ref.tell(message)

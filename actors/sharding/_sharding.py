@@ -5,7 +5,6 @@ of the entity types it hosts, entity refs by key, statistics.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import secrets
@@ -21,14 +20,18 @@ from ._coordinator import Coordination
 from ._entity import Entity
 from ._entity_ref import EntityRef
 from ._errors import (
-    PlacementConflict,
-    PlacementUnavailable,
     ShardingError,
     UnknownEntityType,
 )
 from ._hash import check_key
 from ._lease import Leases
-from ._membership import Member, MemberEvent, MembershipActor, member_key
+from ._membership import (
+    Member,
+    MemberEvent,
+    MembershipActor,
+    SetStatus,
+    Status,
+)
 from ._memory_store import MemoryPlacementStore
 from ._region import ShardRegion, region_name
 from ._region_messages import Leave
@@ -93,7 +96,8 @@ class Sharding:
             them is not hosted here, only proxied (its refs work, its
             messages go to the nodes that host it; Akka's proxy region).
         version: this node's application version, in its membership entry
-            (``members``) for rolling upgrades to tell nodes apart.
+            (``members``): new shards go to the members of the highest
+            version (a rolling upgrade; numbers compared by value).
         strategy: where shards go (default: least shards per node).
         renew_every: seconds between lease renewals (default: a quarter of
             the lease).
@@ -201,6 +205,15 @@ class Sharding:
             raise ShardingError("this Sharding was entered already")
         clock = self.system.clock
         now = anyio.current_time if clock is None else clock.now
+        remote = self.system.remote
+        wires: Any = None
+        address: list[str] | None = None
+        if remote is not None:
+            # A node of actors.remote (msgspec is installed): its regions
+            # reach their peers on other nodes over the wire.
+            from . import _wire as wires
+
+            address = wires.text_of(wires.node_of(remote))
         self._membership = self.system.spawn(
             MembershipActor,
             self.store,
@@ -209,12 +222,15 @@ class Sharding:
             self.renew_every,
             self._publish,
             self._members,
+            None if address is None else address[1],
             name=f"sharding-members-{self.node}",
         )
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
             leases = Leases(self.store, name, self.node, now, self.lease_margin)
-            coordination = Coordination(self.store, self.strategy, name, self.node)
+            coordination = Coordination(
+                self.store, self.strategy, name, self.node, address, self.version
+            )
             region = self.system.spawn(
                 ShardRegion,
                 state,
@@ -224,6 +240,7 @@ class Sharding:
                 self.renew_every,
                 self.renew_every,  # a store call's timeout
                 entity.role is None or entity.role in self.roles,
+                None if wires is None else wires.RegionWire(remote, state),
                 name=region_name(name, self.node),
             )
             state.region = region
@@ -256,12 +273,13 @@ class Sharding:
             return
         self._running = False
         with anyio.move_on_after(timeout), anyio.CancelScope(shield=True):
-            await self._announce_leaving()
+            await self._set_status("leaving")
             for region in self._regions.values():
                 done = anyio.Event()
                 region.tell(Leave(done))
                 if region.is_alive:
                     await done.wait()
+            await self._set_status("exiting")
         for name, region in self._regions.items():
             region.stop()
             await region.join()
@@ -269,19 +287,19 @@ class Sharding:
         membership = self._membership
         if membership is not None:
             membership.stop()
-            await membership.join()
+            await membership.join()  # its "exiting" entry expires
 
-    async def _announce_leaving(self) -> None:
-        """Write this node's membership entry as ``"leaving"`` (the others
-        see ``MemberLeft``); it then expires."""
-        key = member_key(self.node)
-        value = json.dumps({"status": "leaving", "version": self.version}).encode()
-        with contextlib.suppress(PlacementConflict, PlacementUnavailable):
-            entry = await self.store.get(key)
-            if entry is None:
-                await self.store.create(key, value)
-            else:
-                await self.store.update(key, value, entry.revision)
+    async def _set_status(self, status: Status) -> None:
+        """Write this node's membership entry with ``status`` (the others
+        see ``MemberLeft``, ``MemberExited``); waits at most a renewal
+        interval (the store may be cut off)."""
+        membership = self._membership
+        if membership is None or not membership.is_alive:
+            return
+        done = anyio.Event()
+        membership.tell(SetStatus(status, done))
+        with anyio.move_on_after(self.renew_every):
+            await done.wait()
 
     @property
     def members(self) -> list[Member]:
@@ -293,8 +311,12 @@ class Sharding:
         self, callback: Callable[[MemberEvent], object]
     ) -> Callable[[], None]:
         """Call ``callback(event)`` for every membership event this node sees
-        from now on ([``MemberUp``][actors.sharding.MemberUp],
+        from now on, in order per member
+        ([``MemberJoined``][actors.sharding.MemberJoined],
+        [``MemberUp``][actors.sharding.MemberUp],
         [``MemberLeft``][actors.sharding.MemberLeft],
+        [``MemberExited``][actors.sharding.MemberExited],
+        [``MemberRemoved``][actors.sharding.MemberRemoved],
         [``MemberDown``][actors.sharding.MemberDown]), in the event loop's
         thread; an exception it raises is logged, not raised.
 
