@@ -23,6 +23,7 @@ from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
 from ._kv_store import KeyValuePlacementStore as KeyValuePlacementStore
+from ._lease import LeaseEvent as LeaseEvent
 from ._membership import Member as Member
 from ._membership import MemberDown as MemberDown
 from ._membership import MemberEvent as MemberEvent
@@ -43,6 +44,7 @@ __all__ = [
     "Entity",
     "EntityRef",
     "KeyValuePlacementStore",
+    "LeaseEvent",
     "LeastShardAllocation",
     "Member",
     "MemberDown",

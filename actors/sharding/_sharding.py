@@ -24,7 +24,7 @@ from ._errors import (
     UnknownEntityType,
 )
 from ._hash import check_key
-from ._lease import Leases
+from ._lease import LeaseEvent, Leases
 from ._membership import (
     Member,
     MemberEvent,
@@ -104,6 +104,10 @@ class Sharding:
         lease_margin: seconds before a lease could expire at which a node that
             could not renew it stops the shard's entities (default: a quarter
             of the lease).
+        on_lease: called with every [``LeaseEvent``][actors.sharding.LeaseEvent]
+            of this node's shard leases (acquired, renewed, released, given
+            up), in the event loop's thread; None: nobody. An exception it
+            raises is logged.
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -126,6 +130,7 @@ class Sharding:
         strategy: AllocationStrategy | None = None,
         renew_every: float | None = None,
         lease_margin: float | None = None,
+        on_lease: Callable[[LeaseEvent], object] | None = None,
     ) -> None:
         if not isinstance(system, ActorSystem):
             raise TypeError(f"system is an ActorSystem, not {system!r}")
@@ -183,6 +188,9 @@ class Sharding:
         self._membership: ActorRef[Any] | None = None
         self.strategy = strategy if strategy is not None else LeastShardAllocation()
         self.renew_every = renew
+        if on_lease is not None and not callable(on_lease):
+            raise TypeError(f"on_lease must be callable or None, not {on_lease!r}")
+        self._lease_observer = on_lease
         self.lease_margin = margin
         self._entities = types
         self._types: dict[str, TypeState] = {}
@@ -227,7 +235,10 @@ class Sharding:
         )
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
-            leases = Leases(self.store, name, self.node, now, self.lease_margin)
+            leases = Leases(
+                self.store, name, self.node, now, self.lease_margin, self._on_lease
+            )
+            state.leases = leases
             coordination = Coordination(
                 self.store, self.strategy, name, self.node, address, self.version
             )
@@ -335,6 +346,15 @@ class Sharding:
                 self._subscribers.remove(callback)
 
         return unsubscribe
+
+    def _on_lease(self, event: LeaseEvent) -> None:
+        observer = self._lease_observer
+        if observer is None:
+            return
+        try:
+            observer(event)
+        except Exception:
+            logger.exception("lease observer %r failed on %r", observer, event)
 
     def _publish(self, event: MemberEvent) -> None:
         for callback in list(self._subscribers):

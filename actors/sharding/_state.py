@@ -117,6 +117,7 @@ class TypeState:
         "hand_offs",
         "hosted",
         "inflight",
+        "leases",
         "node",
         "now",
         "passivations",
@@ -142,6 +143,8 @@ class TypeState:
         #: shard -> ShardState, the shards hosted here
         self.hosted: dict[int, ShardState] = {}
         self.region: ActorRef[Any] | None = None
+        #: this node's leases of the type's shards (the entities' guard)
+        self.leases: Any = None
         self.activations = 0
         self.passivations = 0
         self.hand_offs = 0
