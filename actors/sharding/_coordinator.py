@@ -8,6 +8,12 @@ coordinator lease, ``coordinator/<type>``).
   new shard. On a node of ``actors.remote`` the entry's value also names
   the node's incarnation, where its peers on other nodes reach its region:
   ``{"node": ..., "address": [remote node, incarnation]}``.
+* Downing: a node whose failure detector declared a peer's node down (it
+  can never talk to that incarnation again) writes ``down/<type>/<node>``
+  and renews it while the peer's membership entry names that incarnation;
+  a node that finds its own mark hosts nothing more: it stops renewing its
+  leases (they expire; nobody takes its shards earlier) and leaves the
+  membership (Akka's downing: a downed member must not go on).
 * Allocation: a shard without a lease goes where the strategy says among the
   members (a region that receives a shard's message from a peer takes the
   shard itself: it was allocated).
@@ -28,7 +34,13 @@ from ._errors import PlacementConflict
 from ._lease import lease_key
 from ._store import PlacementStore
 
-__all__ = ["Coordination", "region_key"]
+__all__ = ["Coordination", "down_key", "region_key", "version_key"]
+
+
+def down_key(type_name: str, node: str) -> str:
+    """The store key marking ``node``'s region of a type as declared down by
+    a peer (an expiring entry the peers renew while the node is a member)."""
+    return f"down/{type_name}/{node}"
 
 
 def region_key(type_name: str, node: str) -> str:
@@ -44,6 +56,7 @@ class Coordination:
     __slots__ = (
         "_coordinator",
         "_member",
+        "_recent",
         "_value",
         "addresses",
         "node",
@@ -79,6 +92,9 @@ class Coordination:
         self.addresses: dict[str, Any] = {}
         #: member -> its application version, as last read
         self.versions: dict[str, str] = {}
+        #: shard -> the member this node allocated it to, until a lease
+        #: names it (bounded by the shard count)
+        self._recent: dict[int, str] = {}
 
     async def _hold(
         self, key: str, revision: int | None, value: bytes | None = None
@@ -100,11 +116,40 @@ class Coordination:
                 return None
             return await self.store.update(key, value, entry.revision)
 
-    async def join(self) -> None:
-        """Write (or renew) this node's membership entry."""
+    async def join(self) -> bool:
+        """Write (or renew) this node's membership entry.
+
+        Returns:
+            True when a peer declared this node down (``down_key``): it must
+            host nothing more (its membership entry is not written).
+        """
+        if await self.store.get(down_key(self.type_name, self.node)) is not None:
+            return True
         self._member = await self._hold(
             region_key(self.type_name, self.node), self._member, self._value
         )
+        return False
+
+    async def declare_down(self, node: str, address: object) -> bool:
+        """Write (or renew) the mark that ``node`` (whose region at the node
+        incarnation ``address`` this node's failure detector declared down)
+        must host nothing more, while its membership entry still names that
+        incarnation.
+
+        Returns:
+            False once its membership entry is gone or names another
+            incarnation (the mark is then left to expire).
+        """
+        entry = await self.store.get(region_key(self.type_name, node))
+        if entry is None or _fields(entry.value).get("address") != address:
+            return False
+        key = down_key(self.type_name, node)
+        mark = await self.store.get(key)
+        if mark is None:
+            await self.store.create(key, self.node.encode())
+        else:
+            await self.store.update(key, self.node.encode(), mark.revision)
+        return True
 
     async def leave(self) -> None:
         """Delete this node's membership entry (it takes no new shard)."""
@@ -166,7 +211,19 @@ class Coordination:
             current.setdefault(self.node, set())
         if not current:
             return None
-        return self.strategy.allocate(shard, self._newest(current))
+        # The shards this node allocated that no lease names yet count where
+        # they went: allocations decided at once (a burst of first messages)
+        # spread instead of all going to the member that had the fewest.
+        leased = set().union(*current.values())
+        recent = self._recent
+        for other, node in list(recent.items()):
+            if other in leased or node not in current:
+                del recent[other]
+            elif other != shard:
+                current[node].add(other)
+        choice = self.strategy.allocate(shard, self._newest(current))
+        recent[shard] = choice
+        return choice
 
     def _newest(self, current: dict[str, set[int]]) -> dict[str, set[int]]:
         """The members of ``current`` that run the highest application

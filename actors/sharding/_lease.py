@@ -230,6 +230,15 @@ class Leases:
             self._tell(shard, "given-up", None)
         return gone
 
+    def give_up(self) -> list[int]:
+        """Give every lease up now, without releasing it (it expires: the
+        entities may still be stopping); their entities must stop now."""
+        gone = sorted(self._held)
+        self._held.clear()
+        for shard in gone:
+            self._tell(shard, "given-up", None)
+        return gone
+
     def next_deadline(self) -> float | None:
         """The earliest ``valid_until`` of the leases held (None: none held)."""
         return min((until for _, until in self._held.values()), default=None)

@@ -77,8 +77,11 @@ class RegionBase(Actor[Any]):
         self.wire_kinds: frozenset[type] = frozenset() if wire is None else wire.kinds
         #: remote peer regions watched, and those that ended (their node
         #: down, or their sharding left): never sent to again
-        self.watched: set[ActorRef[Any]] = set()
+        self.watched: dict[ActorRef[Any], tuple[str, object]] = {}
         self.down: dict[ActorRef[Any], None] = {}
+        #: the nodes whose regions ended while their membership may still
+        #: name them (node -> their address): declared down in the store
+        self.downed: dict[str, object] = {}
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: dict[int, ActorRef[Any]] = {}
         #: shard -> messages held until the shard has a home
@@ -154,7 +157,7 @@ class RegionBase(Actor[Any]):
             if remote is None or remote in self.down:
                 return None
             if remote not in self.watched:
-                self.watched.add(remote)
+                self.watched[remote] = (node, address)
                 self.context.watch(remote)  # NodeDown, or its end
             return remote
         self.context.watch(peer)
@@ -171,9 +174,12 @@ class RegionBase(Actor[Any]):
 
     def _peer_ended(self, ref: ActorRef[Any]) -> None:
         """A remote peer region ended: never send to it again."""
-        if ref in self.watched:
-            self.watched.discard(ref)
+        known = self.watched.pop(ref, None)
+        if known is not None:
             self.down[ref] = None
             if len(self.down) > _MAX_DOWN:
                 del self.down[next(iter(self.down))]
+            node, address = known
+            if len(self.downed) < _MAX_DOWN:
+                self.downed[node] = address
             self.wire.peer_gone(ref)

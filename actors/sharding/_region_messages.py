@@ -11,6 +11,7 @@ from ._state import Deliver
 
 __all__ = [
     "Acquired",
+    "Downed",
     "Forward",
     "HandOffShard",
     "Leave",
@@ -113,6 +114,13 @@ class Located:
     def __init__(self, shard: int, node: str | None) -> None:
         self.shard = shard
         self.node = node
+
+
+@final
+class Downed:
+    """Background -> region: a peer declared this node down."""
+
+    __slots__ = ()
 
 
 @final
