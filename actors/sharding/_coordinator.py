@@ -10,7 +10,8 @@ coordinator lease, ``coordinator/<type>``).
   ``{"node": ..., "address": [remote node, incarnation]}``.
 * Downing: a node whose failure detector declared a peer's node down (it
   can never talk to that incarnation again) writes ``down/<type>/<node>``
-  and renews it while the peer's membership entry names that incarnation;
+  and renews it while its remote layer refuses that incarnation
+  (``Remote.gone_ttl``) unless the peer's membership names another one;
   a node that finds its own mark hosts nothing more: it stops renewing its
   leases (they expire; nobody takes its shards earlier) and leaves the
   membership (Akka's downing: a downed member must not go on).
@@ -133,15 +134,15 @@ class Coordination:
     async def declare_down(self, node: str, address: object) -> bool:
         """Write (or renew) the mark that ``node`` (whose region at the node
         incarnation ``address`` this node's failure detector declared down)
-        must host nothing more, while its membership entry still names that
-        incarnation.
+        must host nothing more (the caller renews it for as long as its
+        remote layer refuses that incarnation).
 
         Returns:
-            False once its membership entry is gone or names another
-            incarnation (the mark is then left to expire).
+            False once ``node``'s membership entry names another incarnation
+            (it was restarted: the mark is left to expire).
         """
         entry = await self.store.get(region_key(self.type_name, node))
-        if entry is None or _fields(entry.value).get("address") != address:
+        if entry is not None and _fields(entry.value).get("address") != address:
             return False
         key = down_key(self.type_name, node)
         mark = await self.store.get(key)

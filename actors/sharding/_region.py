@@ -13,7 +13,6 @@ store delays no routing and no fence.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections import deque
 from typing import Any, Final, TypeVar
@@ -21,7 +20,8 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from .. import ActorRef, Result, Terminated
-from ._region_base import RegionBase, region_name
+from ._downing import Downing
+from ._region_base import region_name
 from ._region_messages import (
     Acquired,
     Downed,
@@ -43,7 +43,6 @@ from ._state import Deliver, ShardState
 
 __all__ = ["ShardRegion", "region_name"]
 
-logger = logging.getLogger("actors.sharding")
 
 T = TypeVar("T")
 
@@ -53,7 +52,7 @@ _FENCE: Final = "sharding-fence"
 _MOVE_ROUNDS: Final = 4
 
 
-class ShardRegion(RegionBase):
+class ShardRegion(Downing):
     """One entity type on one node (see the module docstring; what it holds
     and its plumbing are ``RegionBase``'s)."""
 
@@ -109,7 +108,7 @@ class ShardRegion(RegionBase):
         elif kind is Rebalanced:
             self._rebalance(message)
         elif kind is Downed:
-            self._downed()
+            self._on_downed(message)
         elif kind is Leave:
             self._leave(message)
         elif kind is Leaving:
@@ -268,9 +267,8 @@ class ShardRegion(RegionBase):
             self._round(
                 "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
             )
-        for node, address in list(self.downed.items()):
-            self._declare_down(node, address)
-        if self.leaving is None and self.hosting:
+        self._mark_downed()
+        if self.leaving is None and (self.hosting or self.downed_self):
             self._round("join", coordination.join, self._joined)
             moving = {shard: node for shard, (node, _) in self.moving.items()}
             self._round(
@@ -283,42 +281,6 @@ class ShardRegion(RegionBase):
                 self._locate(shard)
         if self.wire is not None:
             self.wire.expire(anyio.current_time())
-
-    def _joined(self, result: Result[bool]) -> object:
-        if result.ok and result.value:
-            return Downed()
-        return result
-
-    def _declare_down(self, node: str, address: object) -> None:
-        coordination = self.coordination
-        downed = self.downed
-
-        def then(result: Result[bool]) -> object:
-            if result.ok and not result.value:
-                downed.pop(node, None)  # gone from the membership: done
-            return result
-
-        self._round(
-            f"down-{node}", lambda: coordination.declare_down(node, address), then
-        )
-
-    def _downed(self) -> None:
-        """A peer declared this node down: host nothing more (entities stop
-        now, leases expire, the membership entry goes), route as a proxy."""
-        if not self.hosting:
-            return
-        logger.error(
-            "node %s was declared down by a peer (its failure detector): it "
-            "hosts no shard of %r any more; restart it to take part again",
-            self.leases.node,
-            self.types.entity.type_name,
-        )
-        self.hosting = False
-        for shard in self.leases.give_up():
-            self._fence(shard)
-        for shard in list(self.shards):
-            self._fence(shard)
-        self._store_call(self.coordination.leave, lambda r: r)
 
     def _rebalance(self, message: Rebalanced) -> None:
         # A move still in progress after _MOVE_ROUNDS rounds no longer holds

@@ -78,10 +78,16 @@ class RegionBase(Actor[Any]):
         #: remote peer regions watched, and those that ended (their node
         #: down, or their sharding left): never sent to again
         self.watched: dict[ActorRef[Any], tuple[str, object]] = {}
-        self.down: dict[ActorRef[Any], None] = {}
+        #: (remote peer -> when it ended, event loop's clock) for as long as
+        #: the remote layer refuses its incarnation (``Remote.gone_ttl``)
+        self.down: dict[ActorRef[Any], float] = {}
         #: the nodes whose regions ended while their membership may still
-        #: name them (node -> their address): declared down in the store
-        self.downed: dict[str, object] = {}
+        #: name them (node -> (their address, since when)): declared down in
+        #: the store for as long as the remote layer refuses them
+        self.downed: dict[str, tuple[object, float]] = {}
+        #: whether a peer declared this node down (it hosts nothing until the
+        #: mark is gone)
+        self.downed_self = False
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: dict[int, ActorRef[Any]] = {}
         #: shard -> messages held until the shard has a home
@@ -154,8 +160,13 @@ class RegionBase(Actor[Any]):
             remote: ActorRef[Any] | None = (
                 None if address is None else wire.peer(address, name)
             )
-            if remote is None or remote in self.down:
+            if remote is None:
                 return None
+            ended = self.down.get(remote)
+            if ended is not None:
+                if anyio.current_time() - ended < wire.remote.gone_ttl:
+                    return None
+                del self.down[remote]  # the remote layer takes it again
             if remote not in self.watched:
                 self.watched[remote] = (node, address)
                 self.context.watch(remote)  # NodeDown, or its end
@@ -176,10 +187,11 @@ class RegionBase(Actor[Any]):
         """A remote peer region ended: never send to it again."""
         known = self.watched.pop(ref, None)
         if known is not None:
-            self.down[ref] = None
+            now = anyio.current_time()
+            self.down[ref] = now
             if len(self.down) > _MAX_DOWN:
                 del self.down[next(iter(self.down))]
             node, address = known
             if len(self.downed) < _MAX_DOWN:
-                self.downed[node] = address
+                self.downed[node] = (address, now)
             self.wire.peer_gone(ref)

@@ -118,9 +118,13 @@ class Located:
 
 @final
 class Downed:
-    """Background -> region: a peer declared this node down."""
+    """Background -> region: whether a peer declared this node down (the
+    outcome of a membership renewal)."""
 
-    __slots__ = ()
+    __slots__ = ("down",)
+
+    def __init__(self, down: bool) -> None:
+        self.down = down
 
 
 @final

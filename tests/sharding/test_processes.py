@@ -41,9 +41,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import ActorSystem
 from actors.nats import NatsServer, connect
-from actors.remote import Remote
+from actors.remote import PhiAccrualFailureDetector, Remote
 from actors.sharding import KeyValuePlacementStore, Sharding, shard_of
-from actors.testing.remote import FAST_HEARTBEAT_INTERVAL, fast_detector
 
 from ._sharded_node import ADD_TAG, Add, entity
 
@@ -208,8 +207,12 @@ async def _scenario(url: str, tmp_path: Path) -> None:
         system=cluster,
         node="driver",
         types=[(Add, ADD_TAG)],
-        heartbeat_interval=FAST_HEARTBEAT_INTERVAL,
-        failure_detector=fast_detector,
+        # Down within about two leases: a shorter pause under load would
+        # declare live nodes down (and they stop hosting until gone_ttl).
+        heartbeat_interval=LEASE / 4,
+        failure_detector=lambda: PhiAccrualFailureDetector(
+            acceptable_heartbeat_pause=2 * LEASE, first_heartbeat_estimate=LEASE / 4
+        ),
     )
     try:
         async with (
