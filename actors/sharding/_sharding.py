@@ -8,6 +8,7 @@ import contextlib
 import logging
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar, overload
@@ -212,7 +213,9 @@ class Sharding:
         if self._running or self._types:
             raise ShardingError("this Sharding was entered already")
         clock = self.system.clock
-        now = anyio.current_time if clock is None else clock.now
+        # The leases and their guard read this clock (time.monotonic: what
+        # anyio.current_time reads on asyncio, without its backend lookup).
+        now = time.monotonic if clock is None else clock.now
         remote = self.system.remote
         wires: Any = None
         address: list[str] | None = None
