@@ -2,6 +2,7 @@
 
     python examples/fan_out.py [PATH] [--workers 16] [--drain 64] [--backend trio]
     python examples/fan_out.py [PATH] --processes 2   # workers in 2 processes
+    python examples/fan_out.py [PATH] --processes 2 --durable   # a durable queue
 
 A root actor aggregates; a feeder child walks ``PATH`` (default: this Python's
 standard library, present on every machine) and sends each file's path, with
@@ -15,6 +16,14 @@ machine (``actors.remote``: a pool across processes, through an embedded NATS
 server; needs the ``remote`` extra), so the work uses every core. A pool's
 jobs are at-least-once when a node process is lost, so the root counts each
 file once.
+
+With ``--durable`` too, each path is a job of a durable work queue
+(``actors.delivery.WorkQueue`` on a SQLite journal, ``--journal FILE``, a
+temporary one by default): stored before it counts as sent, pulled by
+workers in the node processes, and done when a worker's handler returned
+the file's figures (the reply of the feeder's ``ask``). A job whose node
+process dies before its confirmation got out runs again on another node;
+the root counts each file once, so the totals stay exact.
 """
 
 from __future__ import annotations
@@ -24,10 +33,11 @@ import hashlib
 import os
 import sys
 import sysconfig
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -44,6 +54,10 @@ except ModuleNotFoundError:  # the examples extra
     sys.exit('examples/fan_out.py needs rich: pip install "anyio-actors[examples]"')
 
 from actors import Actor, ActorRef, ActorSystem
+
+if TYPE_CHECKING:
+    from actors.delivery import Delivery, WorkQueue
+    from actors.persistence import Journal
 
 # -- messages ----------------------------------------------------------------
 
@@ -150,19 +164,77 @@ class Worker(Actor):
                 self.root.tell(stats)
 
 
+class FileJob(Actor):
+    """A job of the durable queue: analyzes ``delivery.message`` (a path) on
+    the event loop's thread (a node process's loop is there for this work)
+    and returns the figures, which confirm the job and answer its ``ask``."""
+
+    def receive(self, delivery: Delivery[str]) -> FileStats | FileFailed:
+        try:
+            return analyze(delivery.message)
+        except OSError as exc:
+            return FileFailed(delivery.message, f"{type(exc).__name__}: {exc}")
+
+
+class DurableWorker(Actor):
+    """A worker of the durable queue in a node process (a pool member): a
+    ``FileJob`` actor behind a ``WorkerController`` that joins ``queue``
+    and holds ``window`` jobs at a time."""
+
+    def __init__(self, queue: ActorRef[Any], window: int) -> None:
+        self.queue = queue
+        self.window = window
+
+    def on_start(self) -> None:
+        from actors.delivery import WorkerController
+
+        job = self.context.spawn(FileJob, name="job")
+        WorkerController.spawn(self.context, job, self.queue, window=self.window)
+
+    def receive(self, message: Any) -> None:
+        return None  # the pool sends it nothing: the queue feeds its worker
+
+
 class Feeder(Actor):
-    """Walks the tree and sends the paths to the workers in turn."""
+    """Walks the tree and sends the paths to the workers in turn, or (with a
+    durable ``queue``) asks the queue for each path's figures, at most
+    ``in_flight`` at a time, and tells them to the root."""
 
     def __init__(
-        self, path: str, workers: list[ActorRef[Any]], skip: frozenset[str]
+        self,
+        path: str,
+        workers: list[ActorRef[Any]],
+        skip: frozenset[str],
+        queue: WorkQueue[str] | None = None,
+        in_flight: int = 64,
     ) -> None:
         self.path = path
         self.workers = workers
         self.skip = skip
+        self.queue = queue
+        self.in_flight = in_flight
 
     async def on_start(self) -> None:
         files = await anyio.to_thread.run_sync(list_files, self.path, self.skip)
-        self.context.parent.tell(Expect(len(files)))
+        root = self.context.parent
+        root.tell(Expect(len(files)))
+        queue = self.queue
+        if queue is not None:
+            room = anyio.Semaphore(self.in_flight)
+
+            async def one(path: str) -> None:
+                try:
+                    # Returns once a worker's handler returned (the job was
+                    # stored before, and is run again if its node dies).
+                    root.tell(await queue.ask(path))
+                finally:
+                    room.release()
+
+            async with anyio.create_task_group() as tg:
+                for path in files:
+                    await room.acquire()
+                    tg.start_soon(one, path)
+            return
         workers = self.workers
         for index, path in enumerate(files):
             await workers[index % len(workers)].send(path)  # backpressure
@@ -181,9 +253,12 @@ class Root(Actor):
         progress: Progress | None,
         skip: frozenset[str],
         processes: int = 0,
+        journal: Journal | None = None,
     ) -> None:
         self.path = path
         self.processes = processes
+        self.journal = journal
+        self.queue: WorkQueue[str] | None = None
         self.failed: set[str] = set()
         self.skip = skip
         self.worker_count = workers
@@ -200,7 +275,32 @@ class Root(Actor):
     async def on_start(self) -> None:
         me = self.context.self_ref
         workers: list[Any]
-        if self.processes:
+        if self.processes and self.journal is not None:
+            from actors.delivery import DurableProducerQueue, WorkQueue
+            from actors.persistence import Codec
+
+            # A durable queue here; a worker per pool member in the node
+            # processes pulls its jobs (window: jobs each one holds).
+            self.queue = await WorkQueue.start(
+                self.context,
+                "files",
+                durable=DurableProducerQueue(self.journal, Codec(str)),
+                capacity=self.capacity,
+                resend_interval=2.0,
+                name="files",
+            )
+            pool = self.context.system.remote.spawn_pool(
+                DurableWorker,
+                self.queue.ref,
+                4,
+                processes=self.processes,
+                workers=max(1, self.worker_count // self.processes),
+                name="workers",
+            )
+            if not await self._ready(pool):
+                return
+            workers = []
+        elif self.processes:
             # One pool across the node processes; its workers pull paths.
             pool = self.context.system.remote.spawn_pool(
                 Worker,
@@ -216,17 +316,8 @@ class Root(Actor):
                 capacity=self.capacity,
                 name="workers",
             )
-            try:
-                await pool.wait_ready(timeout=60.0)
-            except Exception as exc:  # a node cannot start: fan_out raises it
-                self.error = exc
-                self.done.set()
+            if not await self._ready(pool):
                 return
-            # The work is timed from here, as in one process (the node
-            # processes' start-up is a row of its own in the summary).
-            now = time.perf_counter()
-            self.summary.startup = now - self.started
-            self.started = now
             workers = [pool]
         else:
             workers = [
@@ -239,9 +330,33 @@ class Root(Actor):
                 )
                 for i in range(self.worker_count)
             ]
-        self.context.spawn(Feeder, self.path, workers, self.skip, name="feeder")
+        self.context.spawn(
+            Feeder,
+            self.path,
+            workers,
+            self.skip,
+            self.queue,
+            self.capacity,
+            name="feeder",
+        )
         if self.progress is not None:
             self.task = self.progress.add_task("reading files", total=None)
+
+    async def _ready(self, pool: Any) -> bool:
+        """Wait for the pool's members; False (and the error kept) if a node
+        cannot start."""
+        try:
+            await pool.wait_ready(timeout=60.0)
+        except Exception as exc:  # a node cannot start: fan_out raises it
+            self.error = exc
+            self.done.set()
+            return False
+        # The work is timed from here, as in one process (the node
+        # processes' start-up is a row of its own in the summary).
+        now = time.perf_counter()
+        self.summary.startup = now - self.started
+        self.started = now
+        return True
 
     def receive(self, message: Any) -> Summary | BaseException | None:
         summary = self.summary
@@ -289,6 +404,8 @@ async def fan_out(
     progress: Progress | None = None,
     skip: frozenset[str] = frozenset(),
     processes: int = 0,
+    durable: bool = False,
+    journal: str | None = None,
 ) -> Summary:
     """Analyze every file under ``path`` with ``workers`` worker actors.
 
@@ -303,6 +420,10 @@ async def fan_out(
         processes: 0 (the default): the workers are actors of this process;
             N > 0: they run in N node processes on this machine (``workers
             // N`` each), with an embedded NATS server.
+        durable: with ``processes``: the paths are jobs of a durable work
+            queue on a SQLite journal, run by workers in the node processes.
+        journal: with ``durable``: the journal's file (None: a temporary
+            one).
 
     Returns:
         The totals, the five largest files, every file's SHA-256, the seconds
@@ -311,7 +432,8 @@ async def fan_out(
 
     Raises:
         ValueError: ``workers``, ``drain`` or ``capacity`` < 1, ``processes``
-            < 0, or ``path`` is not a directory.
+            < 0, ``durable`` without ``processes``, or ``path`` is not a
+            directory.
         ImportError: ``processes`` > 0 without the ``remote`` extra.
         Exception: ``processes`` > 0 and the node processes' workers cannot
             start (within 60 s): the pool's error.
@@ -320,8 +442,32 @@ async def fan_out(
         raise ValueError(f"workers must be at least 1, got {workers}")
     if processes < 0:
         raise ValueError(f"processes must be at least 0, got {processes}")
+    if durable and not processes:
+        raise ValueError("durable needs processes (the workers' node processes)")
     if not os.path.isdir(path):
         raise ValueError(f"not a directory: {path}")
+    if durable:
+        with tempfile.TemporaryDirectory() as scratch:
+            from actors.persistence import SqliteJournal
+
+            store = SqliteJournal(journal or os.path.join(scratch, "fan_out.db"))
+            async with store:
+                return await _run(
+                    path, workers, drain, capacity, progress, skip, processes, store
+                )
+    return await _run(path, workers, drain, capacity, progress, skip, processes)
+
+
+async def _run(
+    path: str,
+    workers: int,
+    drain: int,
+    capacity: int,
+    progress: Progress | None,
+    skip: frozenset[str],
+    processes: int,
+    journal: Journal | None = None,
+) -> Summary:
     done = anyio.Event()
     remote = None
     if processes:
@@ -340,12 +486,14 @@ async def fan_out(
             progress,
             skip,
             processes,
+            journal,
             name="root",
         )
         await done.wait()
-        summary: Summary | BaseException = await root.ask("summary", timeout=30.0)
-        if isinstance(summary, BaseException):
-            raise summary
+        reply: Summary | BaseException = await root.ask("summary", timeout=30.0)
+    if isinstance(reply, BaseException):
+        raise reply
+    summary: Summary = reply
     return summary
 
 
@@ -395,12 +543,26 @@ def main(argv: list[str] | None = None) -> None:
         default=0,
         help="run the workers in N node processes (0: in this process)",
     )
+    parser.add_argument(
+        "--durable",
+        action="store_true",
+        help="with --processes: the paths are jobs of a durable work queue",
+    )
+    parser.add_argument(
+        "--journal",
+        default=None,
+        help="with --durable: the SQLite journal's file (default: a temporary one)",
+    )
     args = parser.parse_args(argv)
     for option in ("workers", "drain", "capacity"):
         if getattr(args, option) < 1:
             parser.error(f"--{option} must be at least 1")
     if args.processes < 0:
         parser.error("--processes must be at least 0")
+    if args.durable and not args.processes:
+        parser.error("--durable needs --processes")
+    if args.journal is not None and not args.durable:
+        parser.error("--journal needs --durable")
     skip: frozenset[str] = frozenset()
     if args.path is None:
         args.path, skip = sysconfig.get_paths()["stdlib"], THIRD_PARTY
@@ -434,6 +596,8 @@ def main(argv: list[str] | None = None) -> None:
             progress,
             skip,
             args.processes,
+            args.durable,
+            args.journal,
             backend=backend,
             backend_options=options,
         )

@@ -7,6 +7,12 @@ The rules, each one line below:
 * a message gets the next sequence number when it is accepted; it goes out
   only once it is *ready* (stored, for a durable producer) and within the
   demand (``up_to``), in order;
+* what is ready goes out in batches (one ``Sequenced`` of up to
+  ``MAX_BATCH`` messages, ``BATCH_BYTES`` of bodies): ``ready`` only
+  schedules a flush in the endpoint actor (one local tell per batch), so a
+  producer that accepts many messages without yielding sends them as one;
+* the producer's ref goes in the first batch after the consumer answered,
+  and in resends, not in every message (the consumer has it from ``Hello``);
 * it stays unconfirmed until a ``Request`` confirms it (a confirmation of
   ``n`` confirms everything up to ``n``);
 * the demand is what the consumer asked for, never more than
@@ -27,18 +33,34 @@ sent, is dropped and counted (``bad_input``).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import msgspec
 
 from .. import ActorRef, ActorSystem
-from ._protocol import Hello, Request, Resend, Sequenced
-from ._wire import decode_payload, encode_payload, is_remote
+from ._protocol import MAX_BATCH, Hello, Request, Resend, Sequenced
+from ._wire import codec_of, decode_payload, is_remote
 
-__all__ = ["Channel", "Pending"]
+__all__ = ["BATCH_BYTES", "Channel", "FlushDue", "Pending"]
 
 _NO_REPLY: Any = object()
+_EMPTY: Final = msgspec.Raw(b"")
+
+#: The most bytes of message bodies in one batch to a remote consumer (a
+#: larger message goes alone).
+BATCH_BYTES: Final = 64 * 1024
+
+
+class FlushDue:
+    """The local message that has an endpoint actor send what its channel
+    holds ready (``channel.run_flush()``): one per channel, told once per
+    batch."""
+
+    __slots__ = ("channel",)
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
 
 
 class Pending:
@@ -65,7 +87,7 @@ class Pending:
         self.wants_reply = wants_reply
         self.ready = False
         self.tag = ""
-        self.body = msgspec.Raw(b"")
+        self.body = _EMPTY
         #: Set when it is confirmed (``reply`` holds the handler's value then).
         self.done: anyio.Event | None = anyio.Event() if wants_reply else None
         self.reply: Any = _NO_REPLY
@@ -115,6 +137,13 @@ class Channel:
         self.endpoint: ActorRef[Any] | None = None
         self.consumer: ActorRef[Any] | None = None
         self._remote = False
+        #: The node's codec when the consumer is remote.
+        self._codec: Any = None
+        #: The next batch carries the producer's ref (the consumer answered).
+        self._introduce = False
+        #: A ``FlushDue`` is on its way to the endpoint.
+        self.flush_due = False
+        self.flush_message = FlushDue(self)
         #: The highest number the consumer asked for.
         self.up_to = confirmed
         #: The highest number sent (in order) to the current consumer.
@@ -162,7 +191,8 @@ class Channel:
         """
         pending = Pending(self.next_seq_nr, message, wants_reply, job_id)
         if self._remote:
-            pending.tag, pending.body = encode_payload(self.system, message)
+            tag, body = self._codec.encode(message)
+            pending.tag, pending.body = tag, msgspec.Raw(body)
         self.next_seq_nr += 1
         self.unconfirmed.append(pending)
         return pending
@@ -175,75 +205,109 @@ class Channel:
         self.next_seq_nr = max(self.next_seq_nr, seq_nr + 1)
 
     def ready(self, pending: Pending) -> None:
-        """``pending`` may go out (it is stored): send what is due."""
+        """``pending`` may go out (it is stored): schedule a flush when it is
+        within the demand (``run_flush`` sends it, in a batch)."""
         pending.ready = True
-        seq_nr = pending.seq_nr
-        consumer = self.consumer
         if (
-            seq_nr == self.sent_up_to + 1
-            and seq_nr <= self.up_to
+            not self.flush_due
+            and pending.seq_nr <= self.up_to
             and self.answered
-            and consumer is not None
+            and self.consumer is not None
         ):
-            # The usual case, in order: send it without walking the others.
-            self._transmit(consumer, pending)
-            self.sent_up_to = seq_nr
-            if seq_nr == self.next_seq_nr - 1:
+            endpoint = self.endpoint
+            if endpoint is None:
+                self.flush()
                 return
+            self.flush_due = True
+            try:
+                endpoint.tell(self.flush_message)
+            except Exception:
+                # The endpoint is gone (the controller stopped): send now.
+                self.flush_due = False
+                self.flush()
+
+    def run_flush(self) -> None:
+        """The endpoint's ``FlushDue``: send what is ready."""
+        self.flush_due = False
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self, introduce: bool = False) -> None:
         """Send the ready messages past ``sent_up_to`` within the demand, in
-        order (stopping at the first one not ready)."""
+        order (stopping at the first one not ready), in batches;
+        ``introduce``: with the producer's ref (a resend)."""
         consumer = self.consumer
         if consumer is None or not self.answered:
             return
+        batch: list[Pending] = []
+        size = 0
+        up_to, remote = self.up_to, self._remote
         for pending in self.unconfirmed:
             seq_nr = pending.seq_nr
             if seq_nr <= self.sent_up_to:
                 continue
-            if seq_nr > self.up_to or not pending.ready:
+            if seq_nr > up_to or not pending.ready:
                 break
-            self._transmit(consumer, pending)
+            if remote:
+                if not pending.tag and not self._encode(pending):
+                    break  # it stays unconfirmed (counted), never skipped
+                length = len(pending.body)
+                if batch and (size + length > BATCH_BYTES or len(batch) >= MAX_BATCH):
+                    self._send_batch(consumer, batch, introduce)
+                    introduce = False
+                    batch, size = [], 0
+                size += length
+            elif len(batch) >= MAX_BATCH:
+                self._send_batch(consumer, batch, introduce)
+                introduce = False
+                batch = []
+            batch.append(pending)
             self.sent_up_to = seq_nr
+        if batch:
+            self._send_batch(consumer, batch, introduce)
 
-    def _transmit(self, consumer: ActorRef[Any], pending: Pending) -> None:
+    def _encode(self, pending: Pending) -> bool:
+        try:
+            tag, body = self._codec.encode(pending.message)
+        except TypeError:
+            # Accepted before a remote consumer was registered, and its type
+            # is unknown to the node's codec.
+            self.lost_sends += 1
+            return False
+        pending.tag, pending.body = tag, msgspec.Raw(body)
+        return True
+
+    def _send_batch(
+        self, consumer: ActorRef[Any], batch: list[Pending], introduce: bool
+    ) -> None:
         endpoint = self.endpoint
         assert endpoint is not None
+        introduce = introduce or self._introduce
+        self._introduce = False
+        wants = [p.seq_nr for p in batch if p.wants_reply]
+        job_ids = [p.job_id for p in batch] if batch[0].job_id else []
         if self._remote:
-            if not pending.tag:
-                try:
-                    pending.tag, pending.body = encode_payload(
-                        self.system, pending.message
-                    )
-                except TypeError:
-                    # Accepted before a remote consumer was registered, and
-                    # its type is unknown to the node's codec: it stays
-                    # unconfirmed (visible in the statistics), never skipped.
-                    self.lost_sends += 1
-                    return
             message = Sequenced(
                 self.producer_id,
                 self.epoch,
-                pending.seq_nr,
+                batch[0].seq_nr,
                 self.confirmed,
-                endpoint,
-                pending.tag,
-                pending.body,
+                endpoint if introduce else None,
+                [p.tag for p in batch],
+                [p.body for p in batch],
                 None,
-                pending.wants_reply,
-                pending.job_id,
+                wants,
+                job_ids,
             )
         else:
             message = Sequenced(
                 self.producer_id,
                 self.epoch,
-                pending.seq_nr,
+                batch[0].seq_nr,
                 self.confirmed,
-                endpoint,
-                message=pending.message,
-                wants_reply=pending.wants_reply,
-                job_id=pending.job_id,
+                endpoint if introduce else None,
+                messages=[p.message for p in batch],
+                wants_reply=wants,
+                job_ids=job_ids,
             )
         self._tell(consumer, message)
 
@@ -264,6 +328,7 @@ class Channel:
             return
         self.consumer = consumer
         self._remote = is_remote(consumer)
+        self._codec = codec_of(self.system) if self._remote else None
         self.answered = False
         self.up_to = self.confirmed
         self.sent_up_to = self.confirmed
@@ -308,6 +373,7 @@ class Channel:
         if not self.answered:
             # A consumer that (re)started: everything unconfirmed again.
             self.answered = True
+            self._introduce = True
             self.last_progress = anyio.current_time()
             self.sent_up_to = self.confirmed
         self.sent_up_to = max(self.sent_up_to, self.confirmed)
@@ -345,7 +411,7 @@ class Channel:
             return  # confirmed already, or not sent yet: nothing to resend
         before = self.sent_up_to
         self.sent_up_to = resend.from_seq_nr - 1
-        self.flush()
+        self.flush(True)
         self.resent += max(0, self.sent_up_to - resend.from_seq_nr + 1)
         self.sent_up_to = max(self.sent_up_to, min(before, self.sent_up_to))
 
@@ -360,7 +426,7 @@ class Channel:
         if self.unconfirmed and now - self.last_progress >= self.resend_interval:
             before = self.sent_up_to
             self.sent_up_to = self.confirmed
-            self.flush()
+            self.flush(True)
             self.resent += self.sent_up_to - self.confirmed
             self.sent_up_to = max(self.sent_up_to, before)
             self.last_progress = now

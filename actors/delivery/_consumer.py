@@ -17,11 +17,17 @@ numbering (epoch) and the highest number handed over, so that:
   without running it again: a queue that handed it out again to the same
   worker (it thought the worker lost) does not make it run twice.
 
+Producers send batches (one ``Sequenced`` holds up to ``MAX_BATCH``
+consecutive messages); a batch is checked as a whole (its numbers, its
+length, within the demand) and handed over message by message, so a batch
+that overlaps what was handled has its seen part dropped as duplicates.
+
 Demand: it asks each producer for ``window`` messages past the confirmed
-one, and tells it again (a ``Request``) when half of that was confirmed, or
-5 ms after a confirmation otherwise, so confirmations are batched under load
-and reported promptly when idle. The state lives in the handle, not in the actor, so a
-restart of the controller's actor keeps it. The per-producer table holds at
+one, and tells it again (a ``Request``) when half of that was confirmed
+(within a batch too, so the producer sends the next half meanwhile), or 5
+ms after a confirmation otherwise, so confirmations are batched under load
+and reported promptly when idle. The state lives in the handle, not in the
+actor, so a restart of the controller's actor keeps it. The per-producer table holds at
 most ``max_producers`` entries; a new producer beyond that is refused
 (counted), never let in by evicting one.
 """
@@ -44,7 +50,7 @@ from .. import Actor, ActorContext, ActorRef, ActorStopped, ActorSystem, Termina
 from ._delivery import Delivery
 from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
 from ._validation import check_count, check_seconds, spawner_system
-from ._wire import codec_of, decode_payload, is_remote, prepare
+from ._wire import codec_of, is_remote, prepare
 
 __all__ = ["ConsumerController", "ConsumerStatistics"]
 
@@ -82,7 +88,14 @@ class ConsumerStatistics:
 class _Stream:
     """What the consumer knows of one producer id."""
 
-    __slots__ = ("confirmed", "epoch", "producer", "replies", "reported", "resend_for")
+    __slots__ = (
+        "confirmed",
+        "epoch",
+        "producer",
+        "replies",
+        "reported",
+        "resend_for",
+    )
 
     def __init__(self, epoch: str, producer: ActorRef[Any], confirmed: int) -> None:
         self.epoch = epoch
@@ -125,12 +138,26 @@ class _State:
         self.handler_failures = 0
         self.bad_input = 0
         self.half_window = max(1, window // 2)
+        #: The handler has returned no awaitable so far: called inline.
+        self.sync_handler = handler is not None
         #: Set at the next confirmation (made when someone waits for one).
         self.progress: anyio.Event | None = None
         #: (producer id, job id) -> reply of the jobs run lately, oldest
         #: first, at most ``_RECENT_JOBS``: a job handed out again to this
         #: worker (its queue thought it lost) is not run again.
         self.recent_jobs: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self._codec: Any = None
+
+    def codec(self) -> Any:
+        """The node's codec (delivery messages registered), looked up once.
+
+        Raises:
+            RuntimeError: the system is not a node.
+        """
+        codec = self._codec
+        if codec is None:
+            codec = self._codec = codec_of(self.system)
+        return codec
 
     def stream(
         self, producer_id: str, epoch: str, producer: ActorRef[Any], confirmed: int
@@ -181,7 +208,7 @@ class _State:
         if not is_remote(stream.producer):
             stream.replies.append((seq_nr, value))
             return
-        codec = codec_of(self.system)
+        codec = self.codec()
         if isinstance(value, BaseException):
             tag, body = codec.encode_error(value)
         else:
@@ -241,73 +268,129 @@ class _ConsumerActor(Actor[Any]):
 
     async def _sequenced(self, message: Sequenced) -> None:
         state = self.state
-        stream = state.streams.get(message.producer_id)
+        producer_id = message.producer_id
+        stream = state.streams.get(producer_id)
+        producer = message.producer
         if stream is None or stream.epoch != message.epoch:
             # A consumer that started again (or a producer's new numbering):
             # everything the producer says is confirmed was handled.
+            if producer is None:
+                # No ref to answer to: the producer's resend carries it.
+                state.bad_input += 1
+                return
             stream = state.stream(
-                message.producer_id, message.epoch, message.producer, message.confirmed
+                producer_id, message.epoch, producer, message.confirmed
             )
             if stream is None:
                 return
-        seq_nr = message.seq_nr
+        elif producer is not None:
+            stream.producer = producer
+        messages = message.messages
+        count = message.count
+        first = message.seq_nr
+        job_ids = message.job_ids
+        if (
+            count == 0
+            or first < 1
+            or (messages is None and len(message.bodies) != count)
+            or (messages is not None and not isinstance(messages, list))
+            or (job_ids and len(job_ids) != count)
+        ):
+            state.bad_input += 1
+            return
         self._prune(stream, message.confirmed)
-        if seq_nr <= stream.confirmed:
-            state.duplicates += 1
-            state.request(message.producer_id, stream)
+        confirmed = stream.confirmed
+        if first + count - 1 <= confirmed:
+            state.duplicates += count
+            state.request(producer_id, stream)
             return
-        if seq_nr != stream.confirmed + 1:
-            state.out_of_order += 1
-            if stream.resend_for != stream.confirmed + 1:
-                stream.resend_for = stream.confirmed + 1
-                self._resend(message.producer_id, stream)
+        if first > confirmed + 1:
+            state.out_of_order += count
+            if stream.resend_for != confirmed + 1:
+                stream.resend_for = confirmed + 1
+                self._resend(producer_id, stream)
             return
-        if seq_nr > stream.reported + state.window and stream.reported >= 0:
-            state.bad_input += 1  # past the demand it was given
-            return
-        stream.producer = message.producer
-        if message.tag:
-            try:
-                payload = decode_payload(state.system, message.tag, message.body)
-            except Exception:
-                state.bad_input += 1
-                return
-        else:
-            payload = message.message
-        job = (message.producer_id, message.job_id)
+        skip = confirmed + 1 - first
+        state.duplicates += skip
+        wants = set(message.wants_reply) if message.wants_reply else None
+        tags, bodies = message.tags, message.bodies
+        window, half_window = state.window, state.half_window
+        codec = state.codec() if messages is None else None
         recent = state.recent_jobs
-        if message.job_id and job in recent:
-            reply = recent[job]  # run here already: confirm, do not run again
-            state.duplicates += 1
-        else:
-            reply = await self._hand_over(
-                Delivery(
-                    payload,
-                    message.producer_id,
-                    message.epoch,
-                    seq_nr,
-                    message.job_id or None,
+        sync = state.handler if state.sync_handler else None
+        consumer, timeout = state.consumer, state.delivery_timeout
+        for index in range(skip, count):
+            seq_nr = first + index
+            if seq_nr > stream.reported + window and stream.reported >= 0:
+                state.bad_input += count - index  # past the demand it was given
+                break
+            if codec is not None:
+                try:
+                    payload = codec.decode(tags[index], bodies[index])
+                except Exception:
+                    state.bad_input += 1
+                    break
+            else:
+                assert messages is not None
+                payload = messages[index]
+            job_id = job_ids[index] if job_ids else 0
+            job = (producer_id, job_id)
+            if job_id and job in recent:
+                reply = recent[job]  # run here already: confirm, do not run again
+                state.duplicates += 1
+            else:
+                delivery = Delivery(
+                    payload, producer_id, message.epoch, seq_nr, job_id or None
                 )
-            )
-            if reply is _GONE:
-                return
-            if message.job_id:
-                recent[job] = reply
-                if len(recent) > _RECENT_JOBS:
-                    recent.popitem(last=False)
-        stream.confirmed = seq_nr
-        state.delivered += 1
-        if message.wants_reply:
-            state.keep_reply(stream, seq_nr, reply)
+                if sync is not None:
+                    # A sync handler, called inline (no coroutine per message);
+                    # what it raises goes to the retrying path.
+                    try:
+                        reply = sync(delivery)
+                    except Exception:
+                        state.handler_failures += 1
+                        reply = await self._hand_over(delivery, True)
+                    else:
+                        if reply is not None and inspect.isawaitable(reply):
+                            state.sync_handler = False
+                            sync = None
+                            reply = await self._finish(delivery, reply)
+                elif consumer is not None:
+                    # The consumer actor, asked inline (no coroutine of ours
+                    # per message); a failure goes to the retrying path.
+                    try:
+                        reply = await consumer.ask(delivery, timeout)
+                    except ActorStopped:
+                        self.context.stop()
+                        return
+                    except Exception:
+                        state.handler_failures += 1
+                        reply = await self._hand_over(delivery, True)
+                else:
+                    reply = await self._hand_over(delivery)
+                if reply is _GONE:
+                    return
+                if job_id:
+                    recent[job] = reply
+                    if len(recent) > _RECENT_JOBS:
+                        recent.popitem(last=False)
+            stream.confirmed = seq_nr
+            state.delivered += 1
+            if wants is not None and seq_nr in wants:
+                state.keep_reply(stream, seq_nr, reply)
+            # A Request when half the window is confirmed, within a batch
+            # too: the producer sends the next half while this one is
+            # handled (batched under load, pipelined).
+            if seq_nr - stream.reported >= half_window:
+                state.request(producer_id, stream)
         progress = state.progress
         if progress is not None:
             state.progress = None
             progress.set()
-        # A Request when half the window is confirmed (batched under load),
-        # else soon after (a short timer: prompt when idle, one per burst).
-        if stream.confirmed - stream.reported >= state.half_window:
-            state.request(message.producer_id, stream)
-        elif not self.context.timers.is_active("flush"):
+        # The rest soon after (a short timer: prompt when idle, one per burst).
+        if stream.confirmed > stream.reported and not self.context.timers.is_active(
+            "flush"
+        ):
             self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
 
     def _resend(self, producer_id: str, stream: _Stream) -> None:
@@ -319,12 +402,26 @@ class _ConsumerActor(Actor[Any]):
                 Resend(producer_id, stream.epoch, state.ref, stream.confirmed + 1)
             )
 
-    async def _hand_over(self, delivery: Delivery[Any]) -> Any:
+    async def _finish(self, delivery: Delivery[Any], awaitable: Any) -> Any:
+        """Await what an async handler returned for ``delivery`` (its first
+        call), retrying as ``_hand_over`` when it fails."""
+        try:
+            with anyio.fail_after(self.state.delivery_timeout):
+                return await awaitable
+        except Exception:
+            self.state.handler_failures += 1
+        return await self._hand_over(delivery, True)
+
+    async def _hand_over(self, delivery: Delivery[Any], failed: bool = False) -> Any:
         """Ask the consumer (or call the handler) until it succeeds;
-        ``_GONE`` when the consumer stopped (the message stays unconfirmed)."""
+        ``_GONE`` when the consumer stopped (the message stays unconfirmed).
+        ``failed``: the first attempt failed already (wait, then retry)."""
         state = self.state
         delay = state.retry_interval
         handler, consumer = state.handler, state.consumer
+        if failed:
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _MAX_RETRY)
         while True:
             try:
                 if handler is not None:

@@ -21,7 +21,7 @@ from typing import Any, Final, Generic, TypeVar
 import anyio
 
 from .. import Actor, ActorContext, ActorRef, ActorSystem
-from ._channel import Channel, Pending
+from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
 from ._errors import ProducerFailed
 from ._protocol import Register, Request, Resend
@@ -85,7 +85,9 @@ class _Endpoint(Actor[Any]):
     async def receive(self, message: object) -> None:
         owner = self.owner
         channel = owner.channel
-        if type(message) is Request:
+        if type(message) is FlushDue:
+            channel.run_flush()
+        elif type(message) is Request:
             done = channel.on_request(message)
             if done and owner.queue is not None and not owner.failed:
                 await owner.queue.confirm(channel.confirmed)

@@ -9,11 +9,14 @@ Struct, registered on a node's codec by ``register_protocol`` under
 * ``Hello`` (producer -> consumer): "I am producer ``producer_id`` of numbering
   ``epoch``; everything up to ``confirmed`` is confirmed"; sent when a consumer
   is registered, and again while no demand comes back.
-* ``Sequenced`` (producer -> consumer): one message with its sequence number
-  (1, 2, 3, ... per producer and epoch) and the producer's confirmed number
-  when it was sent. A local target gets the message object itself
-  (``message``); a remote one its codec tag and body (``tag``, ``body``),
-  encoded once when the producer accepted it.
+* ``Sequenced`` (producer -> consumer): a batch of consecutive messages,
+  numbered from ``seq_nr`` on (1, 2, 3, ... per producer and epoch), with the
+  producer's confirmed number when it was sent. A local target gets the
+  message objects themselves (``messages``); a remote one their codec tags
+  and bodies (``tags``, ``bodies``), each encoded once when the producer
+  accepted it. The producer's ref travels only in the first batch after a
+  consumer answered and in resends (``producer``; None otherwise): the
+  consumer knows it from ``Hello``. At most ``MAX_BATCH`` messages.
 * ``Request`` (consumer -> producer): "confirmed up to ``confirmed``; you may
   send up to ``up_to``": the confirmation and the demand in one message.
 * ``Resend`` (consumer -> producer): "a gap: send again from ``from_seq_nr``".
@@ -28,13 +31,14 @@ epoch of a producer id starts afresh for it; the same epoch continues.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import msgspec
 
 from .. import ActorRef
 
 __all__ = [
+    "MAX_BATCH",
     "MAX_ID",
     "Hello",
     "Request",
@@ -46,6 +50,9 @@ __all__ = [
 
 #: The most characters of a producer id or an epoch (longer ones are refused).
 MAX_ID: Final = 255
+#: The most messages in one ``Sequenced`` batch (a longer one is refused
+#: when it is decoded).
+MAX_BATCH: Final = 256
 
 
 class Hello(msgspec.Struct, frozen=True, array_like=True):
@@ -59,23 +66,31 @@ class Hello(msgspec.Struct, frozen=True, array_like=True):
 
 
 class Sequenced(msgspec.Struct, frozen=True, array_like=True):
-    """Producer to consumer: message ``seq_nr`` of ``producer_id``'s
-    ``epoch``; ``confirmed``: the producer's highest confirmed number when it
-    sent it. Local targets get ``message``; remote ones ``tag`` and
-    ``body`` (``message`` is None then). ``wants_reply``: the producer asked
-    and waits for the handler's return value; ``job_id``: the job's id in a
-    work queue (0: not a job)."""
+    """Producer to consumer: messages ``seq_nr``, ``seq_nr + 1``, ... of
+    ``producer_id``'s ``epoch``; ``confirmed``: the producer's highest
+    confirmed number when it sent them. Local targets get ``messages``;
+    remote ones ``tags`` and ``bodies`` (parallel lists, ``messages`` is
+    None then). ``producer``: the producer's ref, in the first batch after
+    the consumer answered and in resends, else None. ``wants_reply``: the
+    numbers whose producer asked and waits for the handler's return value;
+    ``job_ids``: each message's id in a work queue (empty: not jobs)."""
 
     producer_id: str
     epoch: str
     seq_nr: int
     confirmed: int
-    producer: ActorRef[Any]
-    tag: str = ""
-    body: msgspec.Raw = msgspec.Raw(b"")
-    message: Any = None
-    wants_reply: bool = False
-    job_id: int = 0
+    producer: ActorRef[Any] | None = None
+    tags: Annotated[list[str], msgspec.Meta(max_length=MAX_BATCH)] = []
+    bodies: Annotated[list[msgspec.Raw], msgspec.Meta(max_length=MAX_BATCH)] = []
+    messages: Any = None
+    wants_reply: Annotated[list[int], msgspec.Meta(max_length=MAX_BATCH)] = []
+    job_ids: Annotated[list[int], msgspec.Meta(max_length=MAX_BATCH)] = []
+
+    @property
+    def count(self) -> int:
+        """How many messages the batch holds."""
+        messages = self.messages
+        return len(self.tags) if messages is None else len(messages)
 
 
 class Request(msgspec.Struct, frozen=True, array_like=True):

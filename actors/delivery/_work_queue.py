@@ -35,7 +35,7 @@ from typing import Any, Final, Generic, TypeVar
 import anyio
 
 from .. import Actor, ActorContext, ActorRef, ActorSystem, Terminated
-from ._channel import Channel, Pending
+from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
 from ._errors import ProducerFailed
 from ._protocol import Register, Request, Resend
@@ -108,7 +108,11 @@ class _Endpoint(Actor[Any]):
 
     async def receive(self, message: object) -> None:
         owner = self.owner
-        if type(message) is Request:
+        if type(message) is FlushDue:
+            channel = message.channel
+            if owner.workers.get(channel.consumer) is channel:  # type: ignore[arg-type]
+                channel.run_flush()
+        elif type(message) is Request:
             await owner.on_request(message)
         elif message is _TICK:
             for channel in owner.workers.values():

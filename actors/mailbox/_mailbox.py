@@ -3,13 +3,15 @@
 Its receive paths are written out rather than shared (no extra coroutine
 frame per message); the actor runtime's own per-wake paths
 (``receive_many_unchecked``, ``take_ready``, ``wait_ready``) are a base class
-of their own, in ``_runtime_receive``.
+of their own, in ``_runtime_receive``; what a mailbox says of itself
+(``statistics``, ``capacity``, ``closed``, ``len``, ``repr``) another, in
+``_inspection``.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from anyio import WouldBlock
 
@@ -24,8 +26,9 @@ from ..channel.lowlevel import (
 )
 from ..channel.lowlevel import current_backend as _current_backend
 from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
+from ._inspection import MailboxInspection, MailboxStatistics
 from ._quota import Quota, check_capacity
-from ._runtime_receive import NO_QUEUE, RuntimeReceive
+from ._runtime_receive import NO_QUEUE
 from ._signal import Signal
 
 __all__ = ["Mailbox", "MailboxStatistics"]
@@ -37,19 +40,7 @@ M = TypeVar("M")
 PARKS_PER_CHECK = 16
 
 
-class MailboxStatistics(NamedTuple):
-    """A snapshot of one mailbox."""
-
-    queued_messages: int  #: user messages waiting to be received
-    queued_signals: int  #: signals waiting to be received
-    capacity: int | None  #: the quota (None: unbounded)
-    waiting_senders: int  #: tasks parked in ``send`` for a unit of quota
-    peak_queue_length: int  #: the most items (messages and signals) queued at once
-    units_in_use: int  #: quota units held by queued messages
-    wakeups: int  #: times a send woke the parked consumer
-
-
-class Mailbox(RuntimeReceive[M]):
+class Mailbox(MailboxInspection[M]):
     """A multi-producer, single-consumer FIFO queue for one actor.
 
     It holds messages (user messages, counted against the quota) and signals
@@ -409,33 +400,6 @@ class Mailbox(RuntimeReceive[M]):
             self._admit()
         return items
 
-    # -- inspection --------------------------------------------------------
-
-    @property
-    def closed(self) -> bool:
-        """Whether [``close``][actors.mailbox.Mailbox.close] was called."""
-        return self._closed
-
-    @property
-    def capacity(self) -> int | None:
-        """The quota (None: unbounded)."""
-        return self._capacity
-
-    def __len__(self) -> int:
-        return len(self._queue)
-
-    def statistics(self) -> MailboxStatistics:
-        """Return a snapshot of the mailbox's state."""
-        return MailboxStatistics(
-            len(self._queue) - self._signals,
-            self._signals,
-            self._capacity,
-            len(self._quota.senders or ()),
-            max(self._peak, len(self._queue)),
-            self._quota.used,
-            self._wakeups,
-        )
-
     def __aiter__(self) -> Mailbox[M]:
         return self
 
@@ -445,10 +409,3 @@ class Mailbox(RuntimeReceive[M]):
             return await self.receive()
         except EndOfMailbox:
             raise StopAsyncIteration from None
-
-    def __repr__(self) -> str:
-        status = "closed" if self._closed else "open"
-        return (
-            f"<Mailbox {status} queued={len(self._queue)}"
-            f" capacity={self._capacity} in_use={self._quota.used}>"
-        )

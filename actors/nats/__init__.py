@@ -62,7 +62,7 @@ Modules: ``_protocol`` (the wire: parser, encoders, ``Msg``), ``_connection``
 ``_session`` (the reader, writer and pinger tasks, reconnection),
 ``_reconnect`` (connecting and reconnecting), ``_publishing``,
 ``_subscription`` and ``_client`` (the API), ``_jetstream``,
-``_jetstream_types`` and ``_kv`` (JetStream), ``_server`` and
+``_jetstream_reading``, ``_jetstream_types`` and ``_kv`` (JetStream), ``_server`` and
 ``_child_process`` (the server process, tied to this one).
 """
 

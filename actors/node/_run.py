@@ -118,6 +118,7 @@ async def run(
     client_options: Mapping[str, Any] | None = None,
     secret: bytes | Sequence[bytes] | None = None,
     apps: Sequence[App | str] = (),
+    node_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
     ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
@@ -145,13 +146,18 @@ async def run(
             the system once the node serves; the async context manager it
             returns is entered before the node reports ready (in order) and
             left when the node leaves, before its pools hand their work back
-            (in reverse order), within ``grace`` seconds.
+            (in reverse order).
+        node_options: more ``Remote`` arguments (``share``, ``capacity``,
+            ``window``, ``heartbeat_interval``, ``max_peers``, ``gone_ttl``,
+            ``idle_timeout``, ``stop_timeout``: what ``spawn_pool`` hands its
+            node processes).
 
     Raises:
         ImportError, Exception: a module cannot be imported.
         NoServersError, OSError: the server cannot be reached.
         AuthorizationError: the server refused the credentials.
-        TypeError / ValueError: a bad ``secret`` (as ``Remote``'s).
+        TypeError / ValueError: a bad ``secret`` or node option (as
+            ``Remote``'s).
     """
     hosted = Hosted(modules)
     factories = [load_app(app) if isinstance(app, str) else app for app in apps]
@@ -162,6 +168,7 @@ async def run(
         prefix=prefix,
         client_options=client_options,
         secret=secret,
+        **dict(node_options or {}),
     )
     # A job still running after the grace must not hold the leave: the
     # actors' tasks are cancelled after that long more (its pool runs it
@@ -257,6 +264,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--backend", choices=["asyncio", "uvloop", "trio"], default="asyncio"
     )
+    parser.add_argument(
+        "--share",
+        type=int,
+        metavar="N",
+        help="tells outstanding per remote actor, and held per peer and actor "
+        "(Remote(share=N); default 4096, or the parent's with --options-fd)",
+    )
     add_arguments(parser)
     args = parser.parse_args(argv)
     urls: list[str] | None = args.connect
@@ -279,6 +293,16 @@ def main(argv: list[str]) -> None:
         options = {**handoff.client_options, **options}
         if secret is None and handoff.secret:
             secret = tuple(handoff.secret)
+    node_options: dict[str, Any] = {}
+    if args.options_fd is not None:
+        node_options.update(handoff.node_options)
+    if args.share is not None:
+        node_options["share"] = args.share
+    try:
+        # Checked before the loop starts (a bad value names itself).
+        Remote(urls or None, system=args.system, **node_options)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
     if not urls:
         parser.error("the following arguments are required: --connect")
     backend: str = args.backend
@@ -298,6 +322,7 @@ def main(argv: list[str]) -> None:
             client_options=options,
             secret=secret,
             apps=args.app,
+            node_options=node_options,
         ),
         backend=backend,
         backend_options=backend_options,

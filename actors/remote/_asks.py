@@ -42,6 +42,9 @@ __all__ = ["Asks", "Pending", "check_seconds"]
 
 _randbits = secrets.randbits
 
+#: Seconds a lookup waits, at most, for a new peer's share (the handshake).
+HANDSHAKE_TIMEOUT = 1.0
+
 #: ``Pending.state`` once answered: a reply, or a failure (the handler's, the
 #: remote runtime's, or this node's: the peer was lost).
 REPLIED, FAILED = 1, 2
@@ -303,4 +306,8 @@ class Asks:
             RefAddress(sender.node, sender.incarnation, path)
         )
         assert isinstance(resolved, ActorRef)
+        if sender != self._local.address:
+            # The first lookup of a peer waits for its share (bounded: an
+            # older node never answers, see Peers.handshake).
+            await self._peers.handshake(sender, min(timeout, HANDSHAKE_TIMEOUT))
         return resolved

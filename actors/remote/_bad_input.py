@@ -43,6 +43,7 @@ CAUSES: Final = frozenset(
         "watch table full",  # beyond MAX_REMOTE_WATCHES
         "answer not sent",
         "bad lookup answer",
+        "bad share",  # a share advertised outside 1..MAX_SHARE
     }
 )
 

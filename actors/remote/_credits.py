@@ -11,7 +11,9 @@ peer's outbound buffer (the senders reach both with one dict lookup).
 ``tell`` takes a credit or raises ``MailboxFull`` (the share is used up);
 ``send`` takes one or waits for one, first come first served among the
 senders waiting on that lane (a credit handed back goes to the oldest, as
-a mailbox's quota does). A lane out of credit that has heard nothing from
+a mailbox's quota does). The share counted against is the receiver's (it
+advertises it when the two first talk, see ``_peers``); until it is heard,
+the sender's own. A lane out of credit that has heard nothing from
 the receiver for ``CREDIT_TIMEOUT`` seconds asks it how many messages it
 really holds (a credit query, in FIFO order behind the messages sent
 before it): frames lost on the wire (a broker restart) or a lost credit
@@ -270,6 +272,17 @@ class Credits:
         lane.outstanding = min(held, self.share) + lane.since_query
         lane.granted_at = anyio.current_time()
         self._admit(lane)
+
+    def reshare(self, share: int) -> None:
+        """The receiver advertised its share (``ShareEnvelope``): count
+        against ``share`` from now on (1 to ``MAX_SHARE``, checked by the
+        caller). A larger share admits waiting senders at once; with a
+        smaller one, lanes over it take no new credit until enough is
+        reported taken."""
+        self.share = share
+        for lane in self.lanes.values():
+            if lane.waiters:
+                self._admit(lane)
 
     def close(self, error: BaseException) -> None:
         """The peer's buffer closed: waiting senders get ``NodeUnreachable``."""

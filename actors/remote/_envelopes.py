@@ -37,6 +37,7 @@ __all__ = [
     "CREDIT",
     "CREDIT_QUERY",
     "CREDIT_STATE",
+    "SHARE",
     "AckEnvelope",
     "AskEnvelope",
     "CreditEnvelope",
@@ -51,6 +52,7 @@ __all__ = [
     "LookupEnvelope",
     "LookupReplyEnvelope",
     "ReplyEnvelope",
+    "ShareEnvelope",
     "StopEnvelope",
     "TellEnvelope",
     "UnwatchEnvelope",
@@ -79,6 +81,7 @@ ACK: Final = 12
 CREDIT: Final = 13
 CREDIT_QUERY: Final = 14
 CREDIT_STATE: Final = 15
+SHARE: Final = 16
 
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Trace = Annotated[str, msgspec.Meta(max_length=512)]
@@ -220,6 +223,18 @@ class CreditStateEnvelope(
     held: Id
 
 
+class ShareEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=SHARE):
+    """``[16, share, ask]``: the sending node's share (``Remote(share=...)``):
+    the most of the receiving node's tells to one of its actors it holds;
+    the receiving node keeps that many outstanding to each, at most. Sent
+    out of band when a node first sends to a peer (``ask`` true: answer with
+    your own, ``ask`` false). The receiving node checks ``share`` is within
+    1 and ``MAX_SHARE`` before it uses it."""
+
+    share: Id
+    ask: bool
+
+
 Envelope = (
     TellEnvelope
     | AskEnvelope
@@ -237,6 +252,7 @@ Envelope = (
     | CreditEnvelope
     | CreditQueryEnvelope
     | CreditStateEnvelope
+    | ShareEnvelope
 )
 
 

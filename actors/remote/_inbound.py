@@ -32,7 +32,8 @@ then hands plain values to the concept that acts on them: the local actors
 (stops, lookups), the shares (``_shares``: a node's tells go through them,
 which bound what a peer has outstanding per actor and give credits back;
 marks follow each frame's tells), the serving of inbound asks, the outgoing
-asks (replies), the peers (heartbeats, acks, credits) and the death watch.
+asks (replies), the peers (heartbeats, acks, credits, shares: the control
+envelopes, whose handlers are ``_inbound_control``'s) and the death watch.
 
 Frame numbers also drive acks and loss: the receiver counts the numbers
 skipped as lost frames (NATS core is at most once: a broker restart loses
@@ -64,6 +65,7 @@ from ._envelopes import (
     HeartbeatEnvelope,
     LookupEnvelope,
     ReplyEnvelope,
+    ShareEnvelope,
     StopEnvelope,
     TellEnvelope,
     UnwatchEnvelope,
@@ -71,6 +73,7 @@ from ._envelopes import (
     decode_frame,
 )
 from ._errors import DecodeError, RemoteActorError
+from ._inbound_control import InboundControl
 from ._local import Local
 from ._node import NodeAddress
 from ._observer import Observer, Receipt
@@ -97,7 +100,7 @@ ACK_BYTES = 64 * 1024
 Handler = Callable[[Any, NodeAddress | None, str | None], None]
 
 
-class Inbound:
+class Inbound(InboundControl):
     """The inbound side of one node (see the module doc).
 
     Args:
@@ -165,6 +168,7 @@ class Inbound:
             CreditEnvelope: self._credit,
             CreditQueryEnvelope: self._credit_query,
             CreditStateEnvelope: self._credit_state,
+            ShareEnvelope: self._share,
         }
 
     def attach(self, client: Client) -> None:
@@ -385,77 +389,6 @@ class Inbound:
             asks.failed(
                 pending, RemoteActorError("?", f"a failure carrying {value!r:.200}")
             )
-
-    def _heartbeat(
-        self,
-        envelope: HeartbeatEnvelope,
-        sender: NodeAddress | None,
-        reply_to: str | None,
-    ) -> None:
-        if sender is None:
-            return
-        peers = self._peers
-        outbound = peers.outbound(sender)
-        if outbound is None:
-            return
-        outbound.put_urgent(self._wire.heartbeat_ack(envelope.seq))
-        # With an ack of the last frame number, always: an ack lost on the
-        # way must not leave the peer's window full.
-        peer = peers.peers.get(sender)
-        received = None if peer is None else peer.received
-        if received is not None and received.seq:
-            peers.ack(sender, received)
-
-    def _heartbeat_ack(
-        self,
-        envelope: HeartbeatAckEnvelope,
-        sender: NodeAddress | None,
-        reply_to: str | None,
-    ) -> None:
-        if sender is not None:
-            self._peers.alive(sender)
-
-    def _ack(
-        self, envelope: AckEnvelope, sender: NodeAddress | None, reply_to: str | None
-    ) -> None:
-        if sender is not None:
-            outbound = self._peers.outbounds.get(sender)
-            if outbound is not None and not outbound.acked(envelope.seq):
-                self.bad(sender, "ack beyond the frames sent", envelope.seq)
-
-    def _credit(
-        self, envelope: CreditEnvelope, sender: NodeAddress | None, reply_to: str | None
-    ) -> None:
-        if sender is not None:
-            credits = self._peers.credits.get(sender)
-            if credits is not None:
-                credits.granted(envelope.path, envelope.count)
-
-    def _credit_query(
-        self,
-        envelope: CreditQueryEnvelope,
-        sender: NodeAddress | None,
-        reply_to: str | None,
-    ) -> None:
-        if sender is None:
-            return
-        held = self._shares.held_for(sender, envelope.path)
-        outbound = self._peers.outbound(sender)
-        if outbound is not None:
-            outbound.put_urgent(
-                self._wire.credit_state(envelope.path, envelope.query, held)
-            )
-
-    def _credit_state(
-        self,
-        envelope: CreditStateEnvelope,
-        sender: NodeAddress | None,
-        reply_to: str | None,
-    ) -> None:
-        if sender is not None:
-            credits = self._peers.credits.get(sender)
-            if credits is not None:
-                credits.state(envelope.path, envelope.query, envelope.held)
 
     def _lookup(
         self, envelope: LookupEnvelope, sender: NodeAddress | None, reply_to: str | None

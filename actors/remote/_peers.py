@@ -1,8 +1,8 @@
-"""The peer table: one state object per peer node incarnation, its outbound
-buffer and writer, the suspects, the incarnations known to be gone, and
-what happens when a peer is lost.
+"""The peer table: one state object per peer node incarnation (``_peer``),
+its outbound buffer and writer, the suspects, the incarnations known to be
+gone, and what happens when a peer is lost.
 
-A peer gets a [``Peer``][actors.remote._peers.Peer] the first time this node
+A peer gets a [``Peer``][actors.remote._peer.Peer] the first time this node
 sends to it or receives a numbered frame from it; its outbound buffer (and
 the writer task that drains it) is made when something is first sent to it.
 A peer NATS reports nobody listens on (a frame came back with the
@@ -16,11 +16,8 @@ Every table here is bounded: at most ``max_peers`` peers (a frame from one
 more is dropped, counted by the caller; a send to one more fails as to a
 node that is unreachable; a suspect is declared down to make room first),
 and as many gone and retired incarnations each.
-A peer quiet for ``idle_timeout`` seconds (no frame either way, nothing
-buffered or in flight, not monitored) is *retired*: its buffer and writer
-go, and its frame numbers are kept for ``gone_ttl`` seconds, so a buffer
-made for it again goes on numbering from there and a frame replayed from it
-is still refused.
+A peer quiet for ``idle_timeout`` seconds is *retired* (``_peer_pruning``:
+its buffer goes, its frame numbers are kept).
 """
 
 from __future__ import annotations
@@ -42,6 +39,8 @@ from ._errors import DecodeError, NodeUnreachable
 from ._heartbeat import HeartbeatMonitor
 from ._node import NodeAddress, RefAddress
 from ._outbound import Outbound
+from ._peer import Peer, PeerStatistics, Received, Retired
+from ._peer_pruning import PeerPruning
 from ._subjects import Subjects
 from ._wire import Wire
 
@@ -64,120 +63,6 @@ DEFAULT_GONE_TTL = 3600.0
 DEFAULT_IDLE_TIMEOUT = 60.0
 
 
-class Received:
-    """What this node received from one peer: the highest frame number,
-    bytes not yet acked, and the totals (see ``_inbound``)."""
-
-    __slots__ = ("bytes", "envelopes", "frames", "oob", "seq", "unacked")
-
-    def __init__(self, seq: int = 0, oob: int = 0) -> None:
-        self.seq = seq  #: the highest frame number received
-        self.oob = oob  #: the highest out-of-band frame number received
-        self.unacked = 0  #: bytes received since the last ack
-        self.frames = 0  #: numbered frames received
-        self.bytes = 0  #: their bytes
-        self.envelopes = 0  #: the envelopes in them
-
-
-#: A retired peer: its frame numbers, when it is forgotten, its traffic.
-_Retired = tuple[tuple[int, int, int, int], float, int]
-
-
-class Peer:
-    """One peer node incarnation, as this node knows it.
-
-    Attributes:
-        address: the peer.
-        outbound: the buffer to it and its writer (None until something is
-            sent to it).
-        received: what came from it (None until a numbered frame did).
-        suspect: NATS said nobody listens on it, and it has not answered a
-            heartbeat since.
-    """
-
-    __slots__ = (
-        "address",
-        "earlier",
-        "marks",
-        "numbers",
-        "outbound",
-        "quiet",
-        "received",
-        "suspect",
-    )
-
-    def __init__(self, address: NodeAddress) -> None:
-        self.address = address
-        self.outbound: Outbound | None = None
-        self.received: Received | None = None
-        self.suspect = False
-        #: The frame numbers (both lanes) last used to it (see Outbound).
-        self.numbers = (0, 0)
-        #: Its frame numbers both ways at the last pruning round, and since
-        #: when they have not moved (None: they moved at that round).
-        self.marks: tuple[int, int, int, int] = (0, 0, 0, 0)
-        self.quiet: float | None = None
-        #: Frames both ways before it was last retired.
-        self.earlier = 0
-
-    def traffic(self) -> int:
-        """How many frames went both ways (counts, not numbers: a sender
-        picks its numbers, not how many frames it got through)."""
-        outbound = self.outbound
-        received = self.received
-        return (
-            self.earlier
-            + (0 if outbound is None else outbound.frames_sent)
-            + (0 if received is None else received.frames)
-        )
-
-    def activity(self) -> tuple[int, int, int, int]:
-        """Its frame numbers both ways now (they move with any frame)."""
-        outbound = self.outbound
-        sent = self.numbers if outbound is None else outbound.numbers
-        received = self.received
-        if received is None:
-            return (*sent, 0, 0)
-        return (*sent, received.seq, received.oob)
-
-
-class PeerStatistics(NamedTuple):
-    """Counters of one peer (``Remote.peer_statistics``)."""
-
-    #: NATS messages (frames) published to it
-    frames_sent: int
-    #: their payload bytes
-    bytes_sent: int
-    #: the envelopes in them
-    envelopes_sent: int
-    #: the writer's wakes, each publishing what it took in one go
-    batches: int
-    #: frames NATS returned (nobody listened on the peer)
-    frames_returned: int
-    #: numbered frames received from it
-    frames_received: int
-    #: their payload bytes
-    bytes_received: int
-    #: the envelopes in them
-    envelopes_received: int
-    #: whether something was sent to it (an outbound buffer exists)
-    sending: bool
-    #: whether numbered frames came from it
-    receiving: bool
-    #: its actors this node has tells outstanding to (sent, not yet taken)
-    credit_lanes: int = 0
-    #: those tells
-    credit_outstanding: int = 0
-    #: senders here waiting for a credit to one of its actors
-    credit_waiting: int = 0
-    #: tells refused here because an actor's share was used up
-    credit_refused: int = 0
-    #: its tells to this node's actors not yet taken by them
-    share_outstanding: int = 0
-    #: of those, tells waiting for room in a full mailbox
-    share_held: int = 0
-
-
 class RemoteStatistics(NamedTuple):
     """Counters of one node (``Remote.statistics()``)."""
 
@@ -191,7 +76,7 @@ class RemoteStatistics(NamedTuple):
     dead_letters: dict[tuple[str, str], int]
 
 
-class Peers:
+class Peers(PeerPruning):
     """The peer table of one node (see the module doc).
 
     Args:
@@ -259,7 +144,7 @@ class Peers:
         #: Peers retired while quiet: their frame numbers (sent on both
         #: lanes, received on both), when they are forgotten, and how many
         #: frames went both ways (their standing in a full table).
-        self.retired: OrderedDict[NodeAddress, _Retired] = OrderedDict()
+        self.retired: OrderedDict[NodeAddress, Retired] = OrderedDict()
         #: Frames that never arrived from each peer (see ``_inbound``),
         #: kept after the peer is gone, for the latest ``max_peers`` peers.
         self.lost_frames: dict[NodeAddress, int] = {}
@@ -333,7 +218,7 @@ class Peers:
         self.outbounds[address] = outbound
         wire = self._wire
         self.credits[address] = Credits(
-            self._share,
+            self._share if peer.share is None else peer.share,
             outbound.try_put,
             outbound.put,
             lambda path, query: outbound.put_system(wire.credit_query(path, query)),
@@ -341,7 +226,51 @@ class Peers:
         written = anyio.Event()
         self._writers.add(written)
         tg.start_soon(_write, outbound, written, self._writers)
+        # The share handshake: ours, out of band, ahead of anything buffered
+        # (asking for the peer's when it has not told us yet).
+        with suppress(NodeUnreachable):
+            outbound.put_urgent(wire.share(self._share, peer.share is None))
         return outbound
+
+    def shared(self, address: NodeAddress, share: int, ask: bool) -> None:
+        """``address`` advertised its ``share`` (checked by the caller to be
+        within 1 and ``MAX_SHARE``): the credits to it count against it from
+        now on; ``ask``: answer with ours (making its buffer, which sends
+        ours by itself, or out of band on the buffer there is)."""
+        peer = self.peers.get(address)
+        if peer is None:
+            return
+        peer.share = share
+        if peer.heard is not None:
+            peer.heard.set()
+        credits = self.credits.get(address)
+        if credits is not None:
+            credits.reshare(share)
+        if ask and self.open:
+            had = address in self.outbounds
+            outbound = self.outbound(address)
+            if had and outbound is not None:
+                with suppress(NodeUnreachable):
+                    outbound.put_urgent(self._wire.share(self._share, False))
+
+    async def handshake(self, address: NodeAddress, timeout: float) -> None:
+        """Start the share handshake with ``address`` (making its buffer,
+        which sends this node's share) and wait at most ``timeout`` seconds
+        for its answer (a lookup does, so the tells that follow it count
+        against the peer's share from the first). Returns either way: until
+        it is heard, the credits count against this node's own share."""
+        try:
+            outbound = self.outbound(address)
+        except SystemNotRunning:
+            return
+        peer = self.peers.get(address)
+        if outbound is None or peer is None or peer.share is not None:
+            return
+        heard = peer.heard
+        if heard is None:
+            heard = peer.heard = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await heard.wait()
 
     def credits_of(self, address: NodeAddress) -> Credits | None:
         """The credits of ``address`` (made with its buffer), or None when it
@@ -394,6 +323,7 @@ class Peers:
                 0 if lanes is None else lanes.refused,
                 outstanding,
                 held,
+                0 if peer.share is None else peer.share,
             )
         return stats
 
@@ -497,94 +427,6 @@ class Peers:
         if outbound is not None:
             with suppress(NodeUnreachable):
                 outbound.put_urgent(self._wire.ack(received.seq))
-
-    # -- pruning -------------------------------------------------------------------
-
-    def prune(self, now: float) -> None:
-        """One pruning round at ``now`` (seconds, ``anyio.current_time``):
-        forget the gone and retired incarnations whose time is over, and
-        retire the peers quiet for ``idle_timeout``."""
-        gone = self.gone
-        for address in [a for a, until in gone.items() if until <= now]:
-            del gone[address]
-        retired = self.retired
-        while retired and next(iter(retired.values()))[1] <= now:
-            retired.popitem(last=False)
-        for address, peer in list(self.peers.items()):
-            marks = peer.activity()
-            if marks != peer.marks:
-                peer.marks = marks
-                peer.quiet = now
-                continue
-            quiet = peer.quiet
-            if (
-                quiet is not None
-                and now - quiet >= self._idle_timeout
-                and self._retirable(address, peer)
-            ):
-                self._retire(address, peer, now)
-
-    def _retirable(self, address: NodeAddress, peer: Peer) -> bool:
-        outbound = peer.outbound
-        credits = self.credits.get(address)
-        return not (
-            peer.suspect
-            or self._monitor.is_monitoring(address)
-            or (outbound is not None and not outbound.idle)
-            # Credits outstanding: the share would be counted afresh.
-            or (credits is not None and not credits.idle)
-        )
-
-    def _retire(self, address: NodeAddress, peer: Peer, now: float) -> None:
-        """Retire ``peer``: its buffer closes (its writer ends), its frame
-        numbers are kept. A full retired table drops the entry with the
-        least traffic (not the oldest: a flood of made-up peers cannot push
-        out an established one's numbers)."""
-        del self.peers[address]
-        outbound = peer.outbound
-        if outbound is not None:
-            self.outbounds.pop(address, None)
-            outbound.close()
-        self.credits.pop(address, None)
-        retired = self.retired
-        retired[address] = (peer.activity(), now + self._gone_ttl, peer.traffic())
-        if len(retired) > self.max_peers:
-            del retired[min(retired, key=lambda a: retired[a][2])]
-
-    def _make_room(self, address: NodeAddress, now: float) -> bool:
-        """Make room in the full table for ``address`` (O(``max_peers``)):
-        retire the idle peer with the least traffic among those quiet since
-        the last pruning round or with less traffic than ``address`` had
-        before it was retired; else declare a suspect down. An established
-        peer is never pushed out by newcomers with less traffic (a flood of
-        made-up incarnations churns among itself). Whether there is room."""
-        known = self.retired.get(address)
-        score = 0 if known is None else known[2]
-        weakest = None
-        least = 0
-        for other, peer in self.peers.items():
-            traffic = peer.traffic()
-            if (
-                (weakest is None or traffic < least)
-                and (traffic < score or peer.activity() == peer.marks)
-                and self._retirable(other, peer)
-            ):
-                weakest, least = other, traffic
-        if weakest is not None:
-            self._retire(weakest, self.peers[weakest], now)
-            return True
-        # Nobody listened on a suspect: it makes room, declared down.
-        suspect = next((a for a, p in self.peers.items() if p.suspect), None)
-        if suspect is None or self.evict is None:
-            return False
-        self.evict(suspect)
-        return True
-
-    async def run_pruning(self, interval: float) -> None:
-        """A pruning round each ``interval`` seconds, until cancelled."""
-        while True:
-            await anyio.sleep(interval)
-            self.prune(anyio.current_time())
 
     # -- stopping ------------------------------------------------------------------
 

@@ -108,7 +108,10 @@ class Remote(RemoteScaleOut, RemoteWatching):
             outstanding (sent and not yet taken by it): ``tell`` raises
             ``MailboxFull`` beyond it, ``send`` waits; and the most this
             node holds of each peer's tells to one of its actors (beyond: dead
-            letters). Use one value on all nodes of a system.
+            letters). Nodes advertise their share to each other when they
+            first talk (a lookup waits for it, up to 1 s): a sender counts
+            against the receiver's, and against its own until it heard it.
+            Node processes started by ``spawn_pool`` take this node's.
         heartbeat_interval: seconds between heartbeats to the peers this node
             has asks in flight to.
         failure_detector: makes each monitored peer's phi accrual detector

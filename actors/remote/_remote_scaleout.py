@@ -27,12 +27,38 @@ class RemoteScaleOut(RemoteView):
 
     #: Set by ``Remote.__init__``: the cluster secret's keys (None: none).
     secret: tuple[bytes, ...] | None
+    #: Set by ``Remote.__init__``: the options handed to node processes.
+    capacity: int
+    window: int
+    share: int
+    heartbeat_interval: float
+    max_peers: int
+    gone_ttl: float
+    idle_timeout: float
+    stop_timeout: float
 
     @property
     def secret_keys(self) -> tuple[bytes, ...]:
         """The cluster secret's keys (empty: none), handed to the node
         processes this node starts."""
         return self.secret or ()
+
+    @property
+    def node_options(self) -> dict[str, int | float]:
+        """This node's options that the node processes it starts take too
+        (``Remote``'s arguments of the same names: the share, the buffers'
+        capacity and window, the heartbeat interval, the peer table's
+        bounds, the stop timeout)."""
+        return {
+            "capacity": self.capacity,
+            "window": self.window,
+            "share": self.share,
+            "heartbeat_interval": self.heartbeat_interval,
+            "max_peers": self.max_peers,
+            "gone_ttl": self.gone_ttl,
+            "idle_timeout": self.idle_timeout,
+            "stop_timeout": self.stop_timeout,
+        }
 
     async def spawn(
         self,
@@ -161,4 +187,3 @@ class RemoteScaleOut(RemoteView):
             grace=check_seconds("grace", grace),
             check_interval=check_seconds("check_interval", check_interval),
         )
-

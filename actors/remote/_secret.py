@@ -109,43 +109,60 @@ class Secret:
         keys: from ``check_secret`` (at least one).
     """
 
-    __slots__ = ("_pads", "_seal")
+    __slots__ = ("_inner", "_outer", "_pads")
 
     def __init__(self, keys: tuple[bytes, ...]) -> None:
         self._pads = [_pads(key) for key in keys]
-        self._seal = self._pads[0]
+        #: The sealing key's pads, apart: the hot path reads no tuple.
+        self._inner, self._outer = self._pads[0]
 
-    @staticmethod
-    def _tag(pads: tuple[Any, Any], head: bytes, frame: bytes | memoryview) -> bytes:
-        inner, outer = pads
-        inner = inner.copy()
-        if len(frame) <= _JOINED:
-            inner.update(head + frame)  # one call: cheaper than a second update
-        else:
-            inner.update(head)
-            inner.update(frame)
-        outer = outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()  # type: ignore[no-any-return]
+    # seal and open are written out, not shared through a helper: a call
+    # saved per frame both ways (about a tenth of what a tag costs).
 
     def seal(self, subject: str, reply: str | None, frame: bytes) -> bytes:
         """``frame`` with its tag, for publishing on ``subject`` with
         ``reply`` (a numbered reply subject, or None)."""
         head = f"{subject} {reply or ''} ".encode()
-        return frame + self._tag(self._seal, head, frame)
+        inner = self._inner.copy()
+        if len(frame) <= _JOINED:
+            inner.update(head + frame)  # one call: cheaper than a second update
+        else:
+            inner.update(head)
+            inner.update(frame)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        tag: bytes = outer.digest()
+        return frame + tag
 
-    def open(self, subject: str, reply: str | None, data: bytes) -> memoryview | None:
+    def open(
+        self, subject: str, reply: str | None, data: bytes
+    ) -> bytes | memoryview | None:
         """The frame inside ``data`` if its tag is right under one of the
         keys for ``subject`` and ``reply`` (as given to ``seal``), else
-        None. Constant time in the tag's bytes (``hmac.compare_digest``)."""
+        None. Constant time in the tag's bytes (``hmac.compare_digest``).
+        A small frame comes back as bytes (a copy costs less than a view,
+        here and where it is decoded), a large one as a memoryview."""
         size = len(data) - MAC_SIZE
         if size <= 0:
             return None
-        view = memoryview(data)
-        tag = view[size:]
-        frame = view[:size]
         head = f"{subject} {reply or ''} ".encode()
-        for pads in self._pads:
-            if _compare(self._tag(pads, head, frame), tag):
+        frame: bytes | memoryview
+        if size <= _JOINED:
+            frame = data[:size]
+            signed: bytes | None = head + frame
+        else:
+            frame = memoryview(data)[:size]
+            signed = None
+        tag = data[size:]
+        for inner, outer in self._pads:
+            inner = inner.copy()
+            if signed is not None:
+                inner.update(signed)
+            else:
+                inner.update(head)
+                inner.update(frame)
+            outer = outer.copy()
+            outer.update(inner.digest())
+            if _compare(outer.digest(), tag):
                 return frame
         return None

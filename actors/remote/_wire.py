@@ -27,6 +27,7 @@ from ._envelopes import (
     LOOKUP,
     LOOKUP_REPLY,
     REPLY,
+    SHARE,
     STOP,
     TELL,
     UNWATCH,
@@ -218,6 +219,11 @@ class Wire:
     def credit_state(self, path: str, query: int, held: int) -> bytes:
         """A ``CreditStateEnvelope``: the answer to query ``query``."""
         return self._encode((CREDIT_STATE, path, query, held))
+
+    def share(self, share: int, ask: bool) -> bytes:
+        """A ``ShareEnvelope``: this node holds ``share`` tells per peer and
+        actor; ``ask``: answer with yours."""
+        return self._encode((SHARE, share, ask))
 
     def lookup_reply(self, ask_id: int, found: bool) -> bytes:
         """A ``LookupReplyEnvelope``."""

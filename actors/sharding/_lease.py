@@ -45,7 +45,8 @@ class LeaseEvent(NamedTuple):
     #: ``"acquired"``, ``"renewed"``, ``"released"`` (given back after its
     #: entities stopped) or ``"given-up"`` (not renewed in time, or lost)
     kind: LeaseKind
-    #: when, on the node's clock (seconds): after an acquire or renewal
+    #: when, on the leases' clock (seconds of ``time.monotonic()``, or of
+    #: the system's clock when it has one): after an acquire or renewal
     #: succeeded, before a release was sent
     at: float
     #: until when the node counts the lease valid (acquired, renewed), else

@@ -26,6 +26,7 @@ MODULES: Final = (
     "persistence",
     "persistence_jetstream",
     "delivery",
+    "delivery_jetstream",
     "sharding",
 )
 

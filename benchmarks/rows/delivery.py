@@ -2,9 +2,10 @@
 
 * ``delivery/reliable/16B``: a producer controller on one node sends
   ``count`` 16-byte messages (``await producer.send(payload)``: numbered,
-  held until confirmed, sent within the consumer's demand) to a consumer
-  controller on another node, which hands each to a counting actor as a
-  ``Delivery`` ask and confirms it. The other, ``remote send``: the same
+  held until confirmed, sent within the consumer's demand, in batches) to
+  a consumer controller on another node, which hands each to a counting
+  actor as a ``Delivery`` ask and confirms them (a ``Request`` per half
+  window, the default 128). The other, ``remote send``: the same
   payloads with ``await ref.send(payload)`` straight to the counting actor
   (at-most-once, no confirmation). ``ours, handler``: the consumer
   controller calls a handler function in its own actor instead of asking a
@@ -21,6 +22,17 @@
   which the default CPU clock does not count: run it with ``--clock wall``
   too.
 
+* ``delivery/slow_consumer/1KiB``: memory, not time: a producer controller
+  tries to send ``count`` 1 KiB messages to a consumer controller on
+  another node whose actor is slow (it yields 20 times per message); the
+  cells read the **peak bytes allocated** (``tracemalloc``, both nodes: they
+  share this process) above what was allocated before the first send, per
+  message sent, until the last is handled. A bounded buffer keeps the peak
+  flat, so the figure falls as ``count`` grows (``--quick`` sends a tenth).
+  The other, ``remote send``: ``await ref.send`` of the same payloads
+  straight to the slow actor (bounded by the node's share of its mailbox).
+  Every clock is ignored.
+
 Starting the server and the systems, and looking the actors up, is not
 timed. Without the ``nats-server`` binary the reliable row is not
 registered (a note on stderr says why).
@@ -28,8 +40,11 @@ registered (a note on stderr says why).
 
 from __future__ import annotations
 
+import gc
 import sys
 import tempfile
+import tracemalloc
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +140,57 @@ async def remote_send(count: int) -> Sample:
     return Sample(elapsed, tally.count)
 
 
+SLOW_MESSAGES, QUICK_SLOW = 4_000, 400
+#: Checkpoints the slow consumer makes per message.
+SLOWNESS = 20
+
+
+class SlowCounter(Counter):
+    """A counter that yields ``SLOWNESS`` times per message first."""
+
+    async def receive(self, message: Any) -> None:  # type: ignore[override]
+        for _ in range(SLOWNESS):
+            await anyio.lowlevel.checkpoint()
+        super().receive(message)
+
+
+async def _slow(count: int, reliable: bool) -> Sample:
+    tally = Tally(count)
+    payload = b"x" * 1024
+    sender, receiver = _nodes(_url())
+    async with ActorSystem(remote=receiver) as b, ActorSystem(remote=sender) as a:
+        slow = b.spawn(SlowCounter, tally, name="slow")
+        send: Callable[[Any], Awaitable[object]]
+        if reliable:
+            ConsumerController.spawn(b, slow, name="consumer")
+            ref = await a.remote.lookup("b", "/user/consumer")
+            send = (await ProducerController.start(a, "bench", consumer=ref)).send
+        else:
+            send = (await a.remote.lookup("b", "/user/slow")).send
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            for _ in range(count):
+                await send(payload)
+            with anyio.move_on_after(GUARD * 4):
+                await tally.done.wait()
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+    # Bytes reported as seconds * 1e-9: the table's "ns" cells read bytes.
+    return Sample(peak * 1e-9, tally.count)
+
+
+async def slow_reliable(count: int) -> Sample:
+    return await _slow(count, True)
+
+
+async def slow_remote_send(count: int) -> Sample:
+    return await _slow(count, False)
+
+
 class Job(Actor[Delivery[int]]):
     def receive(self, delivery: Delivery[int]) -> int:
         return delivery.message
@@ -196,6 +262,18 @@ else:
                 Impl("ours, handler", reliable_handler),
                 Impl("remote send", remote_send),
             ),
+            unit="message",
+        )
+    )
+    register(
+        Row(
+            "delivery/slow_consumer/1KiB",
+            "peak bytes allocated per 1 KiB message a producer controller sends "
+            "to a slow consumer on another node (bounded by its demand); remote "
+            "send: await ref.send to the slow actor",
+            SLOW_MESSAGES,
+            QUICK_SLOW,
+            (Impl("ours", slow_reliable), Impl("remote send", slow_remote_send)),
             unit="message",
         )
     )

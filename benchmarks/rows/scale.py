@@ -40,7 +40,7 @@ from actors import ActorSystem
 from actors.nats import NatsServer, find_nats_server
 from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemotePoolRef
-from actors.remote.scaleout import NodeProcesses
+from actors.remote.scaleout import Handoff, NodeProcesses
 
 from .._registry import Impl, Row, Sample, register
 from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven
@@ -69,7 +69,7 @@ def _url() -> str:
         atexit.register(server.close)
         _server = server
         _processes = NodeProcesses(
-            server.url,
+            Handoff((server.url,)),
             system=SYSTEM,
             prefix="actors",
             names=NODES,
@@ -302,9 +302,10 @@ async def fairness(jobs: int = UNEVEN, prefetch: int = 1) -> dict[str, int]:
             pool.tell(index)
         await pool.wait_idle()
         pool.stop()
-        return {
+        split = {
             ("fast" if n == NODES[0] else "slow"): c for n, c in pool.handled.items()
         }
+    return split
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 sending ``Order(n)`` to the consumer node's controller, one line per
 accepted message, until ``total`` are accepted and confirmed.
 
-``python _producer_child.py URL CLUSTER DB BACKEND TOTAL`` prints
+``python _producer_child.py URL CLUSTER DB BACKEND TOTAL`` (``DB``: a SQLite
+file, or ``jetstream:STREAM`` for a JetStream journal on the node's own
+server) prints
 ``ready <next seq nr> <unconfirmed>``, then ``accepted <seq nr>`` after each
 ``send`` returned, then ``done``. The test kills it with SIGKILL anywhere.
 """
@@ -17,7 +19,7 @@ import msgspec
 
 from actors import ActorSystem
 from actors.delivery import DurableProducerQueue, ProducerController
-from actors.persistence import Codec, SqliteJournal
+from actors.persistence import Codec, JetStreamJournal, Journal, SqliteJournal
 from actors.remote import Remote
 
 
@@ -27,7 +29,11 @@ class Order(msgspec.Struct, frozen=True):
 
 async def main(url: str, cluster: str, db: str, total: int) -> None:
     remote = Remote(url, system=cluster, node="producer", types=[(Order, "Order")])
-    journal = SqliteJournal(db, synchronous="NORMAL")
+    journal: Journal
+    if db.startswith("jetstream:"):
+        journal = JetStreamJournal(url, stream=db.removeprefix("jetstream:"))
+    else:
+        journal = SqliteJournal(db, synchronous="NORMAL")
     async with journal, ActorSystem(remote=remote) as system:
         queue = DurableProducerQueue(journal, Codec(Order))
         producer: ProducerController[Any] = await ProducerController.start(

@@ -72,7 +72,9 @@ class Child:
         return raw.decode().split()
 
 
-async def _start(url: str, cluster: str, db: Path, backend: str, err: Path) -> Child:
+async def _start(
+    url: str, cluster: str, db: Path | str, backend: str, err: Path
+) -> Child:
     process = await anyio.open_process(
         [sys.executable, str(CHILD), url, cluster, str(db), backend, str(TOTAL)],
         stdout=-1,

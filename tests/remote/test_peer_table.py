@@ -56,10 +56,11 @@ async def test_a_quiet_peer_is_retired_and_keeps_its_frame_numbers() -> None:
         assert node.bad == {"replayed frame": 1}
         node.feed(node.peer.tell("/user/p", Ping(2)), seq=2)
         await probe.expect_message(Ping(2))
-        # Its new buffer numbers on from the old one's numbers (a heartbeat
-        # is answered with a heartbeat ack and an ack: two out-of-band frames).
+        # Its new buffer numbers on from the old one's numbers (it sends our
+        # share, and a heartbeat is answered with a heartbeat ack and an
+        # ack: three out-of-band frames).
         node.urgent(node.peer.heartbeat(2))
-        assert peers.outbounds[PEER].numbers[1] == sent[1] + 2
+        assert peers.outbounds[PEER].numbers[1] == sent[1] + 3
 
 
 async def test_a_full_peer_table_refuses_new_peers_and_keeps_working_ones() -> None:

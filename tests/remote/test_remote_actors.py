@@ -438,7 +438,8 @@ async def test_leaving_a_system_with_remote_messages_in_flight_ends(
             outcome.append(exc)
 
     with anyio.fail_after(20):
-        async with ActorSystem(remote=remote(nats_server.url, system, "b")) as b:
+        b_remote = remote(nats_server.url, system, "b", share=100_000)
+        async with ActorSystem(remote=b_remote) as b:
             b.spawn(Echo, release, name="echo")
             b.spawn(Collector, name="collector")
             async with anyio.create_task_group() as tg:
@@ -770,10 +771,20 @@ async def test_sequential_asks_keep_one_failure_detector_for_their_peer(
         assert await ref.ask(0) == 0
         monitor = a.remote._parts.monitor
         state = monitor._peers[ref.node]
+        # The detector made at the start is a stand-in until the first
+        # heartbeat ack (intervals are measured from it): wait for that one.
+        with anyio.fail_after(10):
+            while not state.answered:
+                await anyio.lowlevel.checkpoint()
         detector = state.detector
         for n in range(1, 20):
+            answered = state.answered
             assert await ref.ask(n) == n
             assert monitor._peers[ref.node] is state
+            if state.answered and not answered:
+                # The first heartbeat ack (whenever the round came) replaces
+                # the stand-in detector, once (HeartbeatMonitor.acked).
+                detector = state.detector
             assert state.detector is detector
         assert a.remote._parts.monitor.depended == {}
         assert state.released is not None  # lingering, then dropped

@@ -32,14 +32,11 @@ def equal(got: object, wanted: object) -> None:
 
 
 def remote(url: str, system: str, node: str, **options: Any) -> Remote:
-    return Remote(
-        url,
-        system=system,
-        node=node,
-        heartbeat_interval=FAST_HEARTBEAT_INTERVAL,
-        failure_detector=fast_detector,
-        **options,
-    )
+    """A ``Remote`` with the kit's fast failure detection (unless ``options``
+    choose another)."""
+    options.setdefault("heartbeat_interval", FAST_HEARTBEAT_INTERVAL)
+    options.setdefault("failure_detector", fast_detector)
+    return Remote(url, system=system, node=node, **options)
 
 
 @asynccontextmanager

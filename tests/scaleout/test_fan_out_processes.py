@@ -1,6 +1,7 @@
 """The main job across processes: examples/fan_out.py with its workers in
 two node processes reports exactly what it reports in one process, also
-when a node process is killed with ``kill -9`` mid-run."""
+when a node process is killed with ``kill -9`` mid-run, and so does its
+durable mode (``--durable``: the paths are jobs of a durable work queue)."""
 
 from __future__ import annotations
 
@@ -130,6 +131,34 @@ async def test_fan_out_totals_stay_exact_when_a_node_process_is_killed_mid_run(
     assert node_children() == []
 
 
+async def test_fan_out_durable_totals_stay_exact_when_a_node_process_is_killed(
+    tree: Path, tmp_path: Path
+) -> None:
+    from actors.delivery import DurableProducerQueue
+    from actors.persistence import Codec, SqliteJournal
+
+    local = await fan_out_example.fan_out(str(tree), workers=4)
+    killer = KillAt(150)
+    journal = tmp_path / "jobs.db"
+    spread = await fan_out_example.fan_out(
+        str(tree),
+        workers=4,
+        processes=2,
+        durable=True,
+        journal=str(journal),
+        progress=killer,
+    )
+    assert killer.killed is not None
+    # Jobs of a durable queue, run again when their node died: counted once.
+    same(local, spread)
+    assert node_children() == []
+    # Every path was a stored job, and every job is done.
+    async with SqliteJournal(journal) as store:
+        loaded = await DurableProducerQueue(store, Codec(str)).load("files")
+    assert loaded.unconfirmed == []
+    assert loaded.next_seq_nr == len(fan_out_example.list_files(str(tree))) + 1
+
+
 def run_main(tree: Path, *options: str) -> str:
     output = subprocess.run(
         [sys.executable, str(EXAMPLE), str(tree), "--workers", "4", *options],
@@ -151,3 +180,4 @@ def test_the_command_line_with_processes_prints_the_same_summary(tree: Path) -> 
     spread = run_main(tree, "--processes", "2")
     assert "600" in local
     assert spread == local
+    assert run_main(tree, "--processes", "2", "--durable") == local

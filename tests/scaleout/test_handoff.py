@@ -62,3 +62,31 @@ def test_what_cannot_be_handed_down_is_refused_naming_it() -> None:
 def test_a_malformed_handoff_is_refused(data: bytes) -> None:
     with pytest.raises(ValueError, match="handoff"):
         Handoff.from_json(data)
+
+
+def test_the_node_options_come_out_of_the_pipe_as_they_went_in() -> None:
+    options = {"share": 16, "window": 1 << 19, "heartbeat_interval": 0.5}
+    handoff = Handoff(["nats://h"], {}, (), options)
+    read_end, write_end = os.pipe()
+    with open(write_end, "wb") as pipe:
+        pipe.write(handoff.to_json())
+    assert read_handoff(read_end).node_options == options
+
+
+def test_a_node_option_that_cannot_be_handed_down_is_refused_naming_it() -> None:
+    with pytest.raises(TypeError, match="'url'"):
+        Handoff(["nats://h"], {}, (), {"url": 1})
+    with pytest.raises(TypeError, match="'share' must be a number"):
+        Handoff(["nats://h"], {}, (), {"share": "many"})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="'share' must be a number"):
+        Handoff(["nats://h"], {}, (), {"share": True})
+
+
+@pytest.mark.parametrize(
+    "node_options",
+    [b"[]", b'{"codec": 1}', b'{"share": "x"}', b'{"share": null}'],
+)
+def test_a_handoff_with_malformed_node_options_is_refused(node_options: bytes) -> None:
+    data = b'{"servers": ["x"], "client_options": {}, "secret": [], '
+    with pytest.raises(ValueError, match="handoff"):
+        Handoff.from_json(data + b'"node_options": ' + node_options + b"}")

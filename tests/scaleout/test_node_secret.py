@@ -1,7 +1,8 @@
 """The cluster secret of node processes: ``python -m actors.node
 --secret-file FILE`` (one key per line, a file only its owner can read, as
 Erlang's cookie file), and ``spawn_pool(processes=N)`` handing its children
-its ``Remote(secret=...)`` off their command lines and environments."""
+its ``Remote(secret=...)`` off their command lines and environments, with
+its node options (its share above all: ``--share`` on the command line)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,27 @@ async def test_pool_processes_get_the_secret_off_their_command_lines(
         assert main.remote.bad_input == {}
         pool.stop()
         await pool.join()
+
+
+async def test_pool_processes_take_their_parents_share(
+    nats_server: NatsServer, system_name: str
+) -> None:
+    # The parent's share (not the default) goes down with the handoff: the
+    # child advertises it when it joins the pool.
+    remote = Remote(nats_server.url, system=system_name, node="main", share=24)
+    async with ActorSystem(remote=remote) as main:
+        pool = main.remote.spawn_pool(Echo, processes=1)
+        await pool.wait_ready(timeout=60)
+        children = {
+            peer: stats.share_advertised
+            for peer, stats in main.remote.statistics().peers.items()
+        }
+        assert set(children.values()) == {24}, children
+        assert main.remote.bad_input == {}
+        pool.stop()
+        await pool.join()
+
+
+async def test_a_share_out_of_range_on_the_command_line_is_refused() -> None:
+    code, err = await _exit_of("nats://127.0.0.1:1", "--share", "0")
+    assert code == 2 and "share must be at least 1" in err, err

@@ -15,7 +15,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import ActorSystem
 from actors.nats import NatsServer
-from actors.testing import await_assert
+from actors.remote import PhiAccrualFailureDetector
+from actors.testing import await_assert, dilated
+from actors.testing.remote import FAST_HEARTBEAT_INTERVAL
 
 from ._process import child_env, pid_alive
 from ._workers import Echo, Recorder, Reporter
@@ -98,7 +100,20 @@ async def test_a_node_killed_mid_run_has_its_jobs_done_by_the_other(
     nats_server: NatsServer, system_name: str
 ) -> None:
     jobs = 300
-    async with ActorSystem(remote=remote(nats_server.url, system_name, "main")) as main:
+
+    def patient() -> PhiAccrualFailureDetector:
+        # The survivor must never be taken for dead: while the victim's jobs
+        # move over, both cores are busy with it (and with whatever else the
+        # machine runs), so a pause of 2 s (times the time factor) is
+        # acceptable; the victim, silent for good, is still found in seconds.
+        return PhiAccrualFailureDetector(
+            first_heartbeat_estimate=FAST_HEARTBEAT_INTERVAL,
+            acceptable_heartbeat_pause=dilated(2.0),
+            min_std_deviation=FAST_HEARTBEAT_INTERVAL,
+        )
+
+    main_remote = remote(nats_server.url, system_name, "main", failure_detector=patient)
+    async with ActorSystem(remote=main_remote) as main:
         started, finished = anyio.Event(), anyio.Event()
         recorder = main.spawn(Recorder, (40, started), (jobs, finished))
         pool = main.remote.spawn_pool(

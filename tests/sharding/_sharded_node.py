@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
-import anyio
 import msgspec
 
 from actors import Actor, ActorSystem
@@ -41,8 +40,8 @@ class Add(msgspec.Struct, frozen=True):
 
 
 def _wall(at: float) -> float:
-    """A time of the event loop's clock as wall-clock time."""
-    return time.time() - (anyio.current_time() - at)
+    """A time of the leases' clock (``time.monotonic``) as wall-clock time."""
+    return time.time() - (time.monotonic() - at)
 
 
 class Counter(Actor[Add]):

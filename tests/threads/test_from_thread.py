@@ -205,23 +205,34 @@ async def test_an_ask_times_out_in_the_thread_even_when_the_loop_is_blocked() ->
 
 
 class Stalls(Actor):
-    """Blocks the event loop in its handler (``time.sleep``), then replies."""
+    """Blocks the event loop in its handler until ``release`` is set (by the
+    thread, once its ask gave up), then replies."""
+
+    def __init__(self, release: threading.Event) -> None:
+        self.release = release
 
     def receive(self, message: Any) -> Any:
-        time.sleep(0.3)
+        assert self.release.wait(30), "the thread's ask never gave up"
         return message
 
 
 async def test_a_reply_after_the_threads_ask_timed_out_is_a_dead_letter() -> None:
     # The thread gives up after 0.1 s while the loop is still blocked in the
-    # handler; the reply that comes at 0.3 s has nobody to go to: a dead letter,
-    # as AskTimeout promises, not a silent drop.
+    # handler (which waits for the thread to have given up, so no load on the
+    # machine can reorder them); the reply that comes then has nobody to go
+    # to: a dead letter, as AskTimeout promises, not a silent drop.
+    release = threading.Event()
+
+    def ask_then_release() -> Any:
+        try:
+            return outcome(lambda: system.from_thread.ask(ref, "late", timeout=0.1))
+        finally:
+            release.set()
+
     async with ActorSystem() as system:
-        ref = system.spawn(Stalls)
+        ref = system.spawn(Stalls, release)
         async with system.dead_letters.stream() as letters:
-            exc = await anyio.to_thread.run_sync(
-                outcome, lambda: system.from_thread.ask(ref, "late", timeout=0.1)
-            )
+            exc = await anyio.to_thread.run_sync(ask_then_release)
             assert isinstance(exc, AskTimeout)
             with anyio.fail_after(5):
                 letter = await letters.receive()

@@ -11,6 +11,11 @@ and the child inherits the pipe's reading end (``--options-fd N``) and reads
 it to its end before anything else. Nothing is written to disk and nothing
 is put in the environment (which children of the child would inherit).
 
+The parent's node options go down too (``NODE_OPTIONS``: its share,
+buffer capacity and window, heartbeat interval, peer-table bounds and
+timeouts), so a pool's children bound and pace their peers as their parent
+does.
+
 What can be handed down: the options of ``actors.nats.connect`` whose
 values are data (str, numbers, booleans, bytes, paths). A ``tls``
 ``ssl.SSLContext`` cannot be (no context can be read back into the files it
@@ -36,24 +41,52 @@ _PATHS = frozenset({"creds_file", "tls_ca_file", "tls_cert_file", "tls_key_file"
 _KEPT = frozenset({"error_callback", "name"})
 #: The most bytes a handoff may take (it is read before the node starts).
 MAX_HANDOFF = 1 << 20
+#: The node options (``Remote``'s arguments) handed down: the bounds and
+#: timings a child must share with its parent (the share above all).
+NODE_OPTIONS = frozenset(
+    {
+        "capacity",
+        "window",
+        "share",
+        "heartbeat_interval",
+        "max_peers",
+        "gone_ttl",
+        "idle_timeout",
+        "stop_timeout",
+    }
+)
 
 
 @dataclass(frozen=True)
 class Handoff:
     """How a node process connects: the servers, the NATS client's options,
-    the cluster secret's keys (the first signs, all verify).
+    the cluster secret's keys (the first signs, all verify), and the node
+    options (``Remote``'s arguments among ``NODE_OPTIONS``: numbers; the
+    child's ``Remote`` checks their values).
 
     Raises:
         TypeError: a client option cannot be handed down (an
-            ``ssl.SSLContext`` for ``tls``, a value that is not data),
+            ``ssl.SSLContext`` for ``tls``, a value that is not data), or a
+            node option is not one of ``NODE_OPTIONS`` or not a number,
             naming it.
     """
 
     servers: Sequence[str]
     client_options: Mapping[str, Any] = field(default_factory=dict)
     secret: Sequence[bytes] = ()
+    node_options: Mapping[str, int | float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for key, number in self.node_options.items():
+            if key not in NODE_OPTIONS:
+                raise TypeError(
+                    f"node option {key!r} cannot be handed to node processes "
+                    f"(only {', '.join(sorted(NODE_OPTIONS))})"
+                )
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                raise TypeError(
+                    f"node option {key!r} must be a number, not {type(number).__name__}"
+                )
         for key, value in self.client_options.items():
             if key in _KEPT:
                 continue
@@ -77,6 +110,7 @@ class Handoff:
                 "servers": list(self.servers),
                 "client_options": options,
                 "secret": [base64.b64encode(key).decode() for key in self.secret],
+                "node_options": dict(self.node_options),
             }
         ).encode()
 
@@ -92,7 +126,8 @@ class Handoff:
             servers = raw["servers"]
             options = raw["client_options"]
             secret = [base64.b64decode(key, validate=True) for key in raw["secret"]]
-        except (ValueError, KeyError, TypeError) as exc:
+            node_options = raw.get("node_options", {})
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a node handoff: {exc}") from None
         if not (
             isinstance(servers, list)
@@ -101,8 +136,13 @@ class Handoff:
             and isinstance(options, dict)
         ):
             raise ValueError("not a node handoff: servers or client_options")
+        if not isinstance(node_options, dict):
+            raise ValueError("not a node handoff: node_options")
         decoded = {key: _decode_option(key, value) for key, value in options.items()}
-        return cls(servers, decoded, secret)
+        try:
+            return cls(servers, decoded, secret, node_options)
+        except TypeError as exc:
+            raise ValueError(f"not a node handoff: {exc}") from None
 
 
 def _encode_option(key: str, value: object) -> object:

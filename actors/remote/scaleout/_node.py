@@ -36,6 +36,11 @@ class Node(Protocol):
         by this node connect with."""
 
     @property
+    def node_options(self) -> dict[str, int | float]:
+        """The options (``Remote``'s arguments) handed to node processes
+        started by this node (see ``_handoff.NODE_OPTIONS``)."""
+
+    @property
     def secret_keys(self) -> tuple[bytes, ...]:
         """The cluster secret's keys (empty: none), handed to node
         processes started by this node."""

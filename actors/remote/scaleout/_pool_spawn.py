@@ -117,7 +117,9 @@ def spawn_remote_pool(
     if processes is not None:
         # Checked before any process starts (a TLS context cannot be handed).
         servers, client_options = remote.connect_options
-        handoff = Handoff(servers, client_options, remote.secret_keys)
+        handoff = Handoff(
+            servers, client_options, remote.secret_keys, remote.node_options
+        )
         # Before any process starts (their node names come from the pool's).
         check_name_free(host.system, name)
         spec = (
