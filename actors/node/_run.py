@@ -8,8 +8,9 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -20,12 +21,45 @@ from ..remote.scaleout import (
     Hosted,
     Leave,
     check_secret,
+    load_module,
     read_handoff,
     start_agent,
 )
 from ._options import add_arguments, client_options, read_secret_file
 
-__all__ = ["host", "main", "run"]
+__all__ = ["App", "host", "load_app", "main", "run"]
+
+#: What ``--app MODULE:ATTR`` names: called with the node's system once it
+#: serves, it returns an async context manager that runs the application
+#: (e.g. ``Sharding(system, ...)``) until the node leaves.
+App = Callable[[ActorSystem], AbstractAsyncContextManager[object]]
+
+
+def load_app(spec: str) -> App:
+    """The application ``spec`` names: ``MODULE:ATTR``, ``MODULE`` as
+    ``--module`` takes it (a name, a ``.py`` path, ``NAME=PATH``), ``ATTR``
+    a callable of the module.
+
+    Raises:
+        ValueError: ``spec`` has no ``:ATTR``.
+        ImportError, Exception: the module cannot be imported.
+        AttributeError: the module has no ``ATTR``.
+        TypeError: ``ATTR`` is not callable.
+    """
+    module_spec, sep, attr = spec.rpartition(":")
+    if not (sep and module_spec and attr.isidentifier()):
+        raise ValueError(f"an app is MODULE:ATTR (e.g. shop.app:serve), not {spec!r}")
+    module, _ = load_module(module_spec)
+    try:
+        app = getattr(module, attr)
+    except AttributeError:
+        raise AttributeError(
+            f"{spec}: module {module.__name__} has no {attr!r}"
+        ) from None
+    if not callable(app):
+        raise TypeError(f"{spec}: {attr} is not callable but {app!r}")
+    return cast(App, app)
+
 
 logger = logging.getLogger("actors.node")
 
@@ -83,6 +117,7 @@ async def run(
     stop: anyio.Event | None = None,
     client_options: Mapping[str, Any] | None = None,
     secret: bytes | Sequence[bytes] | None = None,
+    apps: Sequence[App | str] = (),
     node_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
@@ -106,6 +141,12 @@ async def run(
             ...; see [``actors.nats.connect``][actors.nats.connect]).
         secret: the cluster secret (``Remote(secret=...)``: a key, or keys
             of which the first seals), or None (the trusted-broker mode).
+        apps: applications the node runs (``--app``): each a callable, or
+            the ``MODULE:ATTR`` naming one (see ``load_app``), called with
+            the system once the node serves; the async context manager it
+            returns is entered before the node reports ready (in order) and
+            left when the node leaves, before its pools hand their work back
+            (in reverse order).
         node_options: more ``Remote`` arguments (``share``, ``capacity``,
             ``window``, ``heartbeat_interval``, ``max_peers``, ``gone_ttl``,
             ``idle_timeout``, ``stop_timeout``: what ``spawn_pool`` hands its
@@ -119,6 +160,7 @@ async def run(
             ``Remote``'s).
     """
     hosted = Hosted(modules)
+    factories = [load_app(app) if isinstance(app, str) else app for app in apps]
     remote = Remote(
         url,
         system=system,
@@ -133,31 +175,36 @@ async def run(
     # again elsewhere: at-least-once).
     async with ActorSystem(remote=remote, shutdown_timeout=grace) as actors:
         agent = start_agent(actors, hosted)
-        if ready is None:
-            address = remote.node
-            print("ready", address.node, address.incarnation, flush=True)
-        else:
-            ready(remote)
-        leave = stop or anyio.Event()
-        async with anyio.create_task_group() as tg:
+        # The applications leave first, at the end of this block (sharding
+        # hands its shards off), then the pools hand their work back.
+        async with AsyncExitStack() as running:
+            for factory in factories:
+                await running.enter_async_context(factory(actors))
+            if ready is None:
+                address = remote.node
+                print("ready", address.node, address.incarnation, flush=True)
+            else:
+                ready(remote)
+            leave = stop or anyio.Event()
+            async with anyio.create_task_group() as tg:
 
-            async def on_signal() -> None:
-                with anyio.open_signal_receiver(
-                    signal.SIGTERM, signal.SIGINT
-                ) as signals:
-                    async for _ in signals:
-                        leave.set()
-                        return
+                async def on_signal() -> None:
+                    with anyio.open_signal_receiver(
+                        signal.SIGTERM, signal.SIGINT
+                    ) as signals:
+                        async for _ in signals:
+                            leave.set()
+                            return
 
-            async def on_eof() -> None:
-                await _stdin_closed()
-                leave.set()
+                async def on_eof() -> None:
+                    await _stdin_closed()
+                    leave.set()
 
-            tg.start_soon(on_signal)
-            if exit_on_stdin_eof:
-                tg.start_soon(on_eof)
-            await leave.wait()
-            tg.cancel_scope.cancel()
+                tg.start_soon(on_signal)
+                if exit_on_stdin_eof:
+                    tg.start_soon(on_eof)
+                await leave.wait()
+                tg.cancel_scope.cancel()
         # Hand back and finish the pools' work, then leave the system.
         with anyio.move_on_after(grace + 2.0), anyio.CancelScope(shield=True):
             try:
@@ -192,6 +239,16 @@ def main(argv: list[str]) -> None:
         metavar="MODULE",
         help="a module name, a .py path, or NAME=PATH (the file imported as "
         "NAME) whose actor classes this node hosts (repeat for more)",
+    )
+    parser.add_argument(
+        "--app",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="an application to run on the node: ATTR of MODULE (as --module "
+        "takes it) is called with the system and returns an async context "
+        "manager, entered when the node serves and left when it leaves "
+        "(repeat for more)",
     )
     parser.add_argument(
         "--grace",
@@ -264,6 +321,7 @@ def main(argv: list[str]) -> None:
             exit_on_stdin_eof=args.exit_on_stdin_eof,
             client_options=options,
             secret=secret,
+            apps=args.app,
             node_options=node_options,
         ),
         backend=backend,

@@ -23,10 +23,14 @@ from ._errors import ShardingError as ShardingError
 from ._errors import UnknownEntityType as UnknownEntityType
 from ._hash import shard_of as shard_of
 from ._kv_store import KeyValuePlacementStore as KeyValuePlacementStore
+from ._lease import LeaseEvent as LeaseEvent
 from ._membership import Member as Member
 from ._membership import MemberDown as MemberDown
 from ._membership import MemberEvent as MemberEvent
+from ._membership import MemberExited as MemberExited
+from ._membership import MemberJoined as MemberJoined
 from ._membership import MemberLeft as MemberLeft
+from ._membership import MemberRemoved as MemberRemoved
 from ._membership import MemberUp as MemberUp
 from ._memory_store import MemoryPlacementStore as MemoryPlacementStore
 from ._sharding import Sharding as Sharding
@@ -40,11 +44,15 @@ __all__ = [
     "Entity",
     "EntityRef",
     "KeyValuePlacementStore",
+    "LeaseEvent",
     "LeastShardAllocation",
     "Member",
     "MemberDown",
     "MemberEvent",
+    "MemberExited",
+    "MemberJoined",
     "MemberLeft",
+    "MemberRemoved",
     "MemberUp",
     "MemoryPlacementStore",
     "PlacementEntry",

@@ -5,7 +5,16 @@ coordinator lease, ``coordinator/<type>``).
 
 * Members: every region of a type keeps an entry ``regions/<type>/<node>``
   (expiring, renewed with its leases); a node whose entry is gone takes no
-  new shard.
+  new shard. On a node of ``actors.remote`` the entry's value also names
+  the node's incarnation, where its peers on other nodes reach its region:
+  ``{"node": ..., "address": [remote node, incarnation]}``.
+* Downing: a node whose failure detector declared a peer's node down (it
+  can never talk to that incarnation again) writes ``down/<type>/<node>``
+  and renews it while its remote layer refuses that incarnation
+  (``Remote.gone_ttl``) unless the peer's membership names another one;
+  a node that finds its own mark hosts nothing more: it stops renewing its
+  leases (they expire; nobody takes its shards earlier) and leaves the
+  membership (Akka's downing: a downed member must not go on).
 * Allocation: a shard without a lease goes where the strategy says among the
   members (a region that receives a shard's message from a peer takes the
   shard itself: it was allocated).
@@ -16,15 +25,23 @@ coordinator lease, ``coordinator/<type>``).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
-from typing import final
+from typing import Any, final
 
 from ._allocation import AllocationStrategy
 from ._errors import PlacementConflict
 from ._lease import lease_key
 from ._store import PlacementStore
 
-__all__ = ["Coordination", "region_key"]
+__all__ = ["Coordination", "down_key", "region_key", "version_key"]
+
+
+def down_key(type_name: str, node: str) -> str:
+    """The store key marking ``node``'s region of a type as declared down by
+    a peer (an expiring entry the peers renew while the node is a member)."""
+    return f"down/{type_name}/{node}"
 
 
 def region_key(type_name: str, node: str) -> str:
@@ -37,7 +54,19 @@ class Coordination:
     """The store reads and writes of one region's coordinator duties and
     membership (every method may raise ``PlacementUnavailable``)."""
 
-    __slots__ = ("_coordinator", "_member", "node", "store", "strategy", "type_name")
+    __slots__ = (
+        "_coordinator",
+        "_member",
+        "_recent",
+        "_value",
+        "addresses",
+        "node",
+        "store",
+        "strategy",
+        "type_name",
+        "version",
+        "versions",
+    )
 
     def __init__(
         self,
@@ -45,6 +74,8 @@ class Coordination:
         strategy: AllocationStrategy,
         type_name: str,
         node: str,
+        address: list[str] | None = None,
+        version: str = "0",
     ) -> None:
         self.store = store
         self.strategy = strategy
@@ -52,11 +83,27 @@ class Coordination:
         self.node = node
         self._member: int | None = None
         self._coordinator: int | None = None
+        #: this node's membership entry (with its incarnation on a node)
+        self.version = version
+        self._value = json.dumps(
+            {"node": node, "address": address, "version": version}
+        ).encode()
+        #: member -> the ``address`` field of its entry as last read (not
+        #: validated here: the wire does), for the members of the last read
+        self.addresses: dict[str, Any] = {}
+        #: member -> its application version, as last read
+        self.versions: dict[str, str] = {}
+        #: shard -> the member this node allocated it to, until a lease
+        #: names it (bounded by the shard count)
+        self._recent: dict[int, str] = {}
 
-    async def _hold(self, key: str, revision: int | None) -> int | None:
-        """Create or renew an entry naming this node; its new revision, or
-        None when another node holds it."""
-        value = self.node.encode()
+    async def _hold(
+        self, key: str, revision: int | None, value: bytes | None = None
+    ) -> int | None:
+        """Create or renew an entry naming this node (``value``, by default
+        its name); its new revision, or None when another node holds it."""
+        if value is None:
+            value = self.node.encode()
         if revision is not None:
             try:
                 return await self.store.update(key, value, revision)
@@ -70,11 +117,40 @@ class Coordination:
                 return None
             return await self.store.update(key, value, entry.revision)
 
-    async def join(self) -> None:
-        """Write (or renew) this node's membership entry."""
+    async def join(self) -> bool:
+        """Write (or renew) this node's membership entry.
+
+        Returns:
+            True when a peer declared this node down (``down_key``): it must
+            host nothing more (its membership entry is not written).
+        """
+        if await self.store.get(down_key(self.type_name, self.node)) is not None:
+            return True
         self._member = await self._hold(
-            region_key(self.type_name, self.node), self._member
+            region_key(self.type_name, self.node), self._member, self._value
         )
+        return False
+
+    async def declare_down(self, node: str, address: object) -> bool:
+        """Write (or renew) the mark that ``node`` (whose region at the node
+        incarnation ``address`` this node's failure detector declared down)
+        must host nothing more (the caller renews it for as long as its
+        remote layer refuses that incarnation).
+
+        Returns:
+            False once ``node``'s membership entry names another incarnation
+            (it was restarted: the mark is left to expire).
+        """
+        entry = await self.store.get(region_key(self.type_name, node))
+        if entry is not None and _fields(entry.value).get("address") != address:
+            return False
+        key = down_key(self.type_name, node)
+        mark = await self.store.get(key)
+        if mark is None:
+            await self.store.create(key, self.node.encode())
+        else:
+            await self.store.update(key, self.node.encode(), mark.revision)
+        return True
 
     async def leave(self) -> None:
         """Delete this node's membership entry (it takes no new shard)."""
@@ -84,7 +160,30 @@ class Coordination:
     async def members(self) -> list[str]:
         """The nodes with a live region of the type, by name."""
         prefix = region_key(self.type_name, "")
-        return [entry.key[len(prefix) :] for entry in await self.store.list(prefix)]
+        found = await self.store.list(prefix)
+        addresses: dict[str, Any] = {}
+        versions: dict[str, str] = {}
+        for entry in found:
+            node = entry.key[len(prefix) :]
+            fields = _fields(entry.value)
+            address = fields.get("address")
+            if address is not None:
+                addresses[node] = address
+            version = fields.get("version")
+            if type(version) is str:
+                versions[node] = version
+        self.addresses, self.versions = addresses, versions
+        return [entry.key[len(prefix) :] for entry in found]
+
+    async def address(self, node: str) -> Any:
+        """The ``address`` field of ``node``'s membership entry (None: no
+        entry, or none in it), read from the store and kept in
+        ``addresses``."""
+        entry = await self.store.get(region_key(self.type_name, node))
+        address = None if entry is None else _fields(entry.value).get("address")
+        if address is not None:
+            self.addresses[node] = address
+        return address
 
     async def layout(self) -> dict[str, set[int]]:
         """Every member with the shards whose leases name it."""
@@ -113,7 +212,29 @@ class Coordination:
             current.setdefault(self.node, set())
         if not current:
             return None
-        return self.strategy.allocate(shard, current)
+        # The shards this node allocated that no lease names yet count where
+        # they went: allocations decided at once (a burst of first messages)
+        # spread instead of all going to the member that had the fewest.
+        leased = set().union(*current.values())
+        recent = self._recent
+        for other, node in list(recent.items()):
+            if other in leased or node not in current:
+                del recent[other]
+            elif other != shard:
+                current[node].add(other)
+        choice = self.strategy.allocate(shard, self._newest(current))
+        recent[shard] = choice
+        return choice
+
+    def _newest(self, current: dict[str, set[int]]) -> dict[str, set[int]]:
+        """The members of ``current`` that run the highest application
+        version (a rolling upgrade puts new shards on new nodes, as Akka's
+        allocation by ``app-version``); members of unknown version count as
+        the lowest."""
+        versions = {**self.versions, self.node: self.version}
+        keys = {node: version_key(versions.get(node)) for node in current}
+        top = max(keys.values())
+        return {node: shards for node, shards in current.items() if keys[node] == top}
 
     async def rebalance(
         self, moving: Mapping[int, str]
@@ -132,7 +253,9 @@ class Coordination:
         self._coordinator = await self._hold(key, self._coordinator)
         if self._coordinator is None:
             return {}, {}
-        current = await self.layout()
+        # Among the newest members only: a shard on an older node stays there
+        # until that node leaves (it would come back to the newest anyway).
+        current = self._newest(await self.layout())
         still = {s: old for s, old in moving.items() if s in current.get(old, ())}
         moved = self.strategy.rebalance(current, still)
         plan = {
@@ -142,3 +265,25 @@ class Coordination:
             if shard in moved
         }
         return plan, still
+
+
+def _fields(value: bytes) -> dict[str, Any]:
+    """The fields of a membership entry's value (empty for a plain node
+    name, or for a value that is not ours)."""
+    if not value.startswith(b"{"):
+        return {}
+    try:
+        fields = json.loads(value)
+    except ValueError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
+
+
+def version_key(version: str | None) -> tuple[tuple[int, int | str], ...]:
+    """An application version as a sortable key: its ``.``/``-``/``+``
+    separated parts, numbers by value (``"1.10"`` > ``"1.9"``) and before
+    words at the same place; None (unknown) below every version."""
+    if version is None:
+        return ((-1, 0),)
+    parts = re.split(r"[.+-]", version)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)

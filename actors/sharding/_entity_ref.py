@@ -143,7 +143,7 @@ class EntityRef(Generic[M]):
             raise ValueError(f"timeout must be > 0, not {timeout}")
         state = self._state
         deadline = anyio.current_time() + timeout
-        locate = Locate(anyio.Event())
+        locate = Locate(anyio.Event(), deadline)
         state.send_slow(self.shard, self.key, locate)
         with anyio.move_on_after(timeout):
             await locate.event.wait()

@@ -22,12 +22,36 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import final
+from typing import Literal, NamedTuple, final
 
 from ._errors import PlacementConflict, PlacementUnavailable
 from ._store import PlacementStore
 
-__all__ = ["Leases", "lease_key"]
+__all__ = ["LeaseEvent", "Leases", "lease_key"]
+
+
+LeaseKind = Literal["acquired", "renewed", "released", "given-up"]
+
+
+class LeaseEvent(NamedTuple):
+    """A change of one of this node's shard leases
+    (``Sharding(on_lease=...)``): what an operator (or a test checking that
+    two nodes never held a shard at once) records."""
+
+    #: the entity type
+    type_name: str
+    #: the shard
+    shard: int
+    #: ``"acquired"``, ``"renewed"``, ``"released"`` (given back after its
+    #: entities stopped) or ``"given-up"`` (not renewed in time, or lost)
+    kind: LeaseKind
+    #: when, on the leases' clock (seconds of ``time.monotonic()``, or of
+    #: the system's clock when it has one): after an acquire or renewal
+    #: succeeded, before a release was sent
+    at: float
+    #: until when the node counts the lease valid (acquired, renewed), else
+    #: None
+    valid_until: float | None
 
 
 def lease_key(type_name: str, shard: int) -> str:
@@ -48,13 +72,24 @@ class Leases:
         now: this node's clock, in seconds.
         margin: seconds before the store could expire a lease at which its
             holder gives it up (0 < margin < ttl).
+        observer: called with each ``LeaseEvent`` (None: nobody).
 
     Raises:
         ValueError: the store's entries never expire, or ``margin`` is not
             within (0, ttl).
     """
 
-    __slots__ = ("_held", "_key", "margin", "node", "now", "store", "ttl", "type_name")
+    __slots__ = (
+        "_held",
+        "_key",
+        "margin",
+        "node",
+        "now",
+        "observer",
+        "store",
+        "ttl",
+        "type_name",
+    )
 
     def __init__(
         self,
@@ -63,6 +98,7 @@ class Leases:
         node: str,
         now: Callable[[], float],
         margin: float,
+        observer: Callable[[LeaseEvent], object] | None = None,
     ) -> None:
         ttl = store.ttl
         if ttl is None:
@@ -81,6 +117,7 @@ class Leases:
         self.ttl = ttl
         self.margin = margin
         self._key = node.encode()
+        self.observer = observer
         #: shard -> (revision, valid until on this node's clock)
         self._held: dict[int, tuple[int, float]] = {}
 
@@ -136,8 +173,15 @@ class Leases:
                 revision = await self.store.update(key, self._key, entry.revision)
             except PlacementConflict:
                 return False
-        self._held[shard] = (revision, before + self.ttl - self.margin)
+        until = before + self.ttl - self.margin
+        self._held[shard] = (revision, until)
+        self._tell(shard, "acquired", until)
         return True
+
+    def _tell(self, shard: int, kind: LeaseKind, until: float | None) -> None:
+        observer = self.observer
+        if observer is not None:
+            observer(LeaseEvent(self.type_name, shard, kind, self.now(), until))
 
     async def renew(self) -> list[int]:
         """Renew every lease held.
@@ -161,11 +205,14 @@ class Leases:
                 if self._held.get(shard) == held:
                     del self._held[shard]
                     lost.append(shard)
+                    self._tell(shard, "given-up", None)
             except PlacementUnavailable:
                 continue
             else:
                 if self._held.get(shard) == held:
-                    self._held[shard] = (new, before + self.ttl - self.margin)
+                    until = before + self.ttl - self.margin
+                    self._held[shard] = (new, until)
+                    self._tell(shard, "renewed", until)
                 else:
                     # Released while this renewal was on its way: the release
                     # found the old revision gone; give the new one back.
@@ -181,6 +228,16 @@ class Leases:
         gone = [shard for shard, (_, until) in self._held.items() if until <= now]
         for shard in gone:
             del self._held[shard]
+            self._tell(shard, "given-up", None)
+        return gone
+
+    def give_up(self) -> list[int]:
+        """Give every lease up now, without releasing it (it expires: the
+        entities may still be stopping); their entities must stop now."""
+        gone = sorted(self._held)
+        self._held.clear()
+        for shard in gone:
+            self._tell(shard, "given-up", None)
         return gone
 
     def next_deadline(self) -> float | None:
@@ -199,6 +256,7 @@ class Leases:
         held = self._held.pop(shard, None)
         if held is None:
             return False
+        self._tell(shard, "released", None)
         try:
             await self.store.delete(lease_key(self.type_name, shard), held[0])
         except (PlacementConflict, PlacementUnavailable):

@@ -1,13 +1,17 @@
 """Membership: the nodes running sharding on one placement store, each an
-expiring entry ``members/<node>`` it renews (status, application version),
-and the events a node sees as the entries change (Akka's ``MemberUp``,
-``MemberLeft``, ``MemberDown``).
+expiring entry ``members/<node>`` it renews (status, application version,
+incarnation), and the events a node sees as the entries change (Akka
+Cluster's member states and events).
 
-A node that leaves gracefully writes its entry once more with the status
-``"leaving"`` (then lets it expire): the others see ``MemberLeft``. An entry
-that expires while ``"up"`` is a node lost: ``MemberDown``. Events come from
-what the store holds, read at every renewal, so every node sees them, each
-at its own pace.
+A member's status goes as Akka Cluster's: ``"joining"`` on its first write,
+``"up"`` once it read its own entry back (it is in the store for everyone);
+on a graceful leave ``"leaving"`` while its shards are handed off, then
+``"exiting"`` when they all are, and its entry then expires (``MemberRemoved``
+when it is gone: the others had a whole lease time to see it). An entry
+that disappears while ``"joining"`` or ``"up"`` is a node lost: it is
+reported ``"down"`` (``MemberDown``) and forgotten. Events come from what the
+store holds, read at every renewal, so every node sees them, each at its own
+pace (a member whose steps all fell between two reads shows only the last).
 """
 
 from __future__ import annotations
@@ -16,22 +20,30 @@ import json
 from collections.abc import Callable
 from typing import Any, Final, Literal, NamedTuple
 
+import anyio
+
 from .. import Actor, Result
-from ._errors import PlacementConflict
+from ._errors import PlacementConflict, PlacementUnavailable
 from ._store import PlacementStore
 
 __all__ = [
     "Member",
     "MemberDown",
     "MemberEvent",
+    "MemberExited",
+    "MemberJoined",
     "MemberLeft",
+    "MemberRemoved",
     "MemberUp",
     "MembershipActor",
+    "SetStatus",
+    "Status",
     "member_key",
 ]
 
-Status = Literal["up", "leaving"]
+Status = Literal["joining", "up", "leaving", "exiting", "down"]
 
+_WRITTEN: Final = frozenset(("joining", "up", "leaving", "exiting"))
 _TICK: Final = "membership-tick"
 
 
@@ -45,43 +57,97 @@ class Member(NamedTuple):
 
     #: its identity (``Sharding(node=...)``), unique per incarnation
     node: str
-    #: ``"up"``, or ``"leaving"`` once it began a graceful leave
+    #: ``"joining"``, ``"up"``, ``"leaving"``, ``"exiting"``, or ``"down"``
+    #: (in ``MemberDown``: its entry vanished while it was joining or up)
     status: Status
     #: its application version (``Sharding(version=...)``)
     version: str
+    #: the incarnation id of its system's remote layer (``actors.remote``),
+    #: None when its system is not a node
+    incarnation: str | None = None
+
+
+class MemberJoined(NamedTuple):
+    """A node appeared, ``"joining"``."""
+
+    member: Member
 
 
 class MemberUp(NamedTuple):
-    """A node appeared (its entry was found ``"up"``)."""
+    """A node is ``"up"`` (seen so for the first time)."""
 
     member: Member
 
 
 class MemberLeft(NamedTuple):
-    """A node began a graceful leave."""
+    """A node began a graceful leave (``"leaving"``)."""
+
+    member: Member
+
+
+class MemberExited(NamedTuple):
+    """A leaving node has handed all its shards off (``"exiting"``)."""
+
+    member: Member
+
+
+class MemberRemoved(NamedTuple):
+    """A node that left gracefully is gone from the store."""
 
     member: Member
 
 
 class MemberDown(NamedTuple):
-    """A node's entry expired while it was up: it is lost (crashed, stopped,
-    cut off from the store)."""
+    """A node's entry vanished while it was joining or up: it is lost
+    (crashed, stopped, cut off from the store); ``member.status`` is
+    ``"down"``."""
 
     member: Member
 
 
-MemberEvent = MemberUp | MemberLeft | MemberDown
+MemberEvent = (
+    MemberJoined | MemberUp | MemberLeft | MemberExited | MemberRemoved | MemberDown
+)
+
+#: The event a status seen for the first time makes.
+_EVENTS: Final[dict[str, Any]] = {
+    "joining": MemberJoined,
+    "up": MemberUp,
+    "leaving": MemberLeft,
+    "exiting": MemberExited,
+}
+_STEPS: Final[tuple[Status, ...]] = ("joining", "up", "leaving", "exiting")
+_ORDER: Final = {status: i for i, status in enumerate(_STEPS)}
 
 
 def _decode(node: str, value: bytes) -> Member | None:
     try:
         fields = json.loads(value)
         status, version = fields["status"], fields["version"]
-    except (ValueError, KeyError, TypeError):
+        incarnation = fields.get("incarnation")
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None  # not ours: an entry nobody should have written
-    if status not in ("up", "leaving") or type(version) is not str:
+    if status not in _WRITTEN or type(version) is not str:
         return None
-    return Member(node, status, version)
+    if incarnation is not None and type(incarnation) is not str:
+        return None
+    return Member(node, status, version, incarnation)
+
+
+def encode_member(status: str, version: str, incarnation: str | None) -> bytes:
+    """A membership entry's value."""
+    fields: dict[str, Any] = {"status": status, "version": version}
+    if incarnation is not None:
+        fields["incarnation"] = incarnation
+    return json.dumps(fields).encode()
+
+
+class SetStatus(NamedTuple):
+    """Sharding -> membership actor: write ``status`` now (``"leaving"``,
+    ``"exiting"``), then set ``done`` (also when the store did not answer)."""
+
+    status: Status
+    done: anyio.Event
 
 
 class _View(NamedTuple):
@@ -98,6 +164,7 @@ class MembershipActor(Actor[Any]):
         every: seconds between renewals.
         publish: called with each event, in the event loop's thread.
         view: the members last seen, updated in place.
+        incarnation: its system's remote incarnation id, or None.
     """
 
     def __init__(
@@ -108,6 +175,7 @@ class MembershipActor(Actor[Any]):
         every: float,
         publish: Callable[[MemberEvent], None],
         view: dict[str, Member],
+        incarnation: str | None = None,
     ) -> None:
         self.store = store
         self.node = node
@@ -115,9 +183,13 @@ class MembershipActor(Actor[Any]):
         self.every = every
         self.publish = publish
         self.view = view
+        self.incarnation = incarnation
         self.revision: int | None = None
-        self.status: Status = "up"
+        self.status: Status = "joining"
         self.busy = False
+        self.again = False
+        #: SetStatus requests whose write is under way or next
+        self.waiting: list[anyio.Event] = []
 
     def on_start(self) -> None:
         self.context.timers.start_periodic(_TICK, _TICK, self.every)
@@ -126,32 +198,51 @@ class MembershipActor(Actor[Any]):
     def receive(self, message: Any) -> Any:
         if message == _TICK:
             self._round()
-        elif message == "leave":
-            self.status = "leaving"
+        elif type(message) is SetStatus:
+            self.status = message.status
+            self.waiting.append(message.done)
             self._round()
         elif type(message) is Result:
             self.busy = False
             if message.ok:
                 self._seen(message.value.members)
+            if self.again:
+                self.again = False
+                self._round()
         else:
             raise TypeError(f"the membership actor got {message!r}")
 
     def _round(self) -> None:
         if self.busy:
+            self.again = True  # a status changed meanwhile: write it next
             return
         self.busy = True
-        self.context.run(self._write_and_read)
+        done, self.waiting = self.waiting, []
+        self.context.run(lambda: self._write_and_read(self.status, done))
 
-    async def _write_and_read(self) -> _View:
+    async def _write_and_read(self, status: Status, done: list[anyio.Event]) -> _View:
         store, key = self.store, member_key(self.node)
-        value = json.dumps({"status": self.status, "version": self.version}).encode()
+        value = encode_member(status, self.version, self.incarnation)
         try:
-            if self.revision is None:
-                self.revision = await store.create(key, value)
-            else:
-                self.revision = await store.update(key, value, self.revision)
-        except PlacementConflict:
-            self.revision = None  # expired meanwhile: written again next round
+            try:
+                if self.revision is None:
+                    self.revision = await store.create(key, value)
+                else:
+                    self.revision = await store.update(key, value, self.revision)
+            except PlacementConflict:
+                # Expired meanwhile (or an answer lost): take it over again.
+                entry = await store.get(key)
+                if entry is None:
+                    self.revision = await store.create(key, value)
+                else:
+                    self.revision = await store.update(key, value, entry.revision)
+        except (PlacementConflict, PlacementUnavailable):
+            self.revision = None
+            for event in done:
+                event.set()
+            raise
+        for event in done:
+            event.set()
         members: dict[str, Member] = {}
         for entry in await store.list(member_key("")):
             node = entry.key[len(member_key("")) :]
@@ -164,14 +255,23 @@ class MembershipActor(Actor[Any]):
         view = self.view
         for node, member in members.items():
             before = view.get(node)
-            if member.status == "up" and before is None:
-                self.publish(MemberUp(member))
-            elif member.status == "leaving" and (
-                before is None or before.status == "up"
-            ):
-                self.publish(MemberLeft(member))
+            now = _ORDER[member.status]
+            if before is None:
+                self.publish(_EVENTS[member.status](member))
+            elif now > _ORDER[before.status]:
+                # Every step since the last read, in order (a node that left
+                # between two reads was leaving before it was exiting).
+                for status in _STEPS[_ORDER[before.status] + 1 : now + 1]:
+                    self.publish(_EVENTS[status](member._replace(status=status)))
         for node, before in list(view.items()):
-            if node not in members and before.status == "up":
-                self.publish(MemberDown(before))
+            if node not in members:
+                if before.status in ("joining", "up"):
+                    self.publish(MemberDown(before._replace(status="down")))
+                else:
+                    self.publish(MemberRemoved(before))
         view.clear()
         view.update(members)
+        own = members.get(self.node)
+        if self.status == "joining" and own is not None:
+            self.status = "up"  # in the store for everyone: up
+            self.again = True

@@ -17,10 +17,14 @@ import math
 from collections import deque
 from typing import Any, Final, TypeVar
 
+import anyio
+
 from .. import ActorRef, Result, Terminated
-from ._region_base import RegionBase, region_name
+from ._downing import Downing
+from ._region_base import region_name
 from ._region_messages import (
     Acquired,
+    Downed,
     Forward,
     HandOffShard,
     Leave,
@@ -39,6 +43,7 @@ from ._state import Deliver, ShardState
 
 __all__ = ["ShardRegion", "region_name"]
 
+
 T = TypeVar("T")
 
 _TICK: Final = "sharding-tick"
@@ -47,7 +52,7 @@ _FENCE: Final = "sharding-fence"
 _MOVE_ROUNDS: Final = 4
 
 
-class ShardRegion(RegionBase):
+class ShardRegion(Downing):
     """One entity type on one node (see the module docstring; what it holds
     and its plumbing are ``RegionBase``'s)."""
 
@@ -56,7 +61,7 @@ class ShardRegion(RegionBase):
         self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
         if not self.hosting:
             return  # a proxy: no membership, no shards, nothing remembered
-        self._round("join", self.coordination.join, lambda r: r)
+        self._round("join", self.coordination.join, self._joined)
         store = self.remember
         if store is not None and self.types.entity.remember:
             prefix = remembered_prefix(self.types.entity.type_name)
@@ -102,11 +107,13 @@ class ShardRegion(RegionBase):
             self._released(message.shard)
         elif kind is Rebalanced:
             self._rebalance(message)
+        elif kind is Downed:
+            self._on_downed(message)
         elif kind is Leave:
             self._leave(message)
         elif kind is Leaving:
             self._peer_leaving(message.node)
-            message.region.tell(LeavingAck(self.leases.node))
+            self._tell(message.region, LeavingAck(self.leases.node))
         elif kind is LeavingAck:
             self.unacked.discard(message.node)
             self._leave_if_done()
@@ -123,6 +130,10 @@ class ShardRegion(RegionBase):
                 self._locate(shard)
         elif kind is Terminated:
             self._stopped(message.ref)
+        elif kind in self.wire_kinds:  # from a peer region on another node
+            local = self.wire.inbound(message)
+            if local is not None:
+                self.receive(local)
         elif kind is not Result:  # a background call's unneeded outcome
             raise TypeError(f"a shard region got {message!r}")
 
@@ -138,7 +149,7 @@ class ShardRegion(RegionBase):
         home = self.homes.get(shard)
         if home is not None and shard not in self.pending:
             self.types.delivered(shard)  # it leaves this node's count
-            home[1].tell(Forward(message))
+            self._tell(home[1], Forward(message))
             return
         pending = self.pending.get(shard)
         if pending is None:
@@ -157,13 +168,16 @@ class ShardRegion(RegionBase):
         allocated = shard in self.allocated
         leaving = self.leaving is not None or not self.hosting
         node = leases.node
+        remote = self.wire is not None
 
         async def locate() -> str | None:
             home = await coordination.home(shard, allocated=allocated, leaving=leaving)
             if home == node and not leaving:
-                return (
-                    node if await leases.acquire(shard) else await leases.owner(shard)
-                )
+                if await leases.acquire(shard):
+                    return node
+                home = await leases.owner(shard)
+            if remote and home is not None and home not in coordination.addresses:
+                await coordination.address(home)  # where its region is reached
             return home
 
         def then(result: Result[str | None]) -> object:
@@ -197,18 +211,18 @@ class ShardRegion(RegionBase):
         held = self.pending.pop(shard, deque())
         for message in held:
             types.delivered(shard)
-            peer.tell(Forward(message))
+            self._tell(peer, Forward(message))
         if shard in self.rehoming:
             self.rehoming.discard(shard)
             if not held:
-                peer.tell(TakeShard(shard))  # its remembered entities start now
+                self._tell(peer, TakeShard(shard))  # its remembered entities start now
         if self.leaving is not None:
             self._moved(shard)
         self._leave_if_done()
 
     def _moved(self, shard: int) -> None:
         for peer in self.told:
-            peer.tell(ShardMoved(shard))
+            self._tell(peer, ShardMoved(shard))
 
     def _peer_leaving(self, node: str) -> None:
         self.departed.add(node)
@@ -253,8 +267,9 @@ class ShardRegion(RegionBase):
             self._round(
                 "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
             )
-        if self.leaving is None and self.hosting:
-            self._round("join", coordination.join, lambda r: r)
+        self._mark_downed()
+        if self.leaving is None and (self.hosting or self.downed_self):
+            self._round("join", coordination.join, self._joined)
             moving = {shard: node for shard, (node, _) in self.moving.items()}
             self._round(
                 "rebalance",
@@ -264,6 +279,8 @@ class ShardRegion(RegionBase):
         for shard in list(self.pending):
             if shard not in self.handing_off:
                 self._locate(shard)
+        if self.wire is not None:
+            self.wire.expire(anyio.current_time())
 
     def _rebalance(self, message: Rebalanced) -> None:
         # A move still in progress after _MOVE_ROUNDS rounds no longer holds
@@ -281,7 +298,7 @@ class ShardRegion(RegionBase):
             else:
                 peer = self._peer(node)
                 if peer is not None:
-                    peer.tell(HandOffShard(shard))
+                    self._tell(peer, HandOffShard(shard))
 
     def _arm_fence(self) -> None:
         deadline = self.leases.next_deadline()
@@ -304,6 +321,7 @@ class ShardRegion(RegionBase):
         self._leave_if_done()
 
     def _stopped(self, ref: ActorRef[Any]) -> None:
+        self._peer_ended(ref)
         for shard, known in list(self.shards.items()):
             if known == ref:  # it failed: nothing of it may go on running
                 self.shards.pop(shard)
@@ -393,7 +411,7 @@ class ShardRegion(RegionBase):
             for peer_node in result.value if result.ok else []:
                 peer = self._peer(peer_node)
                 if peer is not None:
-                    peer.tell(Leaving(node, self.context.self_ref))
+                    self._tell(peer, Leaving(node, self.context.self_ref))
                     self.told.append(peer)
                     self.unacked.add(peer_node)
             for shard in list(self.shards):

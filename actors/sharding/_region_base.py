@@ -25,6 +25,10 @@ __all__ = ["RegionBase", "region_name"]
 
 T = TypeVar("T")
 
+#: Ended remote peer regions remembered (the oldest forgotten beyond): a
+#: node's incarnation never comes back, so this only keeps the table small.
+_MAX_DOWN = 4096
+
 
 def region_name(type_name: str, node: str) -> str:
     """The actor name of a node's region of a type."""
@@ -45,6 +49,9 @@ class RegionBase(Actor[Any]):
         hosting: False for a proxy (the type's role is not this node's): it
             never joins, never takes a shard, and forwards every message to
             the shard's holder or to a member the strategy picks.
+        wire: on a node of ``actors.remote``, the region's side of the wire
+            to the peer regions of other nodes (``_wire.RegionWire``); None:
+            its peers are regions of its own system only.
     """
 
     def __init__(
@@ -56,6 +63,7 @@ class RegionBase(Actor[Any]):
         renew_every: float,
         store_timeout: float,
         hosting: bool = True,
+        wire: Any = None,
     ) -> None:
         self.types = types
         self.leases = leases
@@ -64,6 +72,22 @@ class RegionBase(Actor[Any]):
         self.renew_every = renew_every
         self.store_timeout = store_timeout
         self.hosting = hosting
+        self.wire = wire
+        #: the message kinds that come from peers on other nodes
+        self.wire_kinds: frozenset[type] = frozenset() if wire is None else wire.kinds
+        #: remote peer regions watched, and those that ended (their node
+        #: down, or their sharding left): never sent to again
+        self.watched: dict[ActorRef[Any], tuple[str, object]] = {}
+        #: (remote peer -> when it ended, event loop's clock) for as long as
+        #: the remote layer refuses its incarnation (``Remote.gone_ttl``)
+        self.down: dict[ActorRef[Any], float] = {}
+        #: the nodes whose regions ended while their membership may still
+        #: name them (node -> (their address, since when)): declared down in
+        #: the store for as long as the remote layer refuses them
+        self.downed: dict[str, tuple[object, float]] = {}
+        #: whether a peer declared this node down (it hosts nothing until the
+        #: mark is gone)
+        self.downed_self = False
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: dict[int, ActorRef[Any]] = {}
         #: shard -> messages held until the shard has a home
@@ -122,11 +146,52 @@ class RegionBase(Actor[Any]):
         self._store_call(call, done)
 
     def _peer(self, node: str) -> ActorRef[Any] | None:
+        """The region of this type on ``node``: in this system, or (on a node
+        of ``actors.remote``) at the incarnation its membership entry names;
+        None when it is not known or has ended."""
+        name = region_name(self.types.entity.type_name, node)
         try:
-            peer = self.context.system.lookup(
-                "/user/" + region_name(self.types.entity.type_name, node)
-            )
+            peer = self.context.system.lookup("/user/" + name)
         except ActorNotFound:
-            return None
+            wire = self.wire
+            if wire is None:
+                return None
+            address = self.coordination.addresses.get(node)
+            remote: ActorRef[Any] | None = (
+                None if address is None else wire.peer(address, name)
+            )
+            if remote is None:
+                return None
+            ended = self.down.get(remote)
+            if ended is not None:
+                if anyio.current_time() - ended < wire.remote.gone_ttl:
+                    return None
+                del self.down[remote]  # the remote layer takes it again
+            if remote not in self.watched:
+                self.watched[remote] = (node, address)
+                self.context.watch(remote)  # NodeDown, or its end
+            return remote
         self.context.watch(peer)
         return peer
+
+    def _tell(self, peer: ActorRef[Any], message: object) -> None:
+        """Tell a peer region (or a remote asker) a region message: as it is
+        in this system, as its wire form to another node."""
+        wire = self.wire
+        if wire is not None and wire.is_remote(peer):
+            wire.to_peer(peer, message)
+        else:
+            peer.tell(message)
+
+    def _peer_ended(self, ref: ActorRef[Any]) -> None:
+        """A remote peer region ended: never send to it again."""
+        known = self.watched.pop(ref, None)
+        if known is not None:
+            now = anyio.current_time()
+            self.down[ref] = now
+            if len(self.down) > _MAX_DOWN:
+                del self.down[next(iter(self.down))]
+            node, address = known
+            if len(self.downed) < _MAX_DOWN:
+                self.downed[node] = (address, now)
+            self.wire.peer_gone(ref)

@@ -11,6 +11,7 @@ from ._state import Deliver
 
 __all__ = [
     "Acquired",
+    "Downed",
     "Forward",
     "HandOffShard",
     "Leave",
@@ -113,6 +114,17 @@ class Located:
     def __init__(self, shard: int, node: str | None) -> None:
         self.shard = shard
         self.node = node
+
+
+@final
+class Downed:
+    """Background -> region: whether a peer declared this node down (the
+    outcome of a membership renewal)."""
+
+    __slots__ = ("down",)
+
+    def __init__(self, down: bool) -> None:
+        self.down = down
 
 
 @final

@@ -18,6 +18,7 @@ from urllib.parse import quote
 import anyio
 
 from .. import Actor, ActorRef, Result, Terminated
+from ._guard import guard
 from ._state import Active, Deliver, Locate, ShardState, TypeState
 from ._store import PlacementStore
 
@@ -104,6 +105,8 @@ class Shard(Actor[Any]):
         self.region = region
         self.remember = remember
         self.entity = types.entity
+        #: the entity type's factory, its entities guarded by the lease
+        self.factory = guard(self.entity.factory, types, types.leases, state.shard)
         self.by_ref: dict[ActorRef[Any], str] = {}
         #: key -> messages held while the entity passivates
         self.passivating: dict[str, deque[object]] = {}
@@ -162,14 +165,14 @@ class Shard(Actor[Any]):
     def _give(self, active: Active, message: object) -> None:
         self.types.delivered(self.state.shard)
         active.count += 1
-        if type(message) is Locate:
+        if isinstance(message, Locate):
             message.resolve(active.ref)
         else:
             active.ref.tell(message)
 
     def _start(self, key: str) -> Active:
         types = self.types
-        ref = self.context.spawn(self.entity.factory, key, name=_name(key))
+        ref = self.context.spawn(self.factory, key, name=_name(key))
         self.context.watch(ref)
         active = Active(ref)
         self.state.entities[key] = active

@@ -5,10 +5,10 @@ of the entity types it hosts, entity refs by key, statistics.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar, overload
@@ -21,14 +21,18 @@ from ._coordinator import Coordination
 from ._entity import Entity
 from ._entity_ref import EntityRef
 from ._errors import (
-    PlacementConflict,
-    PlacementUnavailable,
     ShardingError,
     UnknownEntityType,
 )
 from ._hash import check_key
-from ._lease import Leases
-from ._membership import Member, MemberEvent, MembershipActor, member_key
+from ._lease import LeaseEvent, Leases
+from ._membership import (
+    Member,
+    MemberEvent,
+    MembershipActor,
+    SetStatus,
+    Status,
+)
 from ._memory_store import MemoryPlacementStore
 from ._region import ShardRegion, region_name
 from ._region_messages import Leave
@@ -93,13 +97,18 @@ class Sharding:
             them is not hosted here, only proxied (its refs work, its
             messages go to the nodes that host it; Akka's proxy region).
         version: this node's application version, in its membership entry
-            (``members``) for rolling upgrades to tell nodes apart.
+            (``members``): new shards go to the members of the highest
+            version (a rolling upgrade; numbers compared by value).
         strategy: where shards go (default: least shards per node).
         renew_every: seconds between lease renewals (default: a quarter of
             the lease).
         lease_margin: seconds before a lease could expire at which a node that
             could not renew it stops the shard's entities (default: a quarter
             of the lease).
+        on_lease: called with every [``LeaseEvent``][actors.sharding.LeaseEvent]
+            of this node's shard leases (acquired, renewed, released, given
+            up), in the event loop's thread; None: nobody. An exception it
+            raises is logged.
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -122,6 +131,7 @@ class Sharding:
         strategy: AllocationStrategy | None = None,
         renew_every: float | None = None,
         lease_margin: float | None = None,
+        on_lease: Callable[[LeaseEvent], object] | None = None,
     ) -> None:
         if not isinstance(system, ActorSystem):
             raise TypeError(f"system is an ActorSystem, not {system!r}")
@@ -179,6 +189,9 @@ class Sharding:
         self._membership: ActorRef[Any] | None = None
         self.strategy = strategy if strategy is not None else LeastShardAllocation()
         self.renew_every = renew
+        if on_lease is not None and not callable(on_lease):
+            raise TypeError(f"on_lease must be callable or None, not {on_lease!r}")
+        self._lease_observer = on_lease
         self.lease_margin = margin
         self._entities = types
         self._types: dict[str, TypeState] = {}
@@ -200,7 +213,18 @@ class Sharding:
         if self._running or self._types:
             raise ShardingError("this Sharding was entered already")
         clock = self.system.clock
-        now = anyio.current_time if clock is None else clock.now
+        # The leases and their guard read this clock (time.monotonic: what
+        # anyio.current_time reads on asyncio, without its backend lookup).
+        now = time.monotonic if clock is None else clock.now
+        remote = self.system.remote
+        wires: Any = None
+        address: list[str] | None = None
+        if remote is not None:
+            # A node of actors.remote (msgspec is installed): its regions
+            # reach their peers on other nodes over the wire.
+            from . import _wire as wires
+
+            address = wires.text_of(wires.node_of(remote))
         self._membership = self.system.spawn(
             MembershipActor,
             self.store,
@@ -209,12 +233,18 @@ class Sharding:
             self.renew_every,
             self._publish,
             self._members,
+            None if address is None else address[1],
             name=f"sharding-members-{self.node}",
         )
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
-            leases = Leases(self.store, name, self.node, now, self.lease_margin)
-            coordination = Coordination(self.store, self.strategy, name, self.node)
+            leases = Leases(
+                self.store, name, self.node, now, self.lease_margin, self._on_lease
+            )
+            state.leases = leases
+            coordination = Coordination(
+                self.store, self.strategy, name, self.node, address, self.version
+            )
             region = self.system.spawn(
                 ShardRegion,
                 state,
@@ -224,6 +254,7 @@ class Sharding:
                 self.renew_every,
                 self.renew_every,  # a store call's timeout
                 entity.role is None or entity.role in self.roles,
+                None if wires is None else wires.RegionWire(remote, state),
                 name=region_name(name, self.node),
             )
             state.region = region
@@ -256,12 +287,13 @@ class Sharding:
             return
         self._running = False
         with anyio.move_on_after(timeout), anyio.CancelScope(shield=True):
-            await self._announce_leaving()
+            await self._set_status("leaving")
             for region in self._regions.values():
                 done = anyio.Event()
                 region.tell(Leave(done))
                 if region.is_alive:
                     await done.wait()
+            await self._set_status("exiting")
         for name, region in self._regions.items():
             region.stop()
             await region.join()
@@ -269,19 +301,19 @@ class Sharding:
         membership = self._membership
         if membership is not None:
             membership.stop()
-            await membership.join()
+            await membership.join()  # its "exiting" entry expires
 
-    async def _announce_leaving(self) -> None:
-        """Write this node's membership entry as ``"leaving"`` (the others
-        see ``MemberLeft``); it then expires."""
-        key = member_key(self.node)
-        value = json.dumps({"status": "leaving", "version": self.version}).encode()
-        with contextlib.suppress(PlacementConflict, PlacementUnavailable):
-            entry = await self.store.get(key)
-            if entry is None:
-                await self.store.create(key, value)
-            else:
-                await self.store.update(key, value, entry.revision)
+    async def _set_status(self, status: Status) -> None:
+        """Write this node's membership entry with ``status`` (the others
+        see ``MemberLeft``, ``MemberExited``); waits at most a renewal
+        interval (the store may be cut off)."""
+        membership = self._membership
+        if membership is None or not membership.is_alive:
+            return
+        done = anyio.Event()
+        membership.tell(SetStatus(status, done))
+        with anyio.move_on_after(self.renew_every):
+            await done.wait()
 
     @property
     def members(self) -> list[Member]:
@@ -293,8 +325,12 @@ class Sharding:
         self, callback: Callable[[MemberEvent], object]
     ) -> Callable[[], None]:
         """Call ``callback(event)`` for every membership event this node sees
-        from now on ([``MemberUp``][actors.sharding.MemberUp],
+        from now on, in order per member
+        ([``MemberJoined``][actors.sharding.MemberJoined],
+        [``MemberUp``][actors.sharding.MemberUp],
         [``MemberLeft``][actors.sharding.MemberLeft],
+        [``MemberExited``][actors.sharding.MemberExited],
+        [``MemberRemoved``][actors.sharding.MemberRemoved],
         [``MemberDown``][actors.sharding.MemberDown]), in the event loop's
         thread; an exception it raises is logged, not raised.
 
@@ -313,6 +349,15 @@ class Sharding:
                 self._subscribers.remove(callback)
 
         return unsubscribe
+
+    def _on_lease(self, event: LeaseEvent) -> None:
+        observer = self._lease_observer
+        if observer is None:
+            return
+        try:
+            observer(event)
+        except Exception:
+            logger.exception("lease observer %r failed on %r", observer, event)
 
     def _publish(self, event: MemberEvent) -> None:
         for callback in list(self._subscribers):

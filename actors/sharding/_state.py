@@ -14,6 +14,7 @@ passivation and hand-off. ``inflight`` is also the bound on what waits: at
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -43,16 +44,18 @@ class Active:
         self.open = True
 
 
-@final
 class Locate:
     """The slow path of an ask: resolved with the entity's ref once every
     message sent before it is in the entity's mailbox (the asker then asks the
-    entity itself), or with the error that stopped it."""
+    entity itself), or with the error that stopped it. ``deadline``: when its
+    asker gives up (on the event loop's clock). A peer node's ask being
+    located here is a subclass that answers over the wire."""
 
-    __slots__ = ("error", "event", "ref")
+    __slots__ = ("deadline", "error", "event", "ref")
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: Any, deadline: float = math.inf) -> None:
         self.event = event
+        self.deadline = deadline
         self.ref: ActorRef[Any] | None = None
         self.error: BaseException | None = None
 
@@ -114,6 +117,7 @@ class TypeState:
         "hand_offs",
         "hosted",
         "inflight",
+        "leases",
         "node",
         "now",
         "passivations",
@@ -139,6 +143,8 @@ class TypeState:
         #: shard -> ShardState, the shards hosted here
         self.hosted: dict[int, ShardState] = {}
         self.region: ActorRef[Any] | None = None
+        #: this node's leases of the type's shards (the entities' guard)
+        self.leases: Any = None
         self.activations = 0
         self.passivations = 0
         self.hand_offs = 0

@@ -17,6 +17,14 @@ directly through their refs.
   ``spawn + ask``: spawning each actor directly and asking it once. Unit: one
   activation.
 
+* ``sharding/idle``: bytes still allocated (``tracemalloc``) per idle
+  entity: ``count`` entities each asked once, then idle with empty
+  mailboxes, after a full garbage collection (the first entity, and its
+  shard's lease, paid before the count starts). The other, ``spawned``: the
+  same actors spawned directly and asked once, their refs kept. The cells
+  read **bytes per entity**, not nanoseconds (as ``footprint/idle``). Unit:
+  one entity, in bytes.
+
 Starting sharding and the entities of the ``active`` rows is not timed. The
 leases are long (600 s): a loop of tells holds the event loop, and a node
 that cannot renew its leases in time stops its entities (as it must).
@@ -24,12 +32,16 @@ that cannot renew its leases in time stops its entities (as it must).
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+
 from actors import Actor, ActorSystem
-from actors.sharding import Entity, MemoryPlacementStore, Sharding
+from actors.sharding import Entity, MemoryPlacementStore, Sharding, shard_of
 
 from .._clock import now
 from .._registry import Impl, Row, Sample, register
@@ -40,6 +52,7 @@ ENTITIES = 100
 TELLS, QUICK_TELLS = 200_000, 2_000
 ASKS, QUICK_ASKS = 20_000, 500
 ACTIVATIONS, QUICK_ACTIVATIONS = 5_000, 200
+IDLE, QUICK_IDLE = 2_000, 200
 
 
 class Counter(Actor[Any]):
@@ -144,6 +157,61 @@ async def spawned_activation(count: int) -> Sample:
     return Sample(elapsed, activated)
 
 
+async def _settle() -> None:
+    for _ in range(3):
+        await anyio.wait_all_tasks_blocked()
+
+
+async def sharded_idle(count: int) -> Sample:
+    # One entity per shard first: the shards' leases and Shard actors, paid
+    # once per shard, stay out of the per-entity figure.
+    async with ActorSystem() as system, _sharding(system) as sharding:
+        warm: dict[int, str] = {}
+        i = 0
+        while len(warm) < COUNTER.shards:
+            warm.setdefault(shard_of(f"warm-{i}", COUNTER.shards), f"warm-{i}")
+            i += 1
+        for key in warm.values():
+            await sharding.entity_ref(COUNTER, key).ask(None)
+        await _settle()
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for i in range(count):
+                await sharding.entity_ref(COUNTER, str(i)).ask(None)
+            await _settle()
+            gc.collect()
+            size = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        idle = sharding.statistics().activations - len(warm)
+    return Sample(size * 1e-9, idle)  # bytes as seconds * 1e-9
+
+
+async def spawned_idle(count: int) -> Sample:
+    async with ActorSystem() as system:
+        first = system.spawn(Counter, "first")
+        await first.ask(None)
+        await _settle()
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            refs = []
+            for i in range(count):
+                ref = system.spawn(Counter, str(i))
+                await ref.ask(None)
+                refs.append(ref)
+            await _settle()
+            gc.collect()
+            size = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        idle = sum(ref.is_alive for ref in refs)
+    return Sample(size * 1e-9, idle)
+
+
 register(
     Row(
         "sharding/tell/active",
@@ -178,5 +246,16 @@ register(
             Impl("spawn + ask", spawned_activation),
         ),
         unit="activation",
+    )
+)
+register(
+    Row(
+        "sharding/idle",
+        f"bytes retained per idle entity, {IDLE:,} activated (cells: bytes, "
+        "not ns), vs the same actors spawned directly",
+        IDLE,
+        QUICK_IDLE,
+        (Impl("ours", sharded_idle), Impl("spawned", spawned_idle)),
+        unit="entity, in bytes",
     )
 )

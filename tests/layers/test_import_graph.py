@@ -16,7 +16,9 @@ import actors
 
 ROOT = Path(actors.__file__).resolve().parent
 #: Imports of these optional dependencies may be function-local.
-OPTIONAL = ("opentelemetry", "trio", "uvloop")
+# msgspec: the remote, persistence and delivery extras (actors.sharding
+# imports its wire to other nodes only for a system that is a node).
+OPTIONAL = ("msgspec", "opentelemetry", "trio", "uvloop")
 
 
 def _module_name(path: Path) -> str:

@@ -1,9 +1,13 @@
-"""Membership on the placement store: a node's entry renewed while it runs,
-MemberUp when a node appears, MemberLeft when it leaves gracefully,
-MemberDown when its entry expires while it is up (a node lost)."""
+"""Membership on the placement store, with Akka Cluster's member states: a
+node's entry goes joining, up, then (on a graceful leave) leaving and
+exiting, and expires; every node sees the steps as events in order
+(MemberJoined, MemberUp, MemberLeft, MemberExited, MemberRemoved), and
+MemberDown when an entry vanishes while its node is joining or up (a node
+lost). New shards go to the members of the highest application version."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from actors import ActorSystem
@@ -12,11 +16,16 @@ from actors.sharding import (
     Member,
     MemberDown,
     MemberEvent,
+    MemberExited,
+    MemberJoined,
     MemberLeft,
+    MemberRemoved,
     MemberUp,
     MemoryPlacementStore,
     Sharding,
+    shard_of,
 )
+from actors.sharding._coordinator import version_key
 from actors.testing import ManualClock
 
 from ._entities import Log, recorders
@@ -24,7 +33,11 @@ from ._entities import Log, recorders
 pytestmark = pytest.mark.anyio
 
 
-async def test_nodes_see_each_other_come_leave_and_go_down() -> None:
+def _of(node: str, seen: list[MemberEvent]) -> list[MemberEvent]:
+    return [event for event in seen if event.member.node == node]
+
+
+async def test_nodes_see_each_other_join_leave_and_go_down_in_order() -> None:
     clock = ManualClock()
     store = MemoryPlacementStore(10, clock=clock)
     entity = Entity("t", recorders(Log()))
@@ -39,7 +52,24 @@ async def test_nodes_see_each_other_come_leave_and_go_down() -> None:
             await clock.advance(2.5)
             assert a.members == [Member("a", "up", "2"), Member("b", "up", "1")]
         await clock.advance(2.5)
-        assert MemberLeft(Member("b", "leaving", "1")) in seen
+        # b left between two reads of a: every step, in order.
+        assert (
+            _of("b", seen)
+            == [
+                MemberJoined(Member("b", "joining", "1")),
+                MemberUp(Member("b", "up", "1")),
+                MemberLeft(Member("b", "leaving", "1")),
+                MemberExited(Member("b", "exiting", "1")),
+            ][-len(_of("b", seen)) :]
+        )
+        assert _of("b", seen)[-2:] == [
+            MemberLeft(Member("b", "leaving", "1")),
+            MemberExited(Member("b", "exiting", "1")),
+        ]
+        assert [m.status for m in a.members if m.node == "b"] == ["exiting"]
+        for _ in range(5):  # its entry expires: removed, not down
+            await clock.advance(2.5)
+        assert _of("b", seen)[-1] == MemberRemoved(Member("b", "exiting", "1"))
         c_store = store.connect()
         c = Sharding(system, [entity], store=c_store, node="c")
         await c.__aenter__()
@@ -48,11 +78,27 @@ async def test_nodes_see_each_other_come_leave_and_go_down() -> None:
         c_store.unavailable = True  # c is lost: its entry is not renewed
         for _ in range(5):
             await clock.advance(2.5)
-        assert seen[-1] == MemberDown(Member("c", "up", "0"))
+        assert seen[-1] == MemberDown(Member("c", "down", "0"))
         assert [m.node for m in a.members] == ["a"]
         assert sum(isinstance(e, MemberDown) for e in seen) == 1
         c_store.unavailable = False
         await c.leave()
+
+
+async def test_a_node_is_joining_until_it_reads_its_own_entry_back() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    async with ActorSystem(clock=clock) as system:
+        a = Sharding(system, [], store=store, node="a")
+        seen: list[MemberEvent] = []
+        a.subscribe(seen.append)
+        async with a:
+            await clock.advance(0)
+            assert seen == [
+                MemberJoined(Member("a", "joining", "0")),
+                MemberUp(Member("a", "up", "0")),
+            ]
+            assert a.members == [Member("a", "up", "0")]
 
 
 async def test_an_unsubscribed_callback_gets_nothing_more() -> None:
@@ -63,12 +109,46 @@ async def test_an_unsubscribed_callback_gets_nothing_more() -> None:
         ActorSystem(clock=clock) as system,
         Sharding(system, [], store=store, node="a") as a,
     ):
-        unsubscribe = a.subscribe(seen.append)
         await clock.advance(2.5)
-        assert seen == [MemberUp(Member("a", "up", "0"))]
-        unsubscribe()
+        unsubscribe = a.subscribe(seen.append)
         async with Sharding(system, [], store=store.connect(), node="b"):
             await clock.advance(2.5)
-        assert seen == [MemberUp(Member("a", "up", "0"))]
+        assert MemberUp(Member("b", "up", "0")) in seen
+        unsubscribe()
+        count = len(seen)
+        async with Sharding(system, [], store=store.connect(), node="c"):
+            await clock.advance(2.5)
+        assert len(seen) == count
         with pytest.raises(TypeError, match="callable"):
             a.subscribe(1)  # type: ignore[arg-type]
+
+
+def test_versions_sort_by_their_numbers_then_words() -> None:
+    assert version_key("1.10") > version_key("1.9") > version_key("1.2.3")
+    assert version_key("2") > version_key("1.99-rc1") > version_key(None)
+    assert version_key("1.0-rc1") > version_key("1.0")  # a word after the numbers
+
+
+async def test_new_shards_go_to_the_nodes_of_the_newest_version() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    log = Log()
+    entity = Entity("t", recorders(log), shards=12)
+    async with (
+        ActorSystem(clock=clock) as system,
+        Sharding(system, [entity], store=store, node="old", version="1.9") as old,
+        Sharding(
+            system, [entity], store=store.connect(), node="new", version="1.10"
+        ) as new,
+    ):
+        await clock.advance(0)
+        for i in range(40):
+            assert await old.entity_ref("t", str(i)).ask(i) == 1
+        assert old.statistics().shards_per_node["t"]["old"] == 0
+        used = len({shard_of(str(i), 12) for i in range(40)})
+        assert new.statistics().shards_per_node["t"]["new"] == used
+        for _ in range(4):  # rebalance rounds: nothing moves to the old node
+            await clock.advance(2.5)
+            await anyio.wait_all_tasks_blocked()
+        assert old.statistics().activations == 0
+        assert new.statistics().shards_per_node["t"]["new"] == used

@@ -24,6 +24,7 @@ from ._agent import start_agent as start_agent
 from ._handoff import Handoff as Handoff
 from ._handoff import read_handoff as read_handoff
 from ._hosting import Hosted as Hosted
+from ._hosting import load_module as load_module
 from ._pool_protocol import Leave as Leave
 from ._pool_ref import RemotePoolRef as RemotePoolRef
 from ._pool_spawn import spawn_remote_pool as spawn_remote_pool
@@ -41,6 +42,7 @@ __all__ = [
     "RemotePoolRef",
     "check_secret",
     "check_spawn_options",
+    "load_module",
     "remote_spawn",
     "read_handoff",
     "spawn_remote_pool",

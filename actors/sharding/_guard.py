@@ -1,0 +1,121 @@
+"""The lease guard of an entity: it handles a message only while its node's
+lease of the entity's shard is valid on this node's clock.
+
+The region fences a shard (stops its entities) when its lease could not be
+renewed, ``margin`` seconds before the lease can expire. That is a timer: a
+node whose process was stopped (SIGSTOP, a VM paused, a long GC) and resumed
+after its lease expired runs the tasks that were ready first, and an entity
+could handle a message already in its mailbox before the fence's timer fires,
+while another node holds the shard. The guard closes that window: before
+each message, the entity's class (swapped for a subclass made once per
+entity class) checks the lease's ``valid_until``; past it, the message is
+not handled: it is a dead letter (counted in ``dropped``), and an ``ask``
+gets a ``ShardingError``. So no entity handles a message outside its node's
+lease (a handler changed with ``become`` is not guarded).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Final
+
+from .. import Actor, DeadLetter, ErrorReply
+from ._errors import ShardingError
+from ._lease import Leases
+from ._state import TypeState
+
+__all__ = ["guard"]
+
+#: The attribute of a guarded instance that holds its check.
+_CHECK: Final = "_actors_sharding_lease"
+#: entity class -> its guarded subclass (bounded by the classes of entities)
+_GUARDED: dict[type, type] = {}
+
+
+class _Check:
+    """Whether the lease of one entity's shard is valid now."""
+
+    __slots__ = ("held", "now", "shard", "types")
+
+    def __init__(self, types: TypeState, leases: Leases, shard: int) -> None:
+        self.types = types
+        # The leases' own table (shard -> (revision, valid until)): one dict
+        # lookup per message, no method call.
+        self.held = leases._held
+        self.now = types.now
+        self.shard = shard
+
+    def refused(self, message: object) -> ErrorReply:
+        types = self.types
+        types.dropped += 1
+        region = types.region
+        if region is not None:
+            types.system.dead_letters.publish(
+                DeadLetter(region, message, "the shard's lease expired")
+            )
+        return ErrorReply(
+            ShardingError(
+                f"shard {self.shard} of {types.entity.type_name!r}: this node's "
+                "lease expired before the message could be handled"
+            )
+        )
+
+
+def _subclass(cls: type) -> type:
+    guarded = _GUARDED.get(cls)
+    if guarded is not None:
+        return guarded
+    inner: Callable[..., Any] = cls.receive  # type: ignore[attr-defined]
+    if inspect.iscoroutinefunction(inner):
+
+        async def receive(self: Any, message: Any) -> Any:
+            check: _Check = self.__dict__[_CHECK]
+            held = check.held.get(check.shard)
+            if held is None or check.now() >= held[1]:
+                return check.refused(message)
+            return await inner(self, message)
+
+    else:
+
+        def receive(self: Any, message: Any) -> Any:  # type: ignore[misc]
+            check: _Check = self.__dict__[_CHECK]
+            held = check.held.get(check.shard)
+            if held is None or check.now() >= held[1]:
+                return check.refused(message)
+            return inner(self, message)
+
+    guarded = type(
+        cls.__name__,
+        (cls,),
+        {"__module__": cls.__module__, "__qualname__": cls.__qualname__},
+    )
+    # Set after the class is made: a durable actor's class refuses a
+    # subclass that defines receive (its persistence machinery).
+    type.__setattr__(guarded, "receive", receive)
+    _GUARDED[cls] = guarded
+    return guarded
+
+
+def guard(
+    factory: Callable[[str], Actor[Any]], types: TypeState, leases: Leases, shard: int
+) -> Callable[[str], Actor[Any]]:
+    """A factory of ``factory``'s entities, each guarded by the lease of
+    ``shard`` (see the module docstring).
+
+    Raises (from the factory it returns):
+        TypeError: the factory did not return an ``Actor``.
+    """
+
+    def make(key: str) -> Actor[Any]:
+        actor = factory(key)
+        if not isinstance(actor, Actor):
+            raise TypeError(
+                f"the factory of entity type {types.entity.type_name!r} returned "
+                f"{actor!r}, not an Actor"
+            )
+        actor.__class__ = _subclass(type(actor))
+        object.__setattr__(actor, _CHECK, _Check(types, leases, shard))
+        return actor
+
+    return make
