@@ -34,7 +34,7 @@ from ._lifecycle import (
     current_cell,
 )
 from ._system_signals import WAKE
-from .mailbox import Mailbox
+from .mailbox import Mailbox, Signal
 
 if TYPE_CHECKING:
     from ._actor import Actor
@@ -214,19 +214,21 @@ class Cell:
         return event
 
     def in_hand(self) -> int:
-        """Items the message loop took from the mailbox and has not given to
-        a handler yet: the rest of its batch after the item being handled (the
-        whole batch before the first; at most one too many when a batch holds
-        one object twice), or what a control command set aside."""
-        carry = self.carry
-        if carry:
-            return len(carry)
-        batch = self.batch
-        handling = self.handling
-        for position, item in enumerate(batch):
-            if item is handling:
-                return len(batch) - 1 - position
-        return len(batch)
+        """Messages (not signals) the message loop took from the mailbox and
+        has not given to a handler yet: the rest of its batch after the item
+        being handled (the whole batch before the first; one too many at most
+        when a batch holds one object twice), or what a control command set
+        aside."""
+        rest: Sequence[Any] = self.carry
+        if not rest:
+            batch = self.batch
+            handling = self.handling
+            rest = batch
+            for position, item in enumerate(batch):
+                if item is handling:
+                    rest = batch[position + 1 :]
+                    break
+        return sum(1 for item in rest if not isinstance(item, Signal))
 
     def mark_terminated(self) -> None:
         """The actor has terminated: wake whoever waits for it."""
