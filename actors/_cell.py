@@ -17,7 +17,7 @@ state stays small.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import Context
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +97,7 @@ class Cell:
         "__weakref__",  # telemetry keeps cells in weak collections
         "_terminated",
         "args",
+        "batch",
         "carry",
         "children",
         "context",
@@ -178,6 +179,9 @@ class Cell:
         #: Items taken from the mailbox, not handled yet (a control command
         #: interrupted the batch, or a handler failed in it).
         self.carry: list[Any] = []
+        #: The batch the message loop is handling (``handling`` is in it),
+        #: empty between batches: what ``in_hand`` counts.
+        self.batch: Sequence[Any] = ()
         #: The ask being handled (NOTHING otherwise).
         self.current: Any = NOTHING
         #: The item the message loop hands to a handler, as it holds it (what
@@ -208,6 +212,21 @@ class Cell:
             if self.ended:
                 event.set()
         return event
+
+    def in_hand(self) -> int:
+        """Items the message loop took from the mailbox and has not given to
+        a handler yet: the rest of its batch after the item being handled (the
+        whole batch before the first; at most one too many when a batch holds
+        one object twice), or what a control command set aside."""
+        carry = self.carry
+        if carry:
+            return len(carry)
+        batch = self.batch
+        handling = self.handling
+        for position, item in enumerate(batch):
+            if item is handling:
+                return len(batch) - 1 - position
+        return len(batch)
 
     def mark_terminated(self) -> None:
         """The actor has terminated: wake whoever waits for it."""

@@ -77,6 +77,7 @@ async def run_loop(
     checkpoint = backend.checkpoint
     take = getattr(mailbox, "take_ready", None)
     while True:
+        cell.batch = ()  # between batches: nothing in hand (Cell.in_hand)
         if cell.carry:
             batch, cell.carry = cell.carry, []
         else:
@@ -105,6 +106,7 @@ async def run_loop(
                         batch = take(drain)
             except EndOfMailbox:
                 raise Stop from None
+        cell.batch = batch
         index = 0
         item = NOTHING
         try:

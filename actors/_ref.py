@@ -51,8 +51,10 @@ class RefStatistics:
     dashboards and adaptive senders. It may be stale as soon as it is taken.
 
     Attributes:
-        queued_messages: messages (asks included) queued, not yet taken by
-            the actor.
+        queued_messages: messages (asks included) queued and not handled
+            yet: in the mailbox, or taken by the actor's message loop in the
+            batch it is handling and not given to a handler yet (the message
+            being handled is not counted).
         queued_signals: runtime signals queued (``Terminated``, timer
             firings, piped results), outside the quota.
         capacity: the mailbox's quota (None: unbounded).
@@ -341,7 +343,7 @@ class ActorRef(Generic[M]):
             )
         stats = cell.mailbox.statistics()
         return RefStatistics(
-            stats.queued_messages,
+            stats.queued_messages + cell.in_hand(),
             stats.queued_signals,
             stats.capacity,
             stats.waiting_senders,

@@ -10,7 +10,7 @@ import pytest
 
 from actors import ActorSystem, RefStatistics
 
-from ._support import Recorder, hold, wait_all_blocked
+from ._support import Hold, Recorder, hold, wait_all_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +45,25 @@ async def test_statistics_are_frozen_and_a_stopped_actors_are_empty() -> None:
         ref.stop()
         await ref.join()
         assert ref.statistics().queued_messages == 0
+
+
+async def test_messages_the_actor_took_in_its_batch_count_until_handled() -> None:
+    # The message loop takes what is queued in batches: those after the
+    # message being handled are still queued for whoever watches the
+    # backlog (a hand-off waiting for it to drain, an adaptive sender).
+    async with ActorSystem() as system:
+        log: list[object] = []
+        ref = system.spawn(Recorder, log)
+        await ref.ask("started")
+        held = Hold()
+        ref.tell(held)  # the loop takes all four at once, handles held first
+        for n in range(3):
+            ref.tell(n)
+        await held.entered.wait()
+        assert ref.statistics().queued_messages == 3
+        ref.tell(3)  # one more, in the mailbox
+        assert ref.statistics().queued_messages == 4
+        held.release.set()
+        assert await ref.ask("sync") == "sync"
+        assert ref.statistics().queued_messages == 0
+        assert log == ["started", "hold", 0, 1, 2, 3, "sync"]

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import ActorSystem, DeadLetter
+from actors import Actor, ActorSystem, DeadLetter
 from actors.sharding import (
     BufferFull,
     Entity,
@@ -199,6 +199,44 @@ async def test_leaving_hands_off_after_the_entities_handled_what_was_queued() ->
                 ref.tell(i)
         assert log.handled["k"] == list(range(200))
         assert log.stopped == ["k"]
+        assert sharding.statistics().hand_offs == 1
+
+
+class Gated(Actor[Any]):
+    """Waits for ``gate`` inside its handler of ``"first"``; records the rest."""
+
+    def __init__(self, entered: anyio.Event, gate: anyio.Event, handled: list[Any]):
+        self.entered, self.gate, self.handled = entered, gate, handled
+
+    async def receive(self, message: Any) -> None:
+        if message == "first":
+            self.entered.set()
+            await self.gate.wait()
+        self.handled.append(message)
+
+
+async def test_leaving_a_lone_node_finishes_what_the_entity_took_in_its_batch() -> None:
+    # The entity's message loop took "first" and the ten after it at once;
+    # the leave starts while it is inside "first": the hand-off must wait for
+    # the ten (they are still queued for it), not stop it after "first".
+    entered, gate, handled = anyio.Event(), anyio.Event(), []
+    entity = Entity("g", lambda key: Gated(entered, gate, handled))
+    async with ActorSystem() as system:
+        sharding = Sharding(system, [entity])
+        async with sharding:
+            ref = sharding.entity_ref(entity, "k")
+            ref.tell("first")
+            for n in range(10):
+                ref.tell(n)
+            await entered.wait()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sharding.leave)
+                with anyio.fail_after(10):  # the hand-off began: it retired "k"
+                    while any(sharding.statistics().entities_per_shard.values()):
+                        await anyio.lowlevel.checkpoint()
+                gate.set()
+        assert handled == ["first", *range(10)]
+        assert system.dead_letters.count == 0
         assert sharding.statistics().hand_offs == 1
 
 
