@@ -315,11 +315,12 @@ class Remote(RemoteScaleOut, RemoteWatching):
             raise
 
     async def stop(self) -> None:
-        """Leave the system within ``stop_timeout`` (see ``Parts.leave``:
-        no frame lost unseen), write what is buffered (the failures of asks
-        whose actors were cancelled too), close the client, stop the
-        embedded server. Called by ``ActorSystem`` on exit, after the
-        actors."""
+        """Leave the system within ``stop_timeout``: later frames' tells are
+        dead letters ("node stopping"), their asks fail; the inboxes are
+        drained (then a frame returns to its sender, who counts it); what is
+        buffered is written (the failures of asks whose actors were
+        cancelled too); the client closes, the embedded server stops.
+        Called by ``ActorSystem`` on exit, after the actors."""
         if self._state != _STARTED:
             return
         self._stopping.set()
