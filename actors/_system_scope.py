@@ -170,6 +170,11 @@ class SystemScope:
             if runtime.deadlines is not None:
                 runtime.deadlines.close()
             tg.cancel_scope.cancel()
+            if self._remote is not None:
+                # A started remote layer ends only by its stop (its task is
+                # shielded so that the actors' cancellation spares it).
+                with anyio.CancelScope(shield=True):
+                    await self._remote.stop()
             await tg.__aexit__(None, None, None)  # nothing started: returns
             raise
         return self

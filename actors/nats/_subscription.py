@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 import anyio
@@ -14,7 +15,7 @@ from ..channel import (
     WouldBlock,
     create_memory_object_stream,
 )
-from ._errors import ConnectionClosedError, SlowConsumerError
+from ._errors import ConnectionClosedError, NatsError, SlowConsumerError
 from ._protocol import Msg
 
 if TYPE_CHECKING:
@@ -163,6 +164,28 @@ class Subscription:
                     )
                 return
         self._client._remove(self, send_unsub=True)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Stop the subscription without losing what the server sent it:
+        the server is told (``UNSUB``), then a PING/PONG round trip brings
+        every message it routed here before, delivered as usual; then the
+        subscription ends (as nats.py's ``Subscription.drain``). A message
+        published after the server took the ``UNSUB`` is not routed here (a
+        request gets the no-responders status). Within ``timeout`` seconds;
+        a broken connection or a closed client ends it at once.
+
+        Raises:
+            ValueError: ``timeout`` is not > 0.
+        """
+        if not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, not {timeout!r}")
+        client = self._client
+        if client.is_connected and self.sid in client._subs:
+            client._send_control(f"UNSUB {self.sid}\r\n".encode())
+            # Closed or broken: nothing more comes anyway.
+            with anyio.move_on_after(timeout), suppress(NatsError, TimeoutError):
+                await client.flush(timeout)
+        client._remove(self, send_unsub=False)
 
     async def next_msg(self, timeout: float | None = None) -> Msg:
         """The next message, waiting up to ``timeout`` seconds (``None``: no limit).

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import anyio
 
 from .. import ActorRef, ActorSystem, AskTimeout
 from ..extension import import_extra
+from ..nats import AuthorizationError, NoServersError
 from ..remote import DEFAULT_PREFIX, Remote
 from ..remote.scaleout import (
     Hosted,
@@ -230,8 +232,12 @@ def main(argv: list[str]) -> None:
         help="NATS server URL (repeat for a cluster); required",
     )
     parser.add_argument("--name", help="this node's name (default: random)")
-    parser.add_argument("--system", default="actors", help="the system's name")
-    parser.add_argument("--prefix", default=DEFAULT_PREFIX, help="subject prefix")
+    parser.add_argument(
+        "--system", default="actors", help="the system's name (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--prefix", default=DEFAULT_PREFIX, help="subject prefix (default: %(default)s)"
+    )
     parser.add_argument(
         "--module",
         action="append",
@@ -252,9 +258,10 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument(
         "--grace",
-        type=float,
+        type=seconds,
         default=10.0,
-        help="seconds to finish running jobs when leaving",
+        metavar="SECONDS",
+        help="seconds to finish running jobs when leaving (default: %(default)s)",
     )
     parser.add_argument(
         "--exit-on-stdin-eof",
@@ -298,32 +305,76 @@ def main(argv: list[str]) -> None:
         node_options.update(handoff.node_options)
     if args.share is not None:
         node_options["share"] = args.share
-    try:
-        # Checked before the loop starts (a bad value names itself).
-        Remote(urls or None, system=args.system, **node_options)
-    except (TypeError, ValueError) as exc:
-        parser.error(str(exc))
+    # Checked before the loop starts, each naming its option.
+    for option, checked in (
+        ("--system", {"system": args.system}),
+        ("--name", {"node": args.name}),
+        ("--prefix", {"prefix": args.prefix}),
+        ("--options-fd" if args.options_fd is not None else "--share", node_options),
+    ):
+        try:
+            Remote(None, **checked)
+        except (TypeError, ValueError) as exc:
+            parser.error(f"argument {option}: {exc}")
     if not urls:
         parser.error("the following arguments are required: --connect")
+    try:
+        # Imported now, outside the loop, so that one that cannot be is a
+        # one-line error (run imports them again: from sys.modules).
+        Hosted(args.module)
+    except (ImportError, OSError) as exc:
+        fail(parser, f"--module: cannot import: {exc}")
     backend: str = args.backend
     backend_options: dict[str, Any] = {}
     if backend == "uvloop":
         uvloop = import_extra("uvloop", "uvloop", "--backend uvloop")
         backend, backend_options = "asyncio", {"loop_factory": uvloop.new_event_loop}
-    anyio.run(
-        lambda: run(
-            urls,
-            system=args.system,
-            name=args.name,
-            modules=args.module,
-            prefix=args.prefix,
-            grace=args.grace,
-            exit_on_stdin_eof=args.exit_on_stdin_eof,
-            client_options=options,
-            secret=secret,
-            apps=args.app,
-            node_options=node_options,
-        ),
-        backend=backend,
-        backend_options=backend_options,
-    )
+    try:
+        anyio.run(
+            lambda: run(
+                urls,
+                system=args.system,
+                name=args.name,
+                modules=args.module,
+                prefix=args.prefix,
+                grace=args.grace,
+                exit_on_stdin_eof=args.exit_on_stdin_eof,
+                client_options=options,
+                secret=secret,
+                apps=args.app,
+                node_options=node_options,
+            ),
+            backend=backend,
+            backend_options=backend_options,
+        )
+    except (NoServersError, AuthorizationError) as exc:
+        message = str(exc)
+        cause = exc.__cause__
+        if cause is not None and str(cause) not in message:
+            message = f"{message} ({cause})"
+        fail(parser, f"--connect: {message}")
+
+
+def seconds(text: str) -> float:
+    """An option's value as a finite number of seconds >= 0 (argparse's
+    ``type``: its error names the option).
+
+    Raises:
+        argparse.ArgumentTypeError: it is not one.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds >= 0, not {text!r}"
+        )
+    return value
+
+
+def fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Exit with status 1 and a one-line error: the arguments were good,
+    running failed (a server that cannot be reached, a module that cannot
+    be imported)."""
+    parser.exit(1, f"{parser.prog}: error: {message}\n")

@@ -7,6 +7,7 @@ error (a lost answer, a server restarting, JetStream not ready yet) until
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -46,6 +47,33 @@ TRANSIENT: Final = (
     OutboundBufferFullError,
 )
 _PAUSE: Final = 0.05  #: seconds before the first retry; doubled up to 1 s
+#: The most copies of a stream a JetStream cluster keeps.
+MAX_REPLICAS: Final = 5
+_BAD_TOKEN: Final = re.compile(r"[\s*>]")
+
+
+def check_prefix(prefix: object) -> str:
+    """``prefix`` if it can begin the journal's subjects: a non-empty str of
+    non-empty tokens separated by ``.``, without whitespace or the wildcards
+    ``*`` and ``>`` (the journal adds ``.e.<id>``, ``.d.<id>`` to it).
+
+    Raises:
+        TypeError: it is not a str.
+        ValueError: it is empty, has an empty token or a forbidden character.
+    """
+    if type(prefix) is not str:
+        raise TypeError(f"subject_prefix must be a str or None, not {prefix!r}")
+    if not prefix:
+        raise ValueError(
+            "subject_prefix must not be empty (None gives the default, "
+            "'journal.<stream>')"
+        )
+    if any(not token or _BAD_TOKEN.search(token) for token in prefix.split(".")):
+        raise ValueError(
+            "subject_prefix must be tokens separated by '.', each non-empty "
+            f"without whitespace, '*' or '>': {prefix!r}"
+        )
+    return prefix
 
 
 class JetStreamBase(_Closable):
@@ -86,16 +114,25 @@ class JetStreamBase(_Closable):
                 raise TypeError(f"{name} must be an int, not {count!r}")
             if count < 1:
                 raise ValueError(f"{name} must be >= 1, not {count}")
+        if isinstance(replicas, bool) or not isinstance(replicas, int):
+            raise TypeError(f"replicas must be an int, not {replicas!r}")
+        if not 1 <= replicas <= MAX_REPLICAS:
+            raise ValueError(
+                f"replicas must be 1 to {MAX_REPLICAS} (JetStream's limit), "
+                f"not {replicas}"
+            )
+        if subject_prefix is not None:
+            check_prefix(subject_prefix)
+        prefix = f"journal.{stream}" if subject_prefix is None else subject_prefix
         self._config = StreamConfig(
             stream,
-            subjects=(f"{subject_prefix or f'journal.{stream}'}.>",),
+            subjects=(f"{prefix}.>",),
             storage=storage,
             num_replicas=replicas,
             duplicate_window=float(duplicate_window),
             allow_direct=True,
             allow_rollup_hdrs=True,
         )
-        prefix = subject_prefix or f"journal.{stream}"
         self.stream = stream
         self._events = f"{prefix}.e."
         self._deleted = f"{prefix}.d."
@@ -140,7 +177,16 @@ class JetStreamBase(_Closable):
             except NatsError as exc:
                 self._exit = None
                 raise JournalError(f"cannot connect to NATS: {exc}") from exc
-        await self._ready()
+        try:
+            await self._ready()
+        except BaseException:
+            # Undo what was entered, in this task (the client's task group
+            # was entered here): a client left open outlives the journal and
+            # corrupts the loop's cancel scopes. Not under a shield of ours:
+            # the task group's scope must be the innermost when it exits; a
+            # cancellation makes the client close at once.
+            await self.aclose()
+            raise
         return self
 
     async def _ready(self) -> JetStream:

@@ -103,10 +103,13 @@ class JetStreamJournal(KeyValueStores, Journal):
         client: a connected ``actors.nats.Client`` to use instead.
         stream: the stream's name (also the prefix of the buckets' names:
             ``<stream>_SNAPSHOTS``, ``<stream>_STATES``).
-        subject_prefix: the subjects' prefix (default ``journal.<stream>``).
+        subject_prefix: the subjects' prefix, tokens separated by ``.``
+            without wildcards (None, the default: ``journal.<stream>``).
         storage: ``"file"`` (default: survives a server restart) or
             ``"memory"``.
-        replicas: copies of the stream and buckets in a JetStream cluster.
+        replicas: copies of the stream and buckets in a JetStream cluster
+            (1 to 5; more than the cluster's servers fails on entry with
+            ``JournalError``).
         duplicate_window: seconds during which a retried append is known
             for a duplicate (the stream's window; retries stop before it).
         write_timeout: seconds an operation keeps retrying (a lost
@@ -118,7 +121,12 @@ class JetStreamJournal(KeyValueStores, Journal):
         connect_options: keyword arguments for ``actors.nats.connect``.
 
     Raises:
-        TypeError / ValueError: a bad argument, naming it.
+        TypeError / ValueError: a bad argument, naming it (before any
+            network I/O).
+
+    Entering raises ``JournalError`` when it cannot connect or the server
+    refuses the stream or a bucket; the journal's own client is closed
+    again before the error leaves the ``async with``.
     """
 
     # -- Journal ----------------------------------------------------------------

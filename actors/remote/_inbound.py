@@ -48,6 +48,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from .. import ActorStopped
 from ..nats import Client, Msg
 from ._asks import Asks
 from ._bad_input import BadInput
@@ -175,6 +176,35 @@ class Inbound(InboundControl):
         """The node is connected through ``client``: accept frames."""
         self._client = client
         self.accepting = True
+
+    def leaving(self) -> None:
+        """The node's actors have stopped and it leaves: frames that still
+        come (sent before their senders knew) are checked as ever, but their
+        tells are dead letters (reason "node stopping") and their asks fail
+        with ``ActorStopped`` (answered while the node's writers run):
+        counted, never dropped unseen."""
+        self.handlers = {
+            **self.handlers,
+            TellEnvelope: self._tell_leaving,
+            AskEnvelope: self._ask_leaving,
+        }
+
+    def _tell_leaving(
+        self, envelope: TellEnvelope, sender: NodeAddress | None, reply_to: str | None
+    ) -> None:
+        try:
+            message = self._codec.decode(envelope.tag, envelope.body)
+        except DecodeError as exc:
+            self.bad(sender, "undecodable message", exc)
+            return
+        local = self._local
+        local.dead_letter(local.here(envelope.path), message, "node stopping", sender)
+
+    def _ask_leaving(
+        self, envelope: AskEnvelope, sender: NodeAddress | None, reply_to: str | None
+    ) -> None:
+        error = ActorStopped(f"node {self._local.address} is stopping")
+        self._serving.fail(sender, reply_to, envelope.ask_id, error)
 
     @property
     def bad_input(self) -> dict[str, int]:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .. import SystemNotRunning
 from ..channel.lowlevel import current_backend
 from ..extension import RemoteHost
-from ..nats import Client
+from ..nats import Client, Subscription
 from ._asks import Asks
 from ._codec import Codec
 from ._errors import NodeDown, NodeUnreachable
@@ -86,6 +86,8 @@ class Parts:
         failure_detector = config.failure_detector
         self.host = host
         self.client: Client | None = None
+        #: The node's inbox subscriptions (set by ``subscribe``).
+        self.inboxes: tuple[Subscription, ...] = ()
         self.address = address = NodeAddress.new(node_name)
         self.subjects = subjects = Subjects(system_name, address, prefix=prefix)
         keys = config.secret
@@ -187,6 +189,19 @@ class Parts:
 
     # -- life ----------------------------------------------------------------------
 
+    async def subscribe(self, client: Client) -> None:
+        """Subscribe the node's inboxes (its incarnation's, its name's queue
+        group) and the returns of its frames, then flush (the server has
+        them all)."""
+        subjects = self.subjects
+        on_frame = self.inbound.on_frame
+        self.inboxes = (
+            await client.subscribe(subjects.inbox, callback=on_frame),
+            await client.subscribe(subjects.name, subjects.queue, callback=on_frame),
+        )
+        await client.subscribe(subjects.returns, callback=self.peers.returned)
+        await client.flush()
+
     def connected(self, client: Client, tg: Any) -> None:
         """The node is connected through ``client``; its tasks run in
         ``tg``: frames are accepted from now on."""
@@ -200,11 +215,17 @@ class Parts:
         tg.start_soon(self.peers.run_pruning, self._prune_interval)
 
     async def leave(self) -> None:
-        """Accept no more frames, and wait until the answers of the asks
-        being served are sent (the actors have stopped: those asks have
-        failed)."""
-        self.inbound.accepting = False
+        """Deliver no more frames (their tells are dead letters, their asks
+        fail), wait until the answers of the asks being served are sent
+        (the actors have stopped: those asks have failed), then drain the
+        inboxes."""
+        self.inbound.leaving()
         await self.serving.wait_idle()
+        # What the server routed here comes (dead letters, failed asks);
+        # a frame sent later returns to its sender as no-responders, which
+        # counts it there (its asks fail at once): nothing lost unseen.
+        for inbox in self.inboxes:
+            await inbox.drain()
 
     async def flush(self) -> None:
         """Take no more envelopes; wait until the writers have published

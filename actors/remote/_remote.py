@@ -315,9 +315,12 @@ class Remote(RemoteScaleOut, RemoteWatching):
             raise
 
     async def stop(self) -> None:
-        """Leave the system: write what is buffered (within
-        ``stop_timeout``), end the tasks, close the client, stop the embedded
-        server. Called by ``ActorSystem`` on exit, after the actors."""
+        """Leave the system within ``stop_timeout``: later frames' tells are
+        dead letters ("node stopping"), their asks fail; the inboxes are
+        drained (then a frame returns to its sender, who counts it); what is
+        buffered is written (the failures of asks whose actors were
+        cancelled too); the client closes, the embedded server stops.
+        Called by ``ActorSystem`` on exit, after the actors."""
         if self._state != _STARTED:
             return
         self._stopping.set()
@@ -326,52 +329,56 @@ class Remote(RemoteScaleOut, RemoteWatching):
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         parts = self._parts
         assert parts is not None
+        # Shielded once it runs: the actors' cancellation must not cut the
+        # client off before stop() (the system's exit always calls it).
+        protect = anyio.CancelScope()
         try:
-            async with AsyncExitStack() as stack:
-                if self._urls is None:
-                    server = await stack.enter_async_context(
-                        embedded_nats_server(**self._server_options)
-                    )
-                    urls = [server.url]
-                else:
-                    urls = self._urls
-                options = {
-                    "name": f"actors {self.system_name}.{self.node_name}",
-                    "inbox_prefix": parts.subjects.requests,
-                    **self._client_options,
-                }
-                client = await stack.enter_async_context(connect(urls, **options))
-                self._client = client
-                self._url = client.connected_url or urls[0]
-                subjects = parts.subjects
-                on_frame = parts.inbound.on_frame
-                await client.subscribe(subjects.inbox, callback=on_frame)
-                await client.subscribe(subjects.name, subjects.queue, callback=on_frame)
-                await client.subscribe(subjects.returns, callback=parts.peers.returned)
-                await client.flush()
-                if self.secret is None:
-                    # A private embedded server is the trusted broker itself.
-                    logger.log(
-                        logging.INFO if self._urls is None else logging.WARNING,
-                        "node %s.%s runs without a cluster secret (the trusted-"
-                        "broker mode): any client that can publish on %s.%s.> "
-                        "can act as a node; give Remote(secret=...) on a "
-                        "shared broker",
-                        self.system_name,
-                        self.node_name,
-                        self.prefix,
-                        self.system_name,
-                    )
-                async with anyio.create_task_group() as tg:
-                    parts.connected(client, tg)
-                    task_status.started()
-                    await self._stopping.wait()
-                    with anyio.move_on_after(self.stop_timeout):
-                        await parts.leave()
-                        self._state = _STOPPED
-                        await parts.flush()
-                        await client.close()  # within the stop timeout too
-                    tg.cancel_scope.cancel()
+            with protect:
+                async with AsyncExitStack() as stack:
+                    if self._urls is None:
+                        server = await stack.enter_async_context(
+                            embedded_nats_server(**self._server_options)
+                        )
+                        urls = [server.url]
+                    else:
+                        urls = self._urls
+                    options = {
+                        "name": f"actors {self.system_name}.{self.node_name}",
+                        "inbox_prefix": parts.subjects.requests,
+                        **self._client_options,
+                    }
+                    client = await stack.enter_async_context(connect(urls, **options))
+                    self._client = client
+                    self._url = client.connected_url or urls[0]
+                    await parts.subscribe(client)
+                    if self.secret is None:
+                        # A private embedded server is the trusted broker itself.
+                        logger.log(
+                            logging.INFO if self._urls is None else logging.WARNING,
+                            "node %s.%s runs without a cluster secret (the trusted-"
+                            "broker mode): any client that can publish on %s.%s.> "
+                            "can act as a node; give Remote(secret=...) on a "
+                            "shared broker",
+                            self.system_name,
+                            self.node_name,
+                            self.prefix,
+                            self.system_name,
+                        )
+                    async with anyio.create_task_group() as tg:
+                        parts.connected(client, tg)
+                        protect.shield = True
+                        task_status.started()
+                        await self._stopping.wait()
+                        with anyio.move_on_after(self.stop_timeout):
+                            await parts.leave()
+                            self._state = _STOPPED
+                            await parts.flush()
+                            await client.close()  # within the stop timeout too
+                        if not client.is_closed:  # out of time: close at once
+                            with anyio.CancelScope() as now:
+                                now.cancel()
+                                await client.close()
+                        tg.cancel_scope.cancel()
         finally:
             self._state = _STOPPED
             parts.stopped()

@@ -212,6 +212,20 @@ class Sharding:
     async def __aenter__(self) -> Sharding:
         if self._running or self._types:
             raise ShardingError("this Sharding was entered already")
+        try:
+            self._start()
+        except BaseException:
+            # Undo what was spawned: ``async with`` never reaches
+            # ``__aexit__`` when entering fails (a region's name taken, the
+            # system stopping).
+            with anyio.CancelScope(shield=True):
+                await self._stop_spawned()
+            raise
+        self._running = True
+        return self
+
+    def _start(self) -> None:
+        """Spawn the membership actor and a region per entity type."""
         clock = self.system.clock
         # The leases and their guard read this clock (time.monotonic: what
         # anyio.current_time reads on asyncio, without its backend lookup).
@@ -259,14 +273,26 @@ class Sharding:
             )
             state.region = region
             self._types[name] = state
+            self._regions[name] = region
             telemetry = self.system.telemetry
             if telemetry is not None:  # opentelemetry is installed
                 from ._telemetry import watch
 
                 watch(telemetry, state)
-            self._regions[name] = region
-        self._running = True
-        return self
+
+    async def _stop_spawned(self) -> None:
+        """Stop the regions and the membership actor spawned so far."""
+        for region in self._regions.values():
+            region.stop()
+            await region.join()
+        for state in self._types.values():
+            state.region = None
+        self._regions.clear()
+        self._types.clear()
+        membership, self._membership = self._membership, None
+        if membership is not None:
+            membership.stop()
+            await membership.join()
 
     async def __aexit__(
         self,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from actors import ActorSystem
@@ -16,6 +17,7 @@ from actors.persistence import (
     JournalError,
     MemoryJournal,
     SqliteJournal,
+    StoredEvent,
 )
 from actors.persistence.testing import EventSourcedTestKit
 
@@ -116,3 +118,38 @@ async def test_the_sqlite_fixture_is_a_journal_in_tmp_path(
         assert await account.ask(Deposit(4)) == 4
     async with SqliteJournal(sqlite_journal.path) as again:
         assert await again.highest_sequence_nr("account-alice") == 1
+
+
+class _CancellingJournal(MemoryJournal):
+    """Cancels ``scope`` at the recovery's first read (then reads as usual):
+    the kit's start is cancelled while its actor recovers."""
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        super().__init__()
+        self._scope = scope
+
+    async def read_events(
+        self,
+        persistence_id: str,
+        from_sequence_nr: int,
+        to_sequence_nr: int | None = None,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        self._scope.cancel()
+        return await super().read_events(
+            persistence_id, from_sequence_nr, to_sequence_nr, limit
+        )
+
+
+async def test_a_kit_whose_start_fails_leaves_no_actor_running(
+    actor_system: ActorSystem,
+) -> None:
+    scope = anyio.CancelScope()
+    kit = EventSourcedTestKit(
+        actor_system, BankAccount, "cancelled", journal=_CancellingJournal(scope)
+    )
+    with scope:
+        async with kit:
+            pytest.fail("entered a kit whose start was cancelled")
+    assert scope.cancelled_caught
+    assert not kit.ref.is_alive  # stopped before the error left the start

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
+import anyio
+
 from ... import ActorRef, ActorSystem
 from ...testing import dilated
 from .._codec import Codec
@@ -109,13 +111,20 @@ class EventSourcedTestKit(Generic[C, E, S]):
 
         Raises:
             Exception: recovery failed (``RecoveryFailed``) or the factory
-                raised.
+                raised; the actor is stopped again before it leaves.
         """
         self._spawned += 1
         self._ref = self.system.spawn(
             self._make, name=f"kit-{id(self)}-{self._spawned}"
         )
-        await self._view()
+        try:
+            await self._view()
+        except BaseException:
+            # A start that failed (an ask timed out, a cancellation) leaves
+            # no actor behind: ``async with`` never reaches ``__aexit__``.
+            with anyio.CancelScope(shield=True):
+                await self.stop()
+            raise
         return self
 
     async def stop(self) -> None:

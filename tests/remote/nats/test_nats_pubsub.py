@@ -10,10 +10,12 @@ from actors.nats import (
     MaxPayloadError,
     Msg,
     NatsServer,
+    NoRespondersError,
     OutboundBufferFullError,
     SlowConsumerError,
     connect,
 )
+from actors.nats._protocol import new_nuid
 
 pytestmark = pytest.mark.anyio
 
@@ -306,3 +308,25 @@ async def test_next_msgs_takes_a_burst_in_one_call(
             await sub.next_msgs(100)
         with pytest.raises(ValueError):
             await sub.next_msgs(0)
+
+
+async def test_drain_delivers_what_the_server_routed_before_and_then_ends(
+    nats_server: NatsServer,
+) -> None:
+    async with connect(nats_server.url) as a, connect(nats_server.url) as b:
+        subject = "drain." + new_nuid(10)
+        got: list[bytes] = []
+        sub = await b.subscribe(subject, callback=lambda msg: got.append(msg.data))
+        await b.flush()  # the server knows the subscription
+        for i in range(2000):
+            a.publish_nowait(subject, b"%d" % i)
+        await a.flush()  # the server routed every one to b's connection
+        await sub.drain()
+        # Every message came, in order, though b may not have read one of
+        # them from its socket when the drain began.
+        assert got == [b"%d" % i for i in range(2000)]
+        # The server took the UNSUB: a request now has no responder.
+        with pytest.raises(NoRespondersError):
+            await a.request(subject, b"", timeout=5)
+        with pytest.raises(ValueError, match="timeout"):
+            await sub.drain(0)
