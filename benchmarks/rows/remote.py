@@ -35,8 +35,9 @@ stderr says why), so ``--quick`` in an environment without them still passes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -135,21 +136,21 @@ async def nats_py_tell(count: int, size: int) -> Sample:
     return Sample(elapsed, received)
 
 
-async def ours_ask(count: int, secret: bytes | None = None) -> Sample:
-    received = 0
+@contextlib.asynccontextmanager
+async def _ours_echo(secret: bytes | None = None) -> AsyncIterator[Any]:
+    """Node ``b``'s echo actor, looked up from node ``a`` (untimed setup):
+    yields the ref's ``ask``."""
     async with two_nodes(secret) as (a, b):
         b.spawn(Echo, name="echo")
         ref = await a.remote.lookup("b", "/user/echo")
-        ask = ref.ask
-        start = now()
-        for _ in range(count):
-            if await ask(ASK_PAYLOAD) == ASK_PAYLOAD:
-                received += 1
-        elapsed = now() - start
-    return Sample(elapsed, received)
+        yield ref.ask
 
 
-async def nats_py_ask(count: int) -> Sample:
+@contextlib.asynccontextmanager
+async def _nats_py_echo() -> AsyncIterator[Any]:
+    """A nats-py responder echoing requests on a subject of its own and a
+    second connection that has had its first answer (untimed setup): yields
+    ``request`` bound to that subject."""
     import nats
 
     async def respond(msg: Any) -> None:
@@ -159,78 +160,82 @@ async def nats_py_ask(count: int) -> Sample:
     subject = "bench." + new_nuid(8)
     requester = await nats.connect(url)
     responder = await nats.connect(url)
-    received = 0
     try:
         await responder.subscribe(subject, cb=respond)
         await responder.flush()
         await _first_answer(requester, subject)
-        request = requester.request
-        start = now()
-        for _ in range(count):
-            if (await request(subject, ASK_PAYLOAD, timeout=10)).data == ASK_PAYLOAD:
-                received += 1
-        elapsed = now() - start
+        # What the asks call: nats-py's request itself (no frame of ours).
+        yield functools.partial(requester.request, subject, timeout=10)
     finally:
         await requester.close()
         await responder.close()
-    return Sample(elapsed, received)
 
 
-async def ours_ask_in_flight(count: int) -> Sample:
+async def _in_turn(
+    ask: Callable[[bytes], Awaitable[Any]], count: int, *, msg: bool = False
+) -> Sample:
+    """``count`` asks one after the other (``msg``: the replies are nats-py
+    messages, their ``data`` is compared)."""
     received = 0
-    async with two_nodes() as (a, b):
-        b.spawn(Echo, name="echo")
-        ref = await a.remote.lookup("b", "/user/echo")
-        ask = ref.ask
+    start = now()
+    if msg:
+        for _ in range(count):
+            if (await ask(ASK_PAYLOAD)).data == ASK_PAYLOAD:
+                received += 1
+    else:
+        for _ in range(count):
+            if await ask(ASK_PAYLOAD) == ASK_PAYLOAD:
+                received += 1
+    return Sample(now() - start, received)
 
-        async def asker(share: int) -> None:
-            nonlocal received
+
+async def _in_flight(
+    ask: Callable[[bytes], Awaitable[Any]], count: int, *, msg: bool = False
+) -> Sample:
+    """``count`` asks from ``IN_FLIGHT`` tasks, each asking in turn (``msg``
+    as for ``_in_turn``)."""
+    received = 0
+
+    async def asker(share: int) -> None:
+        nonlocal received
+        if msg:
+            for _ in range(share):
+                if (await ask(ASK_PAYLOAD)).data == ASK_PAYLOAD:
+                    received += 1
+        else:
             for _ in range(share):
                 if await ask(ASK_PAYLOAD) == ASK_PAYLOAD:
                     received += 1
 
-        start = now()
-        async with anyio.create_task_group() as tg:
-            for share in shares(count, IN_FLIGHT):
-                tg.start_soon(asker, share)
-        elapsed = now() - start
-    return Sample(elapsed, received)
+    start = now()
+    async with anyio.create_task_group() as tg:
+        for share in shares(count, IN_FLIGHT):
+            tg.start_soon(asker, share)
+    return Sample(now() - start, received)
+
+
+async def ours_ask(count: int, secret: bytes | None = None) -> Sample:
+    async with _ours_echo(secret) as ask:
+        sample = await _in_turn(ask, count)
+    return sample
+
+
+async def nats_py_ask(count: int) -> Sample:
+    async with _nats_py_echo() as ask:
+        sample = await _in_turn(ask, count, msg=True)
+    return sample
+
+
+async def ours_ask_in_flight(count: int) -> Sample:
+    async with _ours_echo() as ask:
+        sample = await _in_flight(ask, count)
+    return sample
 
 
 async def nats_py_ask_in_flight(count: int) -> Sample:
-    import nats
-
-    async def respond(msg: Any) -> None:
-        await msg.respond(msg.data)
-
-    url = nats_url()
-    subject = "bench." + new_nuid(8)
-    requester = await nats.connect(url)
-    responder = await nats.connect(url)
-    received = 0
-    try:
-        await responder.subscribe(subject, cb=respond)
-        await responder.flush()
-        await _first_answer(requester, subject)
-        request = requester.request
-
-        async def asker(share: int) -> None:
-            nonlocal received
-            for _ in range(share):
-                if (await request(subject, ASK_PAYLOAD, timeout=10)).data == (
-                    ASK_PAYLOAD
-                ):
-                    received += 1
-
-        start = now()
-        async with anyio.create_task_group() as tg:
-            for share in shares(count, IN_FLIGHT):
-                tg.start_soon(asker, share)
-        elapsed = now() - start
-    finally:
-        await requester.close()
-        await responder.close()
-    return Sample(elapsed, received)
+    async with _nats_py_echo() as ask:
+        sample = await _in_flight(ask, count, msg=True)
+    return sample
 
 
 async def _first_answer(requester: Any, subject: str) -> None:
