@@ -298,7 +298,13 @@ async def test_a_tell_to_a_missing_actor_is_a_dead_letter_where_it_lands(
 
         b.dead_letters.subscribe(seen)
         release = anyio.Event()
-        echo = b.spawn(Echo, release, name="echo", capacity=1)
+        instances: list[Echo] = []
+
+        def make() -> Echo:
+            instances.append(Echo(release))
+            return instances[-1]
+
+        echo = b.spawn(make, name="echo", capacity=1)
         ref = await a.remote.lookup("b", "/user/echo")
         missing = RemoteRef[Any](
             a.remote, RefAddress("b", b.remote.node.incarnation, "/user/nobody")
@@ -307,14 +313,20 @@ async def test_a_tell_to_a_missing_actor_is_a_dead_letter_where_it_lands(
         ref.tell(Block())
         with anyio.fail_after(10):
             await first.wait()
+            await instances[0].entered.wait()  # Block taken: the mailbox is empty
         assert letters[0].reason == "actor not found"
         assert letters[0].recipient.path == "/user/nobody"
         for n in range(3):  # one fits the mailbox, two do not
             ref.tell(n)
+
+        def held() -> int:
+            return b.remote.statistics().peers[a.remote.node].share_held
+
+        # 0 in the mailbox (they arrive in order), 1 and 2 held on b.
         with anyio.fail_after(10):
-            while b.remote.statistics().peers[a.remote.node].share_held < 2:
+            while held() < 2:
                 await anyio.lowlevel.checkpoint()
-        assert echo.statistics().queued_messages == 1
+        assert echo.statistics().queued_messages == 1 and held() == 2
         release.set()
         with anyio.fail_after(10):
             while b.remote.statistics().peers[a.remote.node].share_outstanding:
