@@ -11,7 +11,10 @@ each message, the entity's class (swapped for a subclass made once per
 entity class) checks the lease's ``valid_until``; past it, the message is
 not handled: it is a dead letter (counted in ``dropped``), and an ``ask``
 gets a ``ShardingError``. So no entity handles a message outside its node's
-lease (a handler changed with ``become`` is not guarded).
+lease. A handler the entity switches to with ``become`` (Akka's behaviours)
+is guarded the same way: the subclass's ``become`` wraps it in the same
+check, and a behaviour the entity took in its ``__init__`` (before the guard
+was in place) is wrapped when the guard is put on.
 """
 
 from __future__ import annotations
@@ -62,6 +65,32 @@ class _Check:
         )
 
 
+def _guarded_handler(check: _Check, handler: Callable[[Any], Any]) -> Any:
+    """``handler`` (a behaviour given to ``become``) behind ``check``: sync
+    or async as it is, so the message loop binds it as it would bind
+    ``handler``."""
+    if getattr(handler, _CHECK, None) is check:
+        return handler  # guarded already (unbecome, then become it again)
+    if inspect.iscoroutinefunction(handler):
+
+        async def behaviour(message: Any) -> Any:
+            held = check.held.get(check.shard)
+            if held is None or check.now() >= held[1]:
+                return check.refused(message)
+            return await handler(message)
+
+    else:
+
+        def behaviour(message: Any) -> Any:  # type: ignore[misc]
+            held = check.held.get(check.shard)
+            if held is None or check.now() >= held[1]:
+                return check.refused(message)
+            return handler(message)
+
+    setattr(behaviour, _CHECK, check)
+    return behaviour
+
+
 def _subclass(cls: type) -> type:
     guarded = _GUARDED.get(cls)
     if guarded is not None:
@@ -85,6 +114,17 @@ def _subclass(cls: type) -> type:
                 return check.refused(message)
             return inner(self, message)
 
+    inner_become: Callable[..., None] = cls.become  # type: ignore[attr-defined]
+
+    def become(
+        self: Any, handler: Callable[[Any], Any], *, discard_old: bool = True
+    ) -> None:
+        if callable(handler):  # else become's own TypeError
+            handler = _guarded_handler(self.__dict__[_CHECK], handler)
+        inner_become(self, handler, discard_old=discard_old)
+
+    become.__doc__ = inner_become.__doc__
+
     guarded = type(
         cls.__name__,
         (cls,),
@@ -93,8 +133,24 @@ def _subclass(cls: type) -> type:
     # Set after the class is made: a durable actor's class refuses a
     # subclass that defines receive (its persistence machinery).
     type.__setattr__(guarded, "receive", receive)
+    type.__setattr__(guarded, "become", become)
     _GUARDED[cls] = guarded
     return guarded
+
+
+def _guard_behaviours(actor: Actor[Any]) -> None:
+    """Wrap the behaviours ``actor`` took before it was guarded (``become``
+    in its ``__init__``), in their stack order, through the public
+    ``become``/``unbecome`` (guarded ``become`` wraps each)."""
+    taken: list[Callable[[Any], Any]] = []
+    while True:
+        top = actor.behaviour
+        actor.unbecome()
+        if actor.behaviour == top:
+            break  # at ``receive``: unbecome does nothing there
+        taken.append(top)
+    for handler in reversed(taken):
+        actor.become(handler, discard_old=False)
 
 
 def guard(
@@ -115,7 +171,9 @@ def guard(
                 f"{actor!r}, not an Actor"
             )
         actor.__class__ = _subclass(type(actor))
-        object.__setattr__(actor, _CHECK, _Check(types, leases, shard))
+        check = _Check(types, leases, shard)
+        object.__setattr__(actor, _CHECK, check)
+        _guard_behaviours(actor)
         return actor
 
     return make
