@@ -15,6 +15,7 @@ from ._errors import ActorNotFound as ActorNotFound
 from ._errors import ActorStopped as ActorStopped
 from ._errors import AskSelfError as AskSelfError
 from ._errors import AskTimeout as AskTimeout
+from ._errors import ClusterNotStarted as ClusterNotStarted
 from ._errors import MailboxClosed as MailboxClosed
 from ._errors import MailboxFull as MailboxFull
 from ._errors import StashOverflow as StashOverflow
@@ -57,6 +58,7 @@ __all__ = [
     "ActorSystem",
     "AskSelfError",
     "AskTimeout",
+    "ClusterNotStarted",
     "Backoff",
     "DeadLetter",
     "DeadLetterStream",

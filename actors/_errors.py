@@ -9,6 +9,7 @@ __all__ = [
     "ActorStopped",
     "AskSelfError",
     "AskTimeout",
+    "ClusterNotStarted",
     "MailboxClosed",
     "MailboxFull",
     "StashOverflow",
@@ -43,6 +44,12 @@ class ActorNotFound(LookupError):
     ``ask`` of a stopped actor does). One class for local
     and remote lookups, so ``except actors.ActorNotFound`` catches both
     (``actors.remote.ActorNotFound`` is the same class)."""
+
+
+class ClusterNotStarted(RuntimeError):
+    """``system.cluster`` was read on a system that runs no cluster
+    membership: it starts when an ``actors.sharding.Sharding`` on the system
+    is entered, and ends when that ``Sharding`` leaves."""
 
 
 class AskTimeout(TimeoutError):

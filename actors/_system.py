@@ -19,7 +19,7 @@ import anyio
 from ._actor import Actor
 from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
-from ._errors import SystemNotRunning
+from ._errors import ClusterNotStarted, SystemNotRunning
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from ._cell import Cell
     from ._pool import PoolRef, Routing
     from ._ref import ActorRef
+
+    # For the type of ``cluster`` only: the runtime never imports sharding.
+    from .sharding import Cluster
 
 __all__ = ["DEFAULT_DRAIN", "ActorSystem", "DeadLetter", "DeadLetters"]
 
@@ -182,6 +185,9 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
         # Held for actors.persistence (the runtime never uses them).
         self._journal = journal
         self._snapshot_store = snapshot_store
+        #: The cluster membership an extension runs on this system
+        #: (``actors.extension.attach_cluster``), or None.
+        self._cluster: Any = None
         #: The body of the async with (see stop()), and the task running it.
         self._body: anyio.CancelScope | None = None
         self._host: int | None = None
@@ -230,6 +236,26 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
         """The ``remote`` extension given, typed as given (``ActorSystem(remote=
         Remote())`` is an ``ActorSystem[Remote]``: ``system.remote.url``), or None."""
         return self._remote  # type: ignore[return-value]
+
+    @property
+    def cluster(self) -> Cluster:
+        """This node's cluster membership (Akka's ``Cluster(system)``): the
+        [``Cluster``][actors.sharding.Cluster] of the
+        [``Sharding``][actors.sharding.Sharding] running on this system, with
+        its ``members`` and ``subscribe`` for membership events.
+
+        Raises:
+            ClusterNotStarted: no cluster membership runs on this system
+                (none was entered, or it has left).
+        """
+        cluster = self._cluster
+        if cluster is None:
+            raise ClusterNotStarted(
+                "this actor system runs no cluster membership: enter "
+                "actors.sharding.Sharding(system, entities, store=...) on it "
+                "(async with); system.cluster is its membership until it leaves"
+            )
+        return cluster  # type: ignore[no-any-return]
 
     @property
     def journal(self) -> Any:

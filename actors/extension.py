@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LocalAsk",
+    "attach_cluster",
+    "detach_cluster",
     "R",
     "RemoteExtension",
     "RemoteHost",
@@ -97,6 +99,28 @@ if TYPE_CHECKING:
     R = _DefaultTypeVar("R", bound=RemoteExtension, default=Any)
 else:
     R = TypeVar("R")
+
+
+def attach_cluster(system: ActorSystem[Any], cluster: object) -> bool:
+    """Make ``cluster`` what ``system.cluster`` answers (the membership an
+    extension, ``actors.sharding``, runs), unless another one is attached.
+
+    Returns:
+        True if attached; False if ``system`` has another cluster already
+        (several ``Sharding`` objects on one system, as tests run them: the
+        first entered is the system's).
+    """
+    if system._cluster is not None:
+        return system._cluster is cluster
+    system._cluster = cluster
+    return True
+
+
+def detach_cluster(system: ActorSystem[Any], cluster: object) -> None:
+    """``system.cluster`` raises ``ClusterNotStarted`` again, if ``cluster``
+    was what it answered."""
+    if system._cluster is cluster:
+        system._cluster = None
 
 
 class LocalAsk:

@@ -14,6 +14,7 @@ in one process, [``MemoryPlacementStore``][actors.sharding.MemoryPlacementStore]
 
 from ._allocation import AllocationStrategy as AllocationStrategy
 from ._allocation import LeastShardAllocation as LeastShardAllocation
+from ._cluster import Cluster as Cluster
 from ._entity import Entity as Entity
 from ._entity_ref import EntityRef as EntityRef
 from ._errors import BufferFull as BufferFull
@@ -41,6 +42,7 @@ from ._store import PlacementStore as PlacementStore
 __all__ = [
     "AllocationStrategy",
     "BufferFull",
+    "Cluster",
     "Entity",
     "EntityRef",
     "KeyValuePlacementStore",

@@ -75,6 +75,9 @@ class Downing(RegionBase):
             self.types.entity.type_name,
         )
         self.hosting = False
+        on_downed = self.types.on_downed
+        if on_downed is not None:
+            on_downed()
         for shard in self.leases.give_up():
             self._fence(shard)
         for shard in list(self.shards):

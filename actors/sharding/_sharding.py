@@ -4,7 +4,6 @@ of the entity types it hosts, entity refs by key, statistics.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import re
 import secrets
@@ -17,6 +16,7 @@ import anyio
 
 from .. import ActorRef, ActorSystem
 from ._allocation import AllocationStrategy, LeastShardAllocation
+from ._cluster import Cluster, Subscriber
 from ._coordinator import Coordination
 from ._entity import Entity
 from ._entity_ref import EntityRef
@@ -26,13 +26,7 @@ from ._errors import (
 )
 from ._hash import check_key
 from ._lease import LeaseEvent, Leases
-from ._membership import (
-    Member,
-    MemberEvent,
-    MembershipActor,
-    SetStatus,
-    Status,
-)
+from ._membership import Member
 from ._memory_store import MemoryPlacementStore
 from ._region import ShardRegion, region_name
 from ._region_messages import Leave
@@ -184,9 +178,8 @@ class Sharding:
         self.remember_store = remember_store
         self.roles = role_set
         self.version = version
-        self._members: dict[str, Member] = {}
-        self._subscribers: list[Callable[[MemberEvent], object]] = []
-        self._membership: ActorRef[Any] | None = None
+        #: this node's cluster membership (``system.cluster`` while entered)
+        self.cluster = Cluster(system, store, node, version, renew)
         self.strategy = strategy if strategy is not None else LeastShardAllocation()
         self.renew_every = renew
         if on_lease is not None and not callable(on_lease):
@@ -239,19 +232,10 @@ class Sharding:
             from . import _wire as wires
 
             address = wires.text_of(wires.node_of(remote))
-        self._membership = self.system.spawn(
-            MembershipActor,
-            self.store,
-            self.node,
-            self.version,
-            self.renew_every,
-            self._publish,
-            self._members,
-            None if address is None else address[1],
-            name=f"sharding-members-{self.node}",
-        )
+        self.cluster._start(None if address is None else address[1])
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
+            state.on_downed = self.cluster._declared_down
             leases = Leases(
                 self.store, name, self.node, now, self.lease_margin, self._on_lease
             )
@@ -289,10 +273,7 @@ class Sharding:
             state.region = None
         self._regions.clear()
         self._types.clear()
-        membership, self._membership = self._membership, None
-        if membership is not None:
-            membership.stop()
-            await membership.join()
+        await self.cluster._stop()
 
     async def __aexit__(
         self,
@@ -312,69 +293,41 @@ class Sharding:
         if not self._running:
             return
         self._running = False
+        cluster = self.cluster
         with anyio.move_on_after(timeout), anyio.CancelScope(shield=True):
-            await self._set_status("leaving")
+            await cluster._set_status("leaving")
             for region in self._regions.values():
                 done = anyio.Event()
                 region.tell(Leave(done))
                 if region.is_alive:
                     await done.wait()
-            await self._set_status("exiting")
+            await cluster._set_status("exiting")
         for name, region in self._regions.items():
             region.stop()
             await region.join()
             self._types[name].region = None
-        membership = self._membership
-        if membership is not None:
-            membership.stop()
-            await membership.join()  # its "exiting" entry expires
-
-    async def _set_status(self, status: Status) -> None:
-        """Write this node's membership entry with ``status`` (the others
-        see ``MemberLeft``, ``MemberExited``); waits at most a renewal
-        interval (the store may be cut off)."""
-        membership = self._membership
-        if membership is None or not membership.is_alive:
-            return
-        done = anyio.Event()
-        membership.tell(SetStatus(status, done))
-        with anyio.move_on_after(self.renew_every):
-            await done.wait()
+        await cluster._stop()  # its "exiting" entry expires
 
     @property
     def members(self) -> list[Member]:
-        """The members as last read from the store (this node included once
-        its entry was read back), by node."""
-        return [self._members[node] for node in sorted(self._members)]
+        """The members as last read from the store (``self.cluster.members``,
+        which ``system.cluster.members`` is too)."""
+        return self.cluster.members
 
     def subscribe(
-        self, callback: Callable[[MemberEvent], object]
+        self, subscriber: Subscriber, *, initial_state: bool = False
     ) -> Callable[[], None]:
-        """Call ``callback(event)`` for every membership event this node sees
-        from now on, in order per member
-        ([``MemberJoined``][actors.sharding.MemberJoined],
-        [``MemberUp``][actors.sharding.MemberUp],
-        [``MemberLeft``][actors.sharding.MemberLeft],
-        [``MemberExited``][actors.sharding.MemberExited],
-        [``MemberRemoved``][actors.sharding.MemberRemoved],
-        [``MemberDown``][actors.sharding.MemberDown]), in the event loop's
-        thread; an exception it raises is logged, not raised.
+        """Send every membership event this node sees from now on to
+        ``subscriber`` (``self.cluster.subscribe``, see
+        [``Cluster.subscribe``][actors.sharding.Cluster.subscribe]).
 
         Returns:
             A function that unsubscribes it.
 
         Raises:
-            TypeError: ``callback`` is not callable.
+            TypeError: ``subscriber`` is neither an actor ref nor callable.
         """
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, not {callback!r}")
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self.cluster.subscribe(subscriber, initial_state=initial_state)
 
     def _on_lease(self, event: LeaseEvent) -> None:
         observer = self._lease_observer
@@ -384,15 +337,6 @@ class Sharding:
             observer(event)
         except Exception:
             logger.exception("lease observer %r failed on %r", observer, event)
-
-    def _publish(self, event: MemberEvent) -> None:
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:
-                logger.exception(
-                    "membership subscriber %r failed on %r", callback, event
-                )
 
     @overload
     def entity_ref(self, entity: Entity[M], key: str) -> EntityRef[M]: ...

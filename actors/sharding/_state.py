@@ -120,6 +120,7 @@ class TypeState:
         "leases",
         "node",
         "now",
+        "on_downed",
         "passivations",
         "region",
         "system",
@@ -149,6 +150,8 @@ class TypeState:
         self.passivations = 0
         self.hand_offs = 0
         self.dropped = 0
+        #: called when a peer declared this node down (its Cluster's)
+        self.on_downed: Callable[[], None] | None = None
 
     def send_slow(self, shard: int, key: str, message: object) -> None:
         """Put a message on the slow path (see the module docstring).

@@ -10,8 +10,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from actors import ActorSystem
+from actors import Actor, ActorSystem, ClusterNotStarted
 from actors.sharding import (
+    Cluster,
     Entity,
     Member,
     MemberDown,
@@ -152,3 +153,79 @@ async def test_new_shards_go_to_the_nodes_of_the_newest_version() -> None:
             await anyio.wait_all_tasks_blocked()
         assert old.statistics().activations == 0
         assert new.statistics().shards_per_node["t"]["new"] == used
+
+
+class Events(Actor[MemberEvent]):
+    """Keeps the membership events it is told; ``"get"`` answers them."""
+
+    def __init__(self) -> None:
+        self.seen: list[MemberEvent | str] = []
+
+    def receive(self, message: MemberEvent | str) -> list[MemberEvent | str]:
+        if message == "get":
+            return [e for e in self.seen if e != "get"]
+        self.seen.append(message)
+        return []
+
+
+async def test_system_cluster_is_the_membership_of_the_sharding_there() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    async with ActorSystem(clock=clock) as system:
+        with pytest.raises(ClusterNotStarted, match=r"enter actors\.sharding"):
+            system.cluster  # noqa: B018
+        with pytest.raises(ClusterNotStarted):
+            Cluster.of(system)
+        async with Sharding(system, [], store=store, node="a", version="3") as a:
+            assert system.cluster is a.cluster is Cluster.of(system)
+            await clock.advance(0)
+            assert system.cluster.members == [Member("a", "up", "3")]
+            assert system.cluster.self_member == Member("a", "up", "3")
+            assert system.cluster.node == "a" and system.cluster.version == "3"
+            assert a.members == system.cluster.members  # it delegates
+            # A second Sharding on the system (a test's second node) has its
+            # own Cluster; the system's stays the first one's.
+            async with Sharding(system, [], store=store.connect(), node="b") as b:
+                await clock.advance(2.5)
+                assert system.cluster is a.cluster is not b.cluster
+                assert [m.node for m in b.cluster.members] == ["a", "b"]
+        with pytest.raises(ClusterNotStarted):
+            system.cluster  # noqa: B018
+
+
+async def test_an_actor_subscribed_is_told_the_events_and_the_current_state() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    async with (
+        ActorSystem(clock=clock) as system,
+        Sharding(system, [], store=store, node="a"),
+    ):
+        await clock.advance(0)
+        early = system.spawn(Events)
+        late = system.spawn(Events)
+        system.cluster.subscribe(early)
+        async with Sharding(system, [], store=store.connect(), node="b"):
+            await clock.advance(2.5)
+            # As Akka's InitialStateAsEvents: one event per member as it is.
+            system.cluster.subscribe(late, initial_state=True)
+            assert await late.ask("get") == [
+                MemberUp(Member("a", "up", "0")),
+                MemberUp(Member("b", "up", "0")),
+            ]
+        await clock.advance(2.5)
+        # b joined and left between a's reads: its last steps, in order.
+        told = await early.ask("get")
+        assert MemberUp(Member("b", "up", "0")) in told
+        assert told.index(MemberUp(Member("b", "up", "0"))) < told.index(
+            MemberExited(Member("b", "exiting", "0"))
+        )
+        assert MemberExited(Member("b", "exiting", "0")) in await late.ask("get")
+        # A stopped subscriber's subscription ends at the next event.
+        late.stop()
+        await late.join()
+        async with Sharding(system, [], store=store.connect(), node="c"):
+            await clock.advance(2.5)
+        assert late not in system.cluster._subscribers
+        assert MemberUp(Member("c", "up", "0")) in await early.ask("get")
+        with pytest.raises(TypeError, match="ActorRef or a callable"):
+            system.cluster.subscribe(1)  # type: ignore[arg-type]

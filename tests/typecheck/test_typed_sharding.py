@@ -15,13 +15,19 @@ GOOD = '''
 from dataclasses import dataclass
 from typing import Any, assert_type
 
-from actors import Actor, Request
-from actors.sharding import Entity, EntityRef, Sharding
+from actors import Actor, ActorSystem, Request
+from actors.sharding import Cluster, Entity, EntityRef, Member, Sharding
 
 
 @dataclass
 class Get(Request[int]):
     pass
+
+
+def members(system: ActorSystem) -> list[Member]:
+    assert_type(system.cluster, Cluster)
+    assert_type(system.cluster.self_member, Member | None)
+    return system.cluster.members
 
 
 class Counter(Actor[Get]):
