@@ -4,12 +4,15 @@
         --app tests/sharding/_sharded_node.py:serve
 
 Its configuration comes from the environment: ``SHARDING_TEST_BUCKET`` (the
-JetStream KV bucket of the placement store), ``SHARDING_TEST_LEASE``
-(seconds), ``SHARDING_TEST_LOG`` (a file of JSON lines). It hosts the
-``counter`` entities (role ``worker``) and writes to the log, flushed line by
-line (a SIGKILL loses nothing written): every message an entity handled
-(``{"e": "h", "k": key, "n": n, "t": wall time}``) and every lease event of
-the node (``{"e": kind, "s": shard, "t": wall time, "u": valid until}``).
+JetStream KV bucket of the placement store), ``SHARDING_TEST_STREAM`` (the
+JetStream stream of the entities' journal, shared by the nodes: an entity
+recovers its events on whichever node it starts next),
+``SHARDING_TEST_LEASE`` (seconds), ``SHARDING_TEST_LOG`` (a file of JSON
+lines). It hosts the ``counter`` entities (role ``worker``), event-sourced
+counters, and writes to the log, flushed line by line (a SIGKILL loses
+nothing written): every increment an entity handled (``{"e": "h", "k": key,
+"n": n, "t": wall time}``) and every lease event of the node (``{"e": kind,
+"s": shard, "t": wall time, "u": valid until}``).
 """
 
 from __future__ import annotations
@@ -23,20 +26,42 @@ from typing import IO, Any
 
 import msgspec
 
-from actors import Actor, ActorSystem
+from actors import ActorSystem
 from actors.nats import connect
+from actors.persistence import Codec, Effect, EventSourcedActor, JetStreamJournal
+from actors.persistence import Journal as JournalType
 from actors.sharding import Entity, KeyValuePlacementStore, LeaseEvent, Sharding
 
-#: The message's tag on every node's codec.
+#: The messages' tags on every node's codec.
 ADD_TAG = "sharding-test.Add"
+READ_TAG = "sharding-test.Read"
 SHARDS = 24
 
 
 class Add(msgspec.Struct, frozen=True):
-    """Add 1; ``n`` numbers the sender's messages (the reply: how many this
-    incarnation of the entity handled)."""
+    """Add 1; ``n`` numbers the sender's increments of the entity, from 0
+    (the reply: the total after it, ``n + 1``: a retry of an increment
+    stored already is not stored again)."""
 
     n: int
+
+
+class Read(msgspec.Struct, frozen=True):
+    """The reply: the entity's total."""
+
+
+class Added(msgspec.Struct, frozen=True):
+    """The event: increment ``n`` was stored."""
+
+    n: int
+
+
+class Tally(msgspec.Struct, frozen=True):
+    """The state: the total, and the number of the last increment stored
+    (-1: none)."""
+
+    total: int = 0
+    last: int = -1
 
 
 def _wall(at: float) -> float:
@@ -44,28 +69,49 @@ def _wall(at: float) -> float:
     return time.time() - (time.monotonic() - at)
 
 
-class Counter(Actor[Add]):
-    def __init__(self, key: str, log: IO[str]) -> None:
+class Counter(EventSourcedActor[Add | Read, Added, Tally]):
+    """An event-sourced counter (persistence id ``counter-<key>``, on the
+    nodes' shared journal): wherever it starts it recovers its total."""
+
+    codec = Codec(Added, Tally)
+
+    def __init__(self, key: str, log: IO[str], journal: JournalType) -> None:
         self.key = key
         self.log = log
-        self.count = 0
+        self.journal = journal
+        self.persistence_id = f"counter-{key}"
 
-    def receive(self, message: Add) -> int:
-        self.count += 1
+    def empty_state(self) -> Tally:
+        return Tally()
+
+    def on_command(self, state: Tally, command: Add | Read) -> Effect[Added, Tally]:
+        if type(command) is Read:
+            return Effect.reply(state.total)
+        assert type(command) is Add
         self.log.write(
-            json.dumps({"e": "h", "k": self.key, "n": message.n, "t": time.time()})
+            json.dumps({"e": "h", "k": self.key, "n": command.n, "t": time.time()})
             + "\n"
         )
         self.log.flush()
-        return self.count
+        if command.n <= state.last:
+            return Effect.reply(state.total)  # a retry of one stored already
+        return Effect.persist(Added(command.n)).then_reply(lambda s: s.total)
+
+    def on_event(self, state: Tally, event: Added) -> Tally:
+        return Tally(state.total + 1, event.n)
 
 
-def entity(log: IO[str] | None = None) -> Entity[Add]:
-    """The counter type (a factory that needs a log only where it is hosted)."""
+def entity(
+    log: IO[str] | None = None, journal: JournalType | None = None
+) -> Entity[Add | Read]:
+    """The counter type (a factory that needs a log and the journal only
+    where it is hosted)."""
 
     def make(key: str) -> Counter:
-        assert log is not None, "a node without the worker role hosts nothing"
-        return Counter(key, log)
+        assert log is not None and journal is not None, (
+            "a node without the worker role hosts nothing"
+        )
+        return Counter(key, log, journal)
 
     return Entity("counter", make, shards=SHARDS, role="worker", passivate_after=None)
 
@@ -75,6 +121,7 @@ async def serve(system: ActorSystem) -> AsyncIterator[Sharding]:
     """Sharding on this node until it leaves (``--app``)."""
     remote: Any = system.remote
     remote.register_type(Add, ADD_TAG)
+    remote.register_type(Read, READ_TAG)
     urls, options = remote.connect_options
     ttl = float(os.environ["SHARDING_TEST_LEASE"])
     with open(os.environ["SHARDING_TEST_LOG"], "a", encoding="utf-8") as log:
@@ -85,13 +132,18 @@ async def serve(system: ActorSystem) -> AsyncIterator[Sharding]:
             log.write(json.dumps(line) + "\n")
             log.flush()
 
-        async with connect(urls, **options) as nc:
+        async with (
+            connect(urls, **options) as nc,
+            JetStreamJournal(
+                client=nc, stream=os.environ["SHARDING_TEST_STREAM"], storage="memory"
+            ) as journal,
+        ):
             store = await KeyValuePlacementStore.open(
                 nc.jetstream(), os.environ["SHARDING_TEST_BUCKET"], ttl=ttl
             )
             async with Sharding(
                 system,
-                [entity(log)],
+                [entity(log, journal)],
                 store=store,
                 node=remote.node.node,
                 roles={"worker"},

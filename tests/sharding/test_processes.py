@@ -1,10 +1,12 @@
 """Sharding over real node processes (``python -m actors.node --app ...``,
 see ``_sharded_node.py``) on a JetStream KV bucket, driven from this process
-(a node without the worker role: every entity runs in a node process):
+(a node without the worker role: every entity runs in a node process). The
+entities are event-sourced counters on one JetStream journal the nodes
+share; the driver's workload mixes increments and reads:
 
 * three nodes; the entities spread over them;
 * SIGKILL one: its entities answer again from the others once its leases
-  expired;
+  expired, with the totals they had (recovered from the journal);
 * SIGSTOP another for longer than a lease, then SIGCONT: it handles nothing
   of the shards it lost (the lease guard);
 * a fourth node joins: shards move to it;
@@ -13,7 +15,10 @@ see ``_sharded_node.py``) on a JetStream KV bucket, driven from this process
 Then, from the nodes' logs: for every shard the lease intervals of different
 nodes never overlap, every message was handled within its node's interval,
 every acknowledged message was handled, and each entity handled its
-messages in the order they were sent.
+messages in the order they were sent; and from the entities' state: every
+reply and read gave the total of the increments acknowledged before it, and
+at the end each entity's total is the number of its acknowledged increments
+(no acknowledged increment lost).
 
 The long mode (more entities and rounds, figures printed with ``-s``)::
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import secrets
 import signal
 import sys
@@ -41,10 +47,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import ActorSystem
 from actors.nats import NatsServer, connect
+from actors.persistence import JetStreamJournal
 from actors.remote import PhiAccrualFailureDetector, Remote
 from actors.sharding import KeyValuePlacementStore, Sharding, shard_of
 
-from ._sharded_node import ADD_TAG, Add, entity
+from ._sharded_node import ADD_TAG, READ_TAG, Add, Read, entity
 
 APP = Path(__file__).with_name("_sharded_node.py")
 LONG = os.environ.get("ACTORS_SHARDING_LONG") == "1"
@@ -56,6 +63,8 @@ BACKENDS = ("asyncio", "uvloop", "trio")
 START_TIMEOUT = 60.0
 #: Concurrent askers of the driver.
 ASKERS = 64 if LONG else 16
+#: The share of increments followed by a read of the entity.
+READS = 0.25
 
 
 class Node:
@@ -86,6 +95,7 @@ async def _start(
     env = {
         **os.environ,
         "SHARDING_TEST_BUCKET": bucket,
+        "SHARDING_TEST_STREAM": _stream(bucket),
         "SHARDING_TEST_LEASE": str(LEASE),
         "SHARDING_TEST_LOG": str(log),
     }
@@ -116,17 +126,54 @@ async def _start(
     return node
 
 
-class Driver:
-    """Asks every entity to add, numbering each entity's messages; keeps
-    what was acknowledged."""
+def _stream(bucket: str) -> str:
+    """The entities' journal stream of a run (named after its bucket)."""
+    return f"J{bucket}"
 
-    def __init__(self, sharding: Sharding, keys: list[str]) -> None:
+
+class Driver:
+    """Asks every entity to add, numbering each entity's increments, and
+    reads some of them after (seeded); keeps what was acknowledged, and
+    counts the answers that were not the total of the increments
+    acknowledged before them."""
+
+    def __init__(self, sharding: Sharding, keys: list[str], seed: int) -> None:
         self.sharding = sharding
         self.keys = keys
         self.next = dict.fromkeys(keys, 0)
         self.acked: dict[str, list[int]] = defaultdict(list)
         self.failures = 0
         self.slowest = 0.0
+        self.reads = 0
+        self.wrong_totals = 0
+        self.random = random.Random(seed)
+
+    async def _ask(self, key: str, message: Add | Read) -> int:
+        """Ask until answered (an ask that failed may have been handled: an
+        increment is sent again with the same number)."""
+        while True:
+            try:
+                reply = await self.sharding.entity_ref("counter", key).ask(
+                    message, timeout=LEASE
+                )
+                assert type(reply) is int
+                return reply
+            except Exception:
+                self.failures += 1
+                await anyio.sleep(0.05)
+
+    async def totals(self) -> dict[str, int]:
+        """Every entity's total, read."""
+        found: dict[str, int] = {}
+
+        async def read(keys: list[str]) -> None:
+            for key in keys:
+                found[key] = await self._ask(key, Read())
+
+        async with anyio.create_task_group() as tg:
+            for i in range(ASKERS):
+                tg.start_soon(read, self.keys[i::ASKERS])
+        return found
 
     async def round(self) -> None:
         """One message to every entity, retried until acknowledged (with the
@@ -140,18 +187,16 @@ class Driver:
             async for key in receive:
                 n = self.next[key]
                 started = anyio.current_time()
-                while True:
-                    try:
-                        await self.sharding.entity_ref("counter", key).ask(
-                            Add(n), timeout=LEASE
-                        )
-                        break
-                    except Exception:
-                        self.failures += 1
-                        await anyio.sleep(0.05)
+                total = await self._ask(key, Add(n))
                 self.slowest = max(self.slowest, anyio.current_time() - started)
                 self.acked[key].append(n)
                 self.next[key] = n + 1
+                if total != n + 1:
+                    self.wrong_totals += 1
+                if self.random.random() < READS:
+                    self.reads += 1
+                    if await self._ask(key, Read()) != n + 1:
+                        self.wrong_totals += 1
 
         async with anyio.create_task_group() as tg:
             for _ in range(ASKERS):
@@ -190,23 +235,30 @@ def test_sharded_nodes_survive_kill_stop_join_and_leave_one_owner_at_a_time(
 
 
 async def _scenario(url: str, tmp_path: Path) -> None:
+    seed = int(os.environ.get("ACTORS_SHARDING_SEED", secrets.randbelow(2**32)))
+    print(f"\nACTORS_SHARDING_SEED={seed}")
     cluster = "c" + secrets.token_hex(6)
     bucket = f"S{secrets.token_hex(6)}"
     keys = [f"e{i}" for i in range(ENTITIES)]
     figures: dict[str, float] = {}
     nodes: list[Node] = [None] * 3  # type: ignore[list-item]
 
-    async def start(i: int) -> None:
+    async def start_node(i: int) -> None:
         nodes[i] = await _start(url, cluster, f"n{i}", bucket, BACKENDS[i], tmp_path)
 
+    async with (
+        connect(url) as nc,
+        JetStreamJournal(client=nc, stream=_stream(bucket), storage="memory"),
+    ):
+        pass  # the nodes' journal stream, made before they race to make it
     async with anyio.create_task_group() as tg:
         for i in range(3):
-            tg.start_soon(start, i)
+            tg.start_soon(start_node, i)
     remote = Remote(
         url,
         system=cluster,
         node="driver",
-        types=[(Add, ADD_TAG)],
+        types=[(Add, ADD_TAG), (Read, READ_TAG)],
         # Down within about two leases: a shorter pause under load would
         # declare live nodes down (and they stop hosting until gone_ttl).
         heartbeat_interval=LEASE / 4,
@@ -223,7 +275,7 @@ async def _scenario(url: str, tmp_path: Path) -> None:
             async with Sharding(
                 system, [entity()], store=store, node="driver"
             ) as sharding:
-                driver = Driver(sharding, keys)
+                driver = Driver(sharding, keys, seed)
                 with anyio.fail_after(30):
                     while len(await store.list("regions/counter/")) < 3:
                         await anyio.sleep(0.05)
@@ -272,6 +324,7 @@ async def _scenario(url: str, tmp_path: Path) -> None:
                 with anyio.fail_after(30):
                     assert await nodes[2].process.wait() == 0
                 await driver.round()
+                totals = await driver.totals()
                 figures["rounds"] = 7
                 figures["failed_asks_retried"] = driver.failures
                 figures["slowest_ask_s"] = driver.slowest
@@ -324,12 +377,22 @@ async def _scenario(url: str, tmp_path: Path) -> None:
         numbers = [n for _, n, _ in sorted(seen)]
         reordered += sum(1 for x, y in itertools.pairwise(numbers) if y < x)
     assert reordered == 0
+    # The event-sourced state: every total is its acknowledged increments.
+    lost_increments = sum(
+        max(0, driver.next[key] - total) for key, total in totals.items()
+    )
+    assert lost_increments == 0
+    assert totals == driver.next
+    assert driver.wrong_totals == 0
     figures.update(
         entities=ENTITIES,
         lease_s=LEASE,
         acknowledged=sum(len(a) for a in driver.acked.values()),
         handled=sum(len(h) for h in handled.values()),
         lost=lost,
+        lost_increments=lost_increments,
+        reads=driver.reads,
+        wrong_totals=driver.wrong_totals,
         overlapping_leases=overlaps,
         handled_outside_lease=outside,
         reordered=reordered,
