@@ -15,7 +15,7 @@ from typing import Any, NoReturn, cast
 
 import anyio
 
-from .. import ActorRef, ActorSystem, AskTimeout
+from .. import ActorRef, ActorSystem, AskTimeout, ClusterNotStarted
 from ..extension import import_extra
 from ..nats import AuthorizationError, NoServersError
 from ..remote import DEFAULT_PREFIX, Remote
@@ -121,10 +121,18 @@ async def run(
     secret: bytes | Sequence[bytes] | None = None,
     apps: Sequence[App | str] = (),
     node_options: Mapping[str, Any] | None = None,
+    rejoin: bool = True,
 ) -> None:
     """Run a node until SIGTERM or SIGINT (or ``stop`` is set, or with
     ``exit_on_stdin_eof`` standard input ends), then leave cleanly (what
     ``python -m actors.node`` does).
+
+    A node whose cluster membership (``system.cluster``, run by an app's
+    ``Sharding``) a peer declared down leaves and, with ``rejoin``, joins
+    again at once as a new incarnation: a new system, its apps entered
+    again, ``ready`` called again (Akka's rule: a downed member never comes
+    back as itself, and its peers refuse that incarnation for
+    ``gone_ttl``; Erlang's ``init:restart/0``, in the same process).
 
     Args:
         url: the NATS server URL(s) of the system to join.
@@ -153,6 +161,8 @@ async def run(
             ``window``, ``heartbeat_interval``, ``max_peers``, ``gone_ttl``,
             ``idle_timeout``, ``stop_timeout``: what ``spawn_pool`` hands its
             node processes).
+        rejoin: join again as a new incarnation when declared down (see
+            above); False: leave and return.
 
     Raises:
         ImportError, Exception: a module cannot be imported.
@@ -163,15 +173,45 @@ async def run(
     """
     hosted = Hosted(modules)
     factories = [load_app(app) if isinstance(app, str) else app for app in apps]
-    remote = Remote(
-        url,
-        system=system,
-        node=name,
-        prefix=prefix,
-        client_options=client_options,
-        secret=secret,
-        **dict(node_options or {}),
-    )
+    while True:
+        remote = Remote(
+            url,
+            system=system,
+            node=name,
+            prefix=prefix,
+            client_options=client_options,
+            secret=secret,
+            **dict(node_options or {}),
+        )
+        downed = await _serve(
+            remote, hosted, factories, grace, exit_on_stdin_eof, ready, stop
+        )
+        if not (downed and rejoin):
+            return
+        logger.warning(
+            "node %s was declared down by a peer: it left and joins again as a "
+            "new incarnation",
+            downed,
+        )
+
+
+async def _serve(
+    remote: Remote,
+    hosted: Hosted,
+    factories: Sequence[App],
+    grace: float,
+    exit_on_stdin_eof: bool,
+    ready: Callable[[Remote], None] | None,
+    stop: anyio.Event | None,
+) -> str | None:
+    """One incarnation of the node (``run``'s).
+
+    Returns:
+        None when it left as asked (a signal, ``stop``, end of input); the
+        node's address (``node#incarnation``) when it left because a peer
+        declared its cluster membership down.
+    """
+    downed: str | None = None
     # A job still running after the grace must not hold the leave: the
     # actors' tasks are cancelled after that long more (its pool runs it
     # again elsewhere: at-least-once).
@@ -187,7 +227,7 @@ async def run(
                 print("ready", address.node, address.incarnation, flush=True)
             else:
                 ready(remote)
-            leave = stop or anyio.Event()
+            leave = anyio.Event()
             async with anyio.create_task_group() as tg:
 
                 async def on_signal() -> None:
@@ -202,9 +242,27 @@ async def run(
                     await _stdin_closed()
                     leave.set()
 
+                async def on_stop(stop: anyio.Event) -> None:
+                    await stop.wait()
+                    leave.set()
+
+                async def on_downed(cluster: Any) -> None:
+                    nonlocal downed
+                    await cluster.wait_downed()
+                    downed = str(remote.node)
+                    leave.set()
+
                 tg.start_soon(on_signal)
                 if exit_on_stdin_eof:
                     tg.start_soon(on_eof)
+                if stop is not None:
+                    tg.start_soon(on_stop, stop)
+                try:
+                    cluster = actors.cluster
+                except ClusterNotStarted:
+                    pass  # no app runs a cluster membership
+                else:
+                    tg.start_soon(on_downed, cluster)
                 await leave.wait()
                 tg.cancel_scope.cancel()
         # Hand back and finish the pools' work, then leave the system.
@@ -217,6 +275,7 @@ async def run(
                     "unreported (their pools run them again elsewhere)",
                     grace,
                 )
+    return downed
 
 
 def main(argv: list[str]) -> None:

@@ -221,6 +221,9 @@ class Cluster:
         if self._downed.is_set():
             return
         self._downed.set()
+        membership = self._membership
+        if membership is not None:
+            membership.stop()  # its entry expires: the peers see MemberDown
         member = self._members.pop(self._node, None)
         if member is None:
             member = Member(self._node, "up", self._version, self._incarnation)

@@ -10,11 +10,13 @@ coordinator lease, ``coordinator/<type>``).
   ``{"node": ..., "address": [remote node, incarnation]}``.
 * Downing: a node whose failure detector declared a peer's node down (it
   can never talk to that incarnation again) writes ``down/<type>/<node>``
-  and renews it while its remote layer refuses that incarnation
-  (``Remote.gone_ttl``) unless the peer's membership names another one;
-  a node that finds its own mark hosts nothing more: it stops renewing its
-  leases (they expire; nobody takes its shards earlier) and leaves the
-  membership (Akka's downing: a downed member must not go on).
+  naming that incarnation, and renews it while its remote layer refuses
+  the incarnation (``Remote.gone_ttl``) unless the peer's membership names
+  another one; a node that finds a mark of its own incarnation hosts
+  nothing more: it stops renewing its leases (they expire; nobody takes its
+  shards earlier) and leaves the membership (Akka's downing: a downed
+  member must not go on; it comes back as a new incarnation, which a mark
+  of the old one does not stop).
 * Allocation: a shard without a lease goes where the strategy says among the
   members (a region that receives a shard's message from a peer takes the
   shard itself: it was allocated).
@@ -61,6 +63,7 @@ class Coordination:
         "_value",
         "addresses",
         "node",
+        "own_address",
         "store",
         "strategy",
         "type_name",
@@ -83,6 +86,9 @@ class Coordination:
         self.node = node
         self._member: int | None = None
         self._coordinator: int | None = None
+        #: where this node's region is reached ([remote node, incarnation]),
+        #: None when its system is not a node
+        self.own_address = address
         #: this node's membership entry (with its incarnation on a node)
         self.version = version
         self._value = json.dumps(
@@ -121,10 +127,13 @@ class Coordination:
         """Write (or renew) this node's membership entry.
 
         Returns:
-            True when a peer declared this node down (``down_key``): it must
-            host nothing more (its membership entry is not written).
+            True when a peer declared this node's incarnation down
+            (``down_key``): it must host nothing more (its membership entry
+            is not written). A mark of an earlier incarnation of the node is
+            not this one's: it expires once its peers see this one.
         """
-        if await self.store.get(down_key(self.type_name, self.node)) is not None:
+        mark = await self.store.get(down_key(self.type_name, self.node))
+        if mark is not None and _marks(mark.value, self.own_address):
             return True
         self._member = await self._hold(
             region_key(self.type_name, self.node), self._member, self._value
@@ -145,11 +154,12 @@ class Coordination:
         if entry is not None and _fields(entry.value).get("address") != address:
             return False
         key = down_key(self.type_name, node)
+        value = json.dumps({"by": self.node, "address": address}).encode()
         mark = await self.store.get(key)
         if mark is None:
-            await self.store.create(key, self.node.encode())
+            await self.store.create(key, value)
         else:
-            await self.store.update(key, self.node.encode(), mark.revision)
+            await self.store.update(key, value, mark.revision)
         return True
 
     async def leave(self) -> None:
@@ -277,6 +287,14 @@ def _fields(value: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return fields if isinstance(fields, dict) else {}
+
+
+def _marks(value: bytes, address: object) -> bool:
+    """Whether a down mark's value names the incarnation at ``address`` (a
+    mark that names none, or that is not ours, marks whatever incarnation
+    reads it: the safe side)."""
+    marked = _fields(value).get("address")
+    return marked is None or marked == address
 
 
 def version_key(version: str | None) -> tuple[tuple[int, int | str], ...]:

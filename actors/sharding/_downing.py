@@ -5,10 +5,13 @@ A region whose remote layer declared a peer's node down (its failure
 detector; the remote layer then refuses that incarnation for
 ``Remote.gone_ttl`` seconds) writes ``down/<type>/<node>`` and renews it
 meanwhile, so the peer's shards do not stay with a node nobody can send to.
-A region that finds its own mark hosts nothing more: its entities stop, its
-leases are given up (they expire: nobody takes its shards earlier), its
-membership goes; it routes as a proxy, and hosts again once the mark has
-expired.
+A region that finds a mark of its own incarnation hosts nothing more: its
+entities stop, its leases are given up (they expire: nobody takes its
+shards earlier), its membership goes, and its node's ``Cluster`` reports
+it (``MemberDown`` of itself, ``wait_downed``). As Akka's downed member, this
+incarnation never hosts again (its peers refuse it for ``gone_ttl``): the
+node comes back as a new incarnation (``python -m actors.node`` restarts its
+system at once), whose region a mark of the old one does not stop.
 """
 
 from __future__ import annotations
@@ -68,9 +71,10 @@ class Downing(RegionBase):
             return
         self.downed_self = True
         logger.error(
-            "node %s was declared down by a peer (its failure detector): it "
-            "hosts no shard of %r until the mark expires (the peer's remote layer "
-            "refuses this incarnation meanwhile: Remote.gone_ttl)",
+            "node %s was declared down by a peer (its failure detector): this "
+            "incarnation hosts no shard of %r again (the peers' remote layers "
+            "refuse it); the node must rejoin as a new incarnation (python -m "
+            "actors.node restarts its system; else see Cluster.wait_downed)",
             self.leases.node,
             self.types.entity.type_name,
         )
@@ -87,12 +91,3 @@ class Downing(RegionBase):
     def _on_downed(self, message: Downed) -> None:
         if message.down:
             self._downed()
-        elif self.downed_self and self.leaving is None:
-            self.downed_self = False  # its mark expired: host again
-            self.hosting = True
-            logger.warning(
-                "node %s hosts shards of %r again (the mark that a peer "
-                "declared it down has expired)",
-                self.leases.node,
-                self.types.entity.type_name,
-            )

@@ -268,7 +268,7 @@ class ShardRegion(Downing):
                 "renew", leases.renew, lambda r: Renewed(r.value if r.ok else [])
             )
         self._mark_downed()
-        if self.leaving is None and (self.hosting or self.downed_self):
+        if self.leaving is None and self.hosting:
             self._round("join", coordination.join, self._joined)
             moving = {shard: node for shard, (node, _) in self.moving.items()}
             self._round(
@@ -399,6 +399,13 @@ class ShardRegion(Downing):
         if self.leaving is not None:
             return
         self.leaving = message
+        if self.downed_self:
+            # Declared down: it hosts nothing, and its peers refuse this
+            # incarnation (nobody to tell): what waits is a dead letter.
+            for shard in list(self.pending):
+                self._drop_pending(shard, "this node was declared down")
+            self._leave_if_done()
+            return
         coordination = self.coordination
         node = self.leases.node
 
