@@ -328,6 +328,12 @@ def main(argv: list[str]) -> None:
         help="leave when standard input ends (parent gone)",
     )
     parser.add_argument(
+        "--no-rejoin",
+        action="store_true",
+        help="exit when a peer declares this node down, instead of joining "
+        "again at once as a new incarnation",
+    )
+    parser.add_argument(
         "--backend", choices=["asyncio", "uvloop", "trio"], default="asyncio"
     )
     parser.add_argument(
@@ -402,6 +408,7 @@ def main(argv: list[str]) -> None:
                 secret=secret,
                 apps=args.app,
                 node_options=node_options,
+                rejoin=not args.no_rejoin,
             ),
             backend=backend,
             backend_options=backend_options,

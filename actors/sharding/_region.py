@@ -176,8 +176,10 @@ class ShardRegion(Downing):
                 if await leases.acquire(shard):
                     return node
                 home = await leases.owner(shard)
-            if remote and home is not None and home not in coordination.addresses:
-                await coordination.address(home)  # where its region is reached
+            if remote and home is not None and home != node:
+                # Where its region is reached, read again: a node that
+                # rejoined as a new incarnation is reached at a new address.
+                await coordination.address(home)
             return home
 
         def then(result: Result[str | None]) -> object:

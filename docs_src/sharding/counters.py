@@ -46,6 +46,7 @@ async def main() -> None:
         print("apples:", await apples.ask("get"))
         await clock.advance(60)  # idle for a minute: passivated
         print("passivations:", sharding.statistics().passivations)
+        print("members:", [m.status for m in system.cluster.members])
         print("apples:", await apples.ask("get"))  # a fresh counter
     print("left")
 

@@ -37,7 +37,8 @@ from actors.sharding import (
     ShardingError,
 )
 from actors.sharding._allocation import LeastShardAllocation
-from actors.sharding._coordinator import Coordination, down_key
+from actors.sharding._coordinator import Coordination
+from actors.sharding.lowlevel import down_key
 
 from ._entities import Log, recorders
 

@@ -7,8 +7,9 @@ share; the driver's workload mixes increments and reads:
 * three nodes; the entities spread over them;
 * SIGKILL one: its entities answer again from the others once its leases
   expired, with the totals they had (recovered from the journal);
-* SIGSTOP another for longer than a lease, then SIGCONT: it handles nothing
-  of the shards it lost (the lease guard);
+* SIGSTOP another for longer than a lease, until the driver declared it
+  down, then SIGCONT: it handles nothing of the shards it lost (the lease
+  guard), finds itself downed and rejoins at once as a new incarnation;
 * a fourth node joins: shards move to it;
 * one leaves gracefully (SIGTERM) under load: nothing acknowledged is lost.
 
@@ -50,6 +51,7 @@ from actors.nats import NatsServer, connect
 from actors.persistence import JetStreamJournal
 from actors.remote import PhiAccrualFailureDetector, Remote
 from actors.sharding import KeyValuePlacementStore, Sharding, shard_of
+from actors.sharding.lowlevel import down_key
 
 from ._sharded_node import ADD_TAG, READ_TAG, Add, Read, entity
 
@@ -294,15 +296,25 @@ async def _scenario(url: str, tmp_path: Path) -> None:
                 await driver.round()
                 figures["recovered_after_kill_s"] = anyio.current_time() - killed
 
-                # SIGSTOP n1 past its lease, then SIGCONT.
+                # SIGSTOP n1 past its lease, until the driver's failure
+                # detector declared it down (the mark in the store), then
+                # SIGCONT: it finds itself downed and rejoins at once as a
+                # new incarnation (its node process prints ready again).
                 nodes[1].process.send_signal(signal.SIGSTOP)
                 stopped = anyio.current_time()
                 await driver.round()  # its shards move to n2 meanwhile
                 await anyio.sleep(
                     max(0.0, LEASE + 1.0 - (anyio.current_time() - stopped))
                 )
+                with anyio.fail_after(30):
+                    while await store.get(down_key("counter", "n1")) is None:
+                        await anyio.sleep(0.05)
                 nodes[1].process.send_signal(signal.SIGCONT)
-                figures["recovered_after_stop_s"] = anyio.current_time() - stopped
+                resumed = anyio.current_time()
+                figures["recovered_after_stop_s"] = resumed - stopped
+                await driver.round()
+                await nodes[1].ready(tmp_path / "n1.err")
+                figures["rejoined_after_cont_s"] = anyio.current_time() - resumed
                 await driver.round()
 
                 # n3 joins: shards move to it.
