@@ -85,8 +85,8 @@ class RegionBase(Actor[Any]):
         #: name them (node -> (their address, since when)): declared down in
         #: the store for as long as the remote layer refuses them
         self.downed: dict[str, tuple[object, float]] = {}
-        #: whether a peer declared this node down (it hosts nothing until the
-        #: mark is gone)
+        #: whether a peer declared this node's incarnation down (it hosts
+        #: nothing again: the node rejoins as a new incarnation)
         self.downed_self = False
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: dict[int, ActorRef[Any]] = {}

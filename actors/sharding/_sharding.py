@@ -71,8 +71,16 @@ class Sharding:
     with`` scope inside the system's).
 
     On entry it starts one shard region per entity type (an actor named
-    ``sharding-<type>-<node>``); on exit it hands every shard off (entities
-    stopped after their queued messages, leases given back) and stops them.
+    ``sharding-<type>-<node>``) and the node's cluster membership,
+    ``self.cluster``, which ``system.cluster`` is while it runs (the first
+    ``Sharding`` entered on a system); on exit it hands every shard off
+    (entities stopped after their queued messages, leases given back) and
+    stops them.
+
+    A node a peer declared down (its failure detector) hosts nothing more
+    and never comes back as itself (Akka's downing): ``cluster.wait_downed()``
+    returns, and the node rejoins as a new incarnation, a new system
+    (``python -m actors.node`` does it at once).
 
     Args:
         system: the running actor system.
