@@ -7,6 +7,8 @@ lost). New shards go to the members of the highest application version."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -229,3 +231,37 @@ async def test_an_actor_subscribed_is_told_the_events_and_the_current_state() ->
         assert MemberUp(Member("c", "up", "0")) in await early.ask("get")
         with pytest.raises(TypeError, match="ActorRef or a callable"):
             system.cluster.subscribe(1)  # type: ignore[arg-type]
+
+
+class Blocked(Actor[Any]):
+    """Takes one message and waits on ``gate`` with it (its mailbox fills)."""
+
+    def __init__(self, gate: anyio.Event, took: anyio.Event) -> None:
+        self.gate = gate
+        self.took = took
+
+    async def receive(self, message: Any) -> None:
+        self.took.set()
+        await self.gate.wait()
+
+
+async def test_an_event_a_full_subscriber_cannot_take_is_a_dead_letter() -> None:
+    clock = ManualClock()
+    store = MemoryPlacementStore(10, clock=clock)
+    async with (
+        ActorSystem(clock=clock) as system,
+        Sharding(system, [], store=store, node="a"),
+    ):
+        await clock.advance(0)
+        gate, took = anyio.Event(), anyio.Event()
+        ref = system.spawn(Blocked, gate, took, capacity=1)
+        ref.tell("first")
+        await took.wait()  # in hand; the next one fills its mailbox
+        ref.tell("second")
+        before = system.dead_letters.count
+        system.cluster.subscribe(ref, initial_state=True)
+        letters = system.dead_letters.recent
+        assert system.dead_letters.count == before + 1
+        assert letters[-1].message == MemberUp(Member("a", "up", "0"))
+        assert letters[-1].reason == "mailbox full"
+        gate.set()
