@@ -132,10 +132,15 @@ async def serve(system: ActorSystem) -> AsyncIterator[Sharding]:
             log.write(json.dumps(line) + "\n")
             log.flush()
 
+        # The journal on a connection of its own: the leases' renewals never
+        # wait in the client's queue behind a burst of appends and replays.
         async with (
             connect(urls, **options) as nc,
+            connect(urls, **options) as journal_nc,
             JetStreamJournal(
-                client=nc, stream=os.environ["SHARDING_TEST_STREAM"], storage="memory"
+                client=journal_nc,
+                stream=os.environ["SHARDING_TEST_STREAM"],
+                storage="memory",
             ) as journal,
         ):
             store = await KeyValuePlacementStore.open(
