@@ -82,8 +82,17 @@ class ShardRegion(Downing):
             else:
                 self._route(message)
         elif kind is Forward:
-            self.types.inflight[message.deliver.shard] += 1
-            self.allocated.add(message.deliver.shard)
+            shard = message.deliver.shard
+            self.types.inflight[shard] += 1
+            self.allocated.add(shard)
+            # The sender found this node the shard's home: one not hosted
+            # here is located from the store again, not sent on by a cached
+            # home (two regions homing it on each other would pass it back
+            # and forth for ever: a home cached after a fence, while the
+            # lease given up still named this node), unless this node handed
+            # it off to that home (it goes on there).
+            if shard not in self.handed_to:
+                self.homes.pop(shard, None)
             self._route(message.deliver)
         elif kind is Located:
             self._located(message.shard, message.node)
@@ -241,6 +250,7 @@ class ShardRegion(Downing):
     def _acquired(self, shard: int) -> None:
         if shard in self.shards or not self.leases.holds(shard):
             return
+        self.handed_to.discard(shard)
         types = self.types
         self.homes.pop(shard, None)
         state = types.hosted[shard] = ShardState(shard)
@@ -372,6 +382,7 @@ class ShardRegion(Downing):
 
     def _released(self, shard: int) -> None:
         self.handing_off.discard(shard)
+        self.handed_to.add(shard)
         self.allocated.discard(shard)  # given away: the strategy decides
         if self.types.entity.remember:
             self.rehoming.add(shard)

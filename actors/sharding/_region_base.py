@@ -98,6 +98,9 @@ class RegionBase(Actor[Any]):
         #: shard -> the peer region its messages go to
         self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
         self.handing_off: set[int] = set()
+        #: shards this node handed off (a Forward for one goes on to the
+        #: home it found next; bounded by the shard count)
+        self.handed_to: set[int] = set()
         #: (coordinator) shards asked to move -> the node that held them, and
         #: the rebalance rounds the move has been in progress
         self.moving: dict[int, tuple[str, int]] = {}
