@@ -55,7 +55,10 @@ from .. import (
     SystemNotRunning,
     Terminated,
 )
+from ..extension import host_of
+from ..mailbox import MailboxClosed
 from ._delivery import Delivery
+from ._handover import Batch, Lane, lane_for
 from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
 from ._validation import (
     check_count,
@@ -103,6 +106,7 @@ class _Stream:
     """What the consumer knows of one producer id."""
 
     __slots__ = (
+        "accepted",
         "confirmed",
         "epoch",
         "producer",
@@ -115,6 +119,10 @@ class _Stream:
         self.epoch = epoch
         self.producer = producer
         self.confirmed = confirmed
+        #: The highest number taken for handling (handed over to the
+        #: consumer, maybe not confirmed yet): duplicates and gaps are
+        #: judged by it.
+        self.accepted = confirmed
         #: The confirmation last told to the producer.
         self.reported = -1
         #: The gap a Resend was sent for (one per gap).
@@ -163,6 +171,11 @@ class _State:
         #: first, at most ``_RECENT_JOBS``: a job handed out again to this
         #: worker (its queue thought it lost) is not run again.
         self.recent_jobs: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        #: The batches in flight to a local consumer actor (None: the
+        #: consumer is asked per message, or a handler is called).
+        self.lane: Lane | None = None
+        #: Seconds before the next retry of a failed hand-over on the lane.
+        self.retry_delay = retry_interval
         self._codec: Any = None
 
     def codec(self) -> Any:
@@ -195,6 +208,7 @@ class _State:
         else:
             stream.producer = producer
             stream.confirmed = max(stream.confirmed, confirmed)
+            stream.accepted = max(stream.accepted, stream.confirmed)
         return stream
 
     def request(self, producer_id: str, stream: _Stream) -> None:
@@ -220,6 +234,42 @@ class _State:
         # Lost like any message if it fails: the producer's timer asks again.
         with contextlib.suppress(Exception):
             stream.producer.tell(message)
+
+    def confirm(self, batch: Batch, delivery: Delivery[Any], reply: object) -> None:
+        """The lane's: ``delivery`` was handled (in the consumer's task)."""
+        stream, seq_nr = batch.stream, delivery.seq_nr
+        job_id = delivery.job_id
+        if job_id is not None:
+            recent = self.recent_jobs
+            recent[(batch.producer_id, job_id)] = reply
+            if len(recent) > _RECENT_JOBS:
+                recent.popitem(last=False)
+        stream.confirmed = seq_nr
+        self.delivered += 1
+        wants = batch.wants
+        if wants is not None and seq_nr in wants:
+            self.keep_reply(stream, seq_nr, reply)
+        # A Request when half the window is confirmed, within a batch too:
+        # the producer sends the next half meanwhile.
+        if seq_nr - stream.reported >= self.half_window:
+            self.request(batch.producer_id, stream)
+
+    def progressed(self) -> None:
+        """The lane's: a batch is confirmed to its end."""
+        self.retry_delay = self.retry_interval
+        progress = self.progress
+        if progress is not None:
+            self.progress = None
+            progress.set()
+
+    def failed(self) -> None:
+        """The lane's: a hand-over failed; the controller retries it."""
+        self.handler_failures += 1
+        ref = self.ref
+        if ref is not None:
+            # Lost only when the controller stopped (nothing to retry then).
+            with contextlib.suppress(Exception):
+                ref.tell(_FAILED)
 
     def keep_reply(self, stream: _Stream, seq_nr: int, value: object) -> None:
         if not is_remote(stream.producer):
@@ -261,6 +311,8 @@ class _ConsumerActor(Actor[Any]):
         state = self.state
         if not self.context.self_ref.is_alive:  # its last stop, not a restart
             state.stopped = True
+            if state.lane is not None:
+                state.lane.close()
             progress = state.progress
             if progress is not None:  # every wait_confirmed wakes and raises
                 state.progress = None
@@ -281,11 +333,37 @@ class _ConsumerActor(Actor[Any]):
             for producer_id, stream in state.streams.items():
                 if stream.confirmed > stream.reported:
                     state.request(producer_id, stream)
+            lane = state.lane
+            if lane is not None and lane.inflight and not lane.failing:
+                # Batches still in the consumer's hands: report them soon.
+                self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
+        elif message is _FAILED:
+            delay = state.retry_delay
+            state.retry_delay = min(delay * 2, _MAX_RETRY)
+            self.context.timers.start_single("retry", _RETRY, delay)
+        elif message is _RETRY:
+            self._retry()
         elif isinstance(message, Terminated):
             if message.ref == state.consumer:
                 self.context.stop()
         else:
             state.bad_input += 1
+
+    def _retry(self) -> None:
+        lane = self.state.lane
+        if lane is None or not lane.failing:
+            return
+        try:
+            lane.retry()
+        except MailboxClosed:
+            self.context.stop()  # the consumer stopped (its Terminated comes)
+            return
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        # A short timer: prompt when idle, one per burst.
+        if not self.context.timers.is_active("flush"):
+            self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
 
     @staticmethod
     def _prune(stream: _Stream, producer_confirmed: int) -> None:
@@ -328,20 +406,23 @@ class _ConsumerActor(Actor[Any]):
             state.bad_input += 1
             return
         self._prune(stream, message.confirmed)
-        confirmed = stream.confirmed
-        if first + count - 1 <= confirmed:
+        accepted = stream.accepted
+        if first + count - 1 <= accepted:
             state.duplicates += count
             state.request(producer_id, stream)
             return
-        if first > confirmed + 1:
+        if first > accepted + 1:
             state.out_of_order += count
-            if stream.resend_for != confirmed + 1:
-                stream.resend_for = confirmed + 1
-                self._resend(producer_id, stream)
+            if stream.resend_for != accepted + 1:
+                stream.resend_for = accepted + 1
+                self._resend(producer_id, stream, accepted + 1)
             return
-        skip = confirmed + 1 - first
+        skip = accepted + 1 - first
         state.duplicates += skip
         wants = set(message.wants_reply) if message.wants_reply else None
+        if state.lane is not None:
+            self._hand(message, stream, skip, wants)
+            return
         tags, bodies = message.tags, message.bodies
         window, half_window = state.window, state.half_window
         codec = state.codec() if messages is None else None
@@ -403,7 +484,7 @@ class _ConsumerActor(Actor[Any]):
                     recent[job] = reply
                     if len(recent) > _RECENT_JOBS:
                         recent.popitem(last=False)
-            stream.confirmed = seq_nr
+            stream.confirmed = stream.accepted = seq_nr
             state.delivered += 1
             if wants is not None and seq_nr in wants:
                 state.keep_reply(stream, seq_nr, reply)
@@ -422,13 +503,65 @@ class _ConsumerActor(Actor[Any]):
         ):
             self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
 
-    def _resend(self, producer_id: str, stream: _Stream) -> None:
+    def _hand(
+        self, message: Sequenced, stream: _Stream, skip: int, wants: set[int] | None
+    ) -> None:
+        """Hand the messages of ``message`` from index ``skip`` on to the
+        consumer as one batch on the lane (see ``_handover``)."""
+        state = self.state
+        lane = state.lane
+        assert lane is not None
+        producer_id, epoch = message.producer_id, message.epoch
+        first, count = message.seq_nr, message.count
+        messages, tags, bodies = message.messages, message.tags, message.bodies
+        job_ids = message.job_ids
+        codec = state.codec() if messages is None else None
+        recent = state.recent_jobs
+        limit = stream.reported + state.window if stream.reported >= 0 else math.inf
+        deliveries: list[Delivery[Any]] = []
+        answered: dict[int, Any] | None = None
+        for index in range(skip, count):
+            seq_nr = first + index
+            if seq_nr > limit:
+                state.bad_input += count - index  # past the demand it was given
+                break
+            if codec is not None:
+                try:
+                    payload = codec.decode(tags[index], bodies[index])
+                except Exception:
+                    state.bad_input += 1
+                    break
+            else:
+                assert messages is not None
+                payload = messages[index]
+            job_id = job_ids[index] if job_ids else 0
+            if job_id:
+                job = (producer_id, job_id)
+                if job in recent:  # run here already: confirm, do not run again
+                    state.duplicates += 1
+                    if answered is None:
+                        answered = {}
+                    answered[seq_nr] = recent[job]
+            deliveries.append(
+                Delivery(payload, producer_id, epoch, seq_nr, job_id or None)
+            )
+        if not deliveries:
+            return
+        stream.accepted = first + skip + len(deliveries) - 1
+        try:
+            lane.hand(Batch(stream, producer_id, deliveries, wants, answered))
+        except MailboxClosed:
+            self.context.stop()  # the consumer stopped (its Terminated comes)
+            return
+        self._flush_soon()
+
+    def _resend(self, producer_id: str, stream: _Stream, from_seq_nr: int) -> None:
         state = self.state
         assert state.ref is not None
         # The producer's resend timer covers a lost Resend.
         with contextlib.suppress(Exception):
             stream.producer.tell(
-                Resend(producer_id, stream.epoch, state.ref, stream.confirmed + 1)
+                Resend(producer_id, stream.epoch, state.ref, from_seq_nr)
             )
 
     async def _finish(self, delivery: Delivery[Any], awaitable: Any) -> Any:
@@ -484,6 +617,24 @@ class _Flush:
 
 
 _FLUSH: Final = _Flush()
+
+
+class _Failed:
+    """From the lane: a hand-over failed (start the retry timer)."""
+
+    __slots__ = ()
+
+
+_FAILED: Final = _Failed()
+
+
+class _Retry:
+    """The timer that hands the lane's unconfirmed batches over again."""
+
+    __slots__ = ()
+
+
+_RETRY: Final = _Retry()
 
 
 class ConsumerController:
@@ -567,6 +718,10 @@ class ConsumerController:
             check_seconds("retry_interval", retry_interval),
             check_count("max_producers", max_producers),
         )
+        if delivery_timeout is None:
+            # A plain local consumer gets batches, not an ask per message;
+            # with a timeout, each is asked (the ask carries the deadline).
+            state.lane = lane_for(host_of(system), consumer, state)
         factory: Callable[[], _ConsumerActor] = partial(_ConsumerActor, state)
         ref = spawner.spawn(factory, name=name)
         state.ref = ref
