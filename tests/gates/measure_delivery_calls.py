@@ -42,7 +42,7 @@ from actors import Actor, ActorSystem
 from actors.delivery import ConsumerController, Delivery, ProducerController
 
 WINDOW = 256  #: the consumer's demand (messages in flight per producer)
-SMALL, LARGE = 10 * WINDOW, 30 * WINDOW  #: messages per run
+SMALL, LARGE = 4 * WINDOW, 12 * WINDOW  #: messages per run
 #: Seconds: longer than any measurement, so no timer fires within one.
 NEVER = 600.0
 BACKENDS = ("asyncio", "trio")
