@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from ._actor import UNHANDLED as UNHANDLED
 from ._cell import Cell
 from ._dead_letters import DeadLetter
 from ._envelope import EXPIRED, PENDING, Ask
@@ -36,12 +37,14 @@ if TYPE_CHECKING:
     from ._system import ActorSystem
 
 __all__ = [
+    "UNHANDLED",
     "LocalAsk",
     "attach_cluster",
     "detach_cluster",
     "R",
     "RemoteExtension",
     "RemoteHost",
+    "host_of",
     "import_extra",
     "missing_extra",
 ]
@@ -339,3 +342,14 @@ class RemoteHost:
         """Count ``message`` for ``recipient`` (any ref, remote ones too) as a
         dead letter and hand it to the dead letters' subscribers."""
         self._runtime.dead_letters.publish(DeadLetter(recipient, message, reason))
+
+
+def host_of(system: ActorSystem) -> RemoteHost:
+    """A ``RemoteHost`` of ``system`` for a layer above the runtime that is
+    not its ``RemoteExtension`` but needs the same few things
+    (``actors.delivery`` puts its batches in a local consumer's mailbox as
+    signals: ``send_signal``). ``UNHANDLED`` is what ``Actor.receive``
+    returns for a message it did not handle (a signal's ``deliver`` that
+    calls ``receive`` tells it from a reply so).
+    """
+    return RemoteHost(system._runtime)

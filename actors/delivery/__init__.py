@@ -7,8 +7,9 @@ demand, as Akka Typed's Reliable Delivery.
   producer's messages, holds them until confirmed and resends them;
   ``send`` waits for the consumer's demand.
 * [``ConsumerController``][actors.delivery.ConsumerController] hands each to
-  the consumer actor as a [``Delivery``][actors.delivery.Delivery] ``ask``
-  (the handler's return confirms it), once, in order, and asks for more.
+  the consumer actor as a [``Delivery``][actors.delivery.Delivery] (in
+  batches through a local consumer's mailbox; the handler's return confirms
+  it), once, in order, and asks for more.
 * [``WorkQueue``][actors.delivery.WorkQueue] holds jobs (durable with a
   queue) pulled by [``WorkerController``][actors.delivery.WorkerController]
   workers on any nodes, as Akka's ``WorkPullingProducerController``.
@@ -23,7 +24,7 @@ The protocol's messages travel over ``actors.remote`` like any message
 
 from ..channel.lowlevel import publish as _publish
 from ._consumer import ConsumerController as ConsumerController
-from ._consumer import ConsumerStatistics as ConsumerStatistics
+from ._consumer_state import ConsumerStatistics as ConsumerStatistics
 from ._delivery import Delivery as Delivery
 from ._durable_queue import DurableProducerQueue as DurableProducerQueue
 from ._durable_queue import LoadedState as LoadedState

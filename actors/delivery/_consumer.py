@@ -3,9 +3,15 @@ of one consumer actor (as Akka's ``ConsumerController``).
 
 Its actor takes ``Hello`` and ``Sequenced`` messages from any number of
 producers, local or remote, and hands each message to the consumer as a
-[``Delivery``][actors.delivery.Delivery] by an ``ask``, one at a time, in
-order per producer; the reply confirms it. Per producer id it keeps the
-numbering (epoch) and the highest number handed over, so that:
+[``Delivery``][actors.delivery.Delivery], in order per producer; the
+consumer's return confirms it. A consumer actor of the controller's own
+system gets each batch at once, in its mailbox (``_handover``: several
+batches in flight, no ask per message; a failure at message n skips what
+was handed over after it and hands everything from n on over again, in
+order); a remote consumer, a pool, or a controller with a
+``delivery_timeout`` is asked once per message, one at a time. Per producer
+id it keeps the numbering (epoch) and the highest number handed over, so
+that:
 
 * a message at or below it is a duplicate (the wire delivered it twice, or
   the producer resent it after a lost confirmation): dropped, counted, and
@@ -37,14 +43,11 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final
 
 import anyio
-import msgspec
 
 from .. import (
     Actor,
@@ -55,8 +58,18 @@ from .. import (
     SystemNotRunning,
     Terminated,
 )
+from ..extension import host_of
+from ..mailbox import MailboxClosed
+from ._consumer_state import (
+    FAILED,
+    RECENT_JOBS,
+    ConsumerState,
+    ConsumerStatistics,
+    Stream,
+)
 from ._delivery import Delivery
-from ._protocol import MAX_ID, Hello, Register, Request, Resend, Sequenced
+from ._handover import Batch, lane_for
+from ._protocol import Hello, Register, Resend, Sequenced
 from ._validation import (
     check_count,
     check_id,
@@ -64,7 +77,7 @@ from ._validation import (
     check_seq_nr,
     spawner_system,
 )
-from ._wire import codec_of, is_remote, prepare
+from ._wire import is_remote, prepare
 
 __all__ = ["ConsumerController", "ConsumerStatistics"]
 
@@ -73,183 +86,12 @@ _MAX_RETRY: Final = 10.0
 #: Seconds between a confirmation and the Request that reports it, when
 #: less than half a window is confirmed (confirmations are batched so).
 _FLUSH_DELAY: Final = 0.005
-#: The most job ids a worker remembers having run.
-_RECENT_JOBS: Final = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerStatistics:
-    """What a consumer controller did (``controller.statistics()``).
-
-    Attributes:
-        delivered: messages handed over and confirmed.
-        duplicates: messages dropped as seen already.
-        out_of_order: messages dropped because one before them was missing.
-        handler_failures: handler calls that raised (each retried).
-        bad_input: messages dropped as invalid (past the demand, bad
-            numbers, an unknown producer beyond ``max_producers``).
-        producers: producer ids known.
-    """
-
-    delivered: int
-    duplicates: int
-    out_of_order: int
-    handler_failures: int
-    bad_input: int
-    producers: int
-
-
-class _Stream:
-    """What the consumer knows of one producer id."""
-
-    __slots__ = (
-        "confirmed",
-        "epoch",
-        "producer",
-        "replies",
-        "reported",
-        "resend_for",
-    )
-
-    def __init__(self, epoch: str, producer: ActorRef[Any], confirmed: int) -> None:
-        self.epoch = epoch
-        self.producer = producer
-        self.confirmed = confirmed
-        #: The confirmation last told to the producer.
-        self.reported = -1
-        #: The gap a Resend was sent for (one per gap).
-        self.resend_for = -1
-        #: Replies the producer may not have: (seq_nr, value) or
-        #: (seq_nr, tag, body), kept until its ``confirmed`` passes them.
-        self.replies: list[tuple[Any, ...]] = []
-
-
-class _State:
-    """A consumer controller's state (kept across restarts of its actor)."""
-
-    def __init__(
-        self,
-        system: ActorSystem[Any],
-        consumer: ActorRef[Any] | None,
-        handler: Callable[[Delivery[Any]], Any] | None,
-        window: int,
-        delivery_timeout: float,
-        retry_interval: float,
-        max_producers: int,
-    ) -> None:
-        self.system = system
-        self.consumer = consumer
-        self.handler = handler
-        self.window = window
-        self.delivery_timeout = delivery_timeout
-        self.retry_interval = retry_interval
-        self.max_producers = max_producers
-        self.streams: dict[str, _Stream] = {}
-        self.ref: ActorRef[Any] | None = None
-        self.delivered = 0
-        self.duplicates = 0
-        self.out_of_order = 0
-        self.handler_failures = 0
-        self.bad_input = 0
-        self.half_window = max(1, window // 2)
-        #: The handler has returned no awaitable so far: called inline.
-        self.sync_handler = handler is not None
-        #: Set at the next confirmation (made when someone waits for one).
-        self.progress: anyio.Event | None = None
-        #: Its actor has stopped for good (not a restart): nothing more is
-        #: confirmed.
-        self.stopped = False
-        #: (producer id, job id) -> reply of the jobs run lately, oldest
-        #: first, at most ``_RECENT_JOBS``: a job handed out again to this
-        #: worker (its queue thought it lost) is not run again.
-        self.recent_jobs: OrderedDict[tuple[str, int], Any] = OrderedDict()
-        self._codec: Any = None
-
-    def codec(self) -> Any:
-        """The node's codec (delivery messages registered), looked up once.
-
-        Raises:
-            RuntimeError: the system is not a node.
-        """
-        codec = self._codec
-        if codec is None:
-            codec = self._codec = codec_of(self.system)
-        return codec
-
-    def stream(
-        self, producer_id: str, epoch: str, producer: ActorRef[Any], confirmed: int
-    ) -> _Stream | None:
-        """The stream of ``producer_id``, made (or started afresh for a new
-        epoch) at ``confirmed``; None when the table is full."""
-        if not (0 < len(producer_id) <= MAX_ID and 0 < len(epoch) <= MAX_ID):
-            self.bad_input += 1
-            return None
-        stream = self.streams.get(producer_id)
-        if stream is None:
-            if len(self.streams) >= self.max_producers:
-                self.bad_input += 1
-                return None
-            stream = self.streams[producer_id] = _Stream(epoch, producer, confirmed)
-        elif stream.epoch != epoch:
-            stream = self.streams[producer_id] = _Stream(epoch, producer, confirmed)
-        else:
-            stream.producer = producer
-            stream.confirmed = max(stream.confirmed, confirmed)
-        return stream
-
-    def request(self, producer_id: str, stream: _Stream) -> None:
-        """Tell the producer the confirmation and the demand."""
-        assert self.ref is not None
-        stream.reported = stream.confirmed
-        remote: list[tuple[int, str, msgspec.Raw]] = []
-        local: list[tuple[int, Any]] | None = None
-        if stream.replies:
-            if is_remote(stream.producer):
-                remote = [r for r in stream.replies if len(r) == 3]
-            else:
-                local = [r for r in stream.replies if len(r) == 2]
-        message = Request(
-            producer_id,
-            stream.epoch,
-            self.ref,
-            stream.confirmed,
-            stream.confirmed + self.window,
-            remote,
-            local,
-        )
-        # Lost like any message if it fails: the producer's timer asks again.
-        with contextlib.suppress(Exception):
-            stream.producer.tell(message)
-
-    def keep_reply(self, stream: _Stream, seq_nr: int, value: object) -> None:
-        if not is_remote(stream.producer):
-            stream.replies.append((seq_nr, value))
-            return
-        codec = self.codec()
-        if isinstance(value, BaseException):
-            tag, body = codec.encode_error(value)
-        else:
-            try:
-                tag, body = codec.encode(value)
-            except TypeError as exc:
-                tag, body = codec.encode_error(exc)
-        stream.replies.append((seq_nr, tag, msgspec.Raw(body)))
-
-    def statistics(self) -> ConsumerStatistics:
-        return ConsumerStatistics(
-            self.delivered,
-            self.duplicates,
-            self.out_of_order,
-            self.handler_failures,
-            self.bad_input,
-            len(self.streams),
-        )
 
 
 class _ConsumerActor(Actor[Any]):
     """The consumer controller's actor (its state is the handle's)."""
 
-    def __init__(self, state: _State) -> None:
+    def __init__(self, state: ConsumerState) -> None:
         self.state = state
 
     def on_start(self) -> None:
@@ -261,6 +103,8 @@ class _ConsumerActor(Actor[Any]):
         state = self.state
         if not self.context.self_ref.is_alive:  # its last stop, not a restart
             state.stopped = True
+            if state.lane is not None:
+                state.lane.close()
             progress = state.progress
             if progress is not None:  # every wait_confirmed wakes and raises
                 state.progress = None
@@ -281,14 +125,40 @@ class _ConsumerActor(Actor[Any]):
             for producer_id, stream in state.streams.items():
                 if stream.confirmed > stream.reported:
                     state.request(producer_id, stream)
+            lane = state.lane
+            if lane is not None and lane.inflight and not lane.failing:
+                # Batches still in the consumer's hands: report them soon.
+                self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
+        elif message is FAILED:
+            delay = state.retry_delay
+            state.retry_delay = min(delay * 2, _MAX_RETRY)
+            self.context.timers.start_single("retry", _RETRY, delay)
+        elif message is _RETRY:
+            self._retry()
         elif isinstance(message, Terminated):
             if message.ref == state.consumer:
                 self.context.stop()
         else:
             state.bad_input += 1
 
+    def _retry(self) -> None:
+        lane = self.state.lane
+        if lane is None or not lane.failing:
+            return
+        try:
+            lane.retry()
+        except MailboxClosed:
+            self.context.stop()  # the consumer stopped (its Terminated comes)
+            return
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        # A short timer: prompt when idle, one per burst.
+        if not self.context.timers.is_active("flush"):
+            self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
+
     @staticmethod
-    def _prune(stream: _Stream, producer_confirmed: int) -> None:
+    def _prune(stream: Stream, producer_confirmed: int) -> None:
         if stream.replies:
             stream.replies = [r for r in stream.replies if r[0] > producer_confirmed]
 
@@ -328,20 +198,23 @@ class _ConsumerActor(Actor[Any]):
             state.bad_input += 1
             return
         self._prune(stream, message.confirmed)
-        confirmed = stream.confirmed
-        if first + count - 1 <= confirmed:
+        accepted = stream.accepted
+        if first + count - 1 <= accepted:
             state.duplicates += count
             state.request(producer_id, stream)
             return
-        if first > confirmed + 1:
+        if first > accepted + 1:
             state.out_of_order += count
-            if stream.resend_for != confirmed + 1:
-                stream.resend_for = confirmed + 1
-                self._resend(producer_id, stream)
+            if stream.resend_for != accepted + 1:
+                stream.resend_for = accepted + 1
+                self._resend(producer_id, stream, accepted + 1)
             return
-        skip = confirmed + 1 - first
+        skip = accepted + 1 - first
         state.duplicates += skip
         wants = set(message.wants_reply) if message.wants_reply else None
+        if state.lane is not None:
+            self._hand(message, stream, skip, wants)
+            return
         tags, bodies = message.tags, message.bodies
         window, half_window = state.window, state.half_window
         codec = state.codec() if messages is None else None
@@ -401,9 +274,9 @@ class _ConsumerActor(Actor[Any]):
                     return
                 if job_id:
                     recent[job] = reply
-                    if len(recent) > _RECENT_JOBS:
+                    if len(recent) > RECENT_JOBS:
                         recent.popitem(last=False)
-            stream.confirmed = seq_nr
+            stream.confirmed = stream.accepted = seq_nr
             state.delivered += 1
             if wants is not None and seq_nr in wants:
                 state.keep_reply(stream, seq_nr, reply)
@@ -422,13 +295,65 @@ class _ConsumerActor(Actor[Any]):
         ):
             self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
 
-    def _resend(self, producer_id: str, stream: _Stream) -> None:
+    def _hand(
+        self, message: Sequenced, stream: Stream, skip: int, wants: set[int] | None
+    ) -> None:
+        """Hand the messages of ``message`` from index ``skip`` on to the
+        consumer as one batch on the lane (see ``_handover``)."""
+        state = self.state
+        lane = state.lane
+        assert lane is not None
+        producer_id, epoch = message.producer_id, message.epoch
+        first, count = message.seq_nr, message.count
+        messages, tags, bodies = message.messages, message.tags, message.bodies
+        job_ids = message.job_ids
+        codec = state.codec() if messages is None else None
+        recent = state.recent_jobs
+        limit = stream.reported + state.window if stream.reported >= 0 else math.inf
+        deliveries: list[Delivery[Any]] = []
+        answered: dict[int, Any] | None = None
+        for index in range(skip, count):
+            seq_nr = first + index
+            if seq_nr > limit:
+                state.bad_input += count - index  # past the demand it was given
+                break
+            if codec is not None:
+                try:
+                    payload = codec.decode(tags[index], bodies[index])
+                except Exception:
+                    state.bad_input += 1
+                    break
+            else:
+                assert messages is not None
+                payload = messages[index]
+            job_id = job_ids[index] if job_ids else 0
+            if job_id:
+                job = (producer_id, job_id)
+                if job in recent:  # run here already: confirm, do not run again
+                    state.duplicates += 1
+                    if answered is None:
+                        answered = {}
+                    answered[seq_nr] = recent[job]
+            deliveries.append(
+                Delivery(payload, producer_id, epoch, seq_nr, job_id or None)
+            )
+        if not deliveries:
+            return
+        stream.accepted = first + skip + len(deliveries) - 1
+        try:
+            lane.hand(Batch(stream, producer_id, deliveries, wants, answered))
+        except MailboxClosed:
+            self.context.stop()  # the consumer stopped (its Terminated comes)
+            return
+        self._flush_soon()
+
+    def _resend(self, producer_id: str, stream: Stream, from_seq_nr: int) -> None:
         state = self.state
         assert state.ref is not None
         # The producer's resend timer covers a lost Resend.
         with contextlib.suppress(Exception):
             stream.producer.tell(
-                Resend(producer_id, stream.epoch, state.ref, stream.confirmed + 1)
+                Resend(producer_id, stream.epoch, state.ref, from_seq_nr)
             )
 
     async def _finish(self, delivery: Delivery[Any], awaitable: Any) -> Any:
@@ -486,11 +411,33 @@ class _Flush:
 _FLUSH: Final = _Flush()
 
 
+class _Retry:
+    """The timer that hands the lane's unconfirmed batches over again."""
+
+    __slots__ = ()
+
+
+_RETRY: Final = _Retry()
+
+
 class ConsumerController:
     """The receiving side of reliable delivery in front of ``consumer`` (as
     Akka's ``ConsumerController``): producers send to ``ref``, the consumer
-    gets each message once as a [``Delivery``][actors.delivery.Delivery]
-    ``ask``, and its handler's return confirms it.
+    gets each message once as a [``Delivery``][actors.delivery.Delivery],
+    and its handler's return confirms it.
+
+    A consumer actor of the same system gets the messages of each batch in
+    turn from its own mailbox (one runtime signal per batch, several in
+    flight: no ask per message); its ``receive`` is called with each
+    ``Delivery``, and must not stash one (its return confirms it). When it
+    fails for message n (raises, returns an ``ErrorReply``, or does not
+    handle it), the messages after n already handed over are neither run
+    nor confirmed: after ``retry_interval`` seconds everything from n on is
+    handed over again, in order (stop and redeliver, as Akka's consumer
+    controller on a consumer restart), so each runs once and none before
+    n. A consumer on another node or a pool, or any consumer with a
+    ``delivery_timeout``, gets a ``Delivery`` ``ask`` per message, one at a
+    time.
 
     Make it with [``spawn``][actors.delivery.ConsumerController.spawn]. Its
     actor stops when the consumer stops (it watches it).
@@ -503,7 +450,7 @@ class ConsumerController:
         consumer: the consumer actor (None with a handler).
     """
 
-    def __init__(self, state: _State, ref: ActorRef[Any]) -> None:
+    def __init__(self, state: ConsumerState, ref: ActorRef[Any]) -> None:
         self._state = state
         self.ref = ref
         self.consumer = state.consumer
@@ -515,7 +462,7 @@ class ConsumerController:
         consumer: ActorRef[Any] | None = None,
         *,
         handler: Callable[[Delivery[Any]], Any] | None = None,
-        window: int = 128,
+        window: int = 256,
         delivery_timeout: float | None = None,
         retry_interval: float = 0.1,
         max_producers: int = 1024,
@@ -526,17 +473,22 @@ class ConsumerController:
 
         Args:
             spawner: where the controller's actor is spawned.
-            consumer: the actor that handles the messages (it gets
-                ``Delivery`` asks; best local to the controller).
+            consumer: the actor that handles the messages (``Delivery``
+                messages; best local to the controller: then no ask per
+                message).
             handler: instead of a consumer actor, a function of a
                 ``Delivery`` (sync, or returning an awaitable) called in the
                 controller's own actor: no ask per message, the fastest
                 path. What it returns confirms the message; what it raises
                 is retried as a consumer's failure.
             window: messages each producer may send past the confirmed one
-                (the demand; >= 1).
+                (the demand; >= 1). A ``Request`` goes back per half window:
+                each costs a protocol message each way, so a larger window
+                is fewer of them per message (at most 256 go in one batch).
             delivery_timeout: seconds a handler may take before the hand-over
                 counts as failed and is retried (None: as long as it takes).
+                With one, the consumer is asked per message (the ask carries
+                the deadline).
             retry_interval: seconds before the first retry of a failed
                 handler (doubling up to 10 s).
             max_producers: the most producer ids known at once.
@@ -556,7 +508,7 @@ class ConsumerController:
             raise TypeError(f"handler must be callable, not {handler!r}")
         system = spawner_system(spawner)
         prepare(system)
-        state = _State(
+        state = ConsumerState(
             system,
             consumer,
             handler,
@@ -567,6 +519,10 @@ class ConsumerController:
             check_seconds("retry_interval", retry_interval),
             check_count("max_producers", max_producers),
         )
+        if delivery_timeout is None:
+            # A plain local consumer gets batches, not an ask per message;
+            # with a timeout, each is asked (the ask carries the deadline).
+            state.lane = lane_for(host_of(system), consumer, state)
         factory: Callable[[], _ConsumerActor] = partial(_ConsumerActor, state)
         ref = spawner.spawn(factory, name=name)
         state.ref = ref

@@ -12,10 +12,12 @@ M = TypeVar("M", covariant=True)
 
 class Delivery(Generic[M]):
     """One message from a producer, handed to the consumer actor by its
-    consumer controller as an ``ask``: the handler's return (its value is the
-    reply of a producer's ``ask``) confirms it; a handler that raises leaves
-    it unconfirmed, and the controller hands it over again (to the restarted
-    actor, after ``retry_interval`` seconds).
+    consumer controller (in a batch from its mailbox, or as an ``ask``: see
+    [``ConsumerController``][actors.delivery.ConsumerController]): the
+    handler's return (its value is the reply of a producer's ``ask``)
+    confirms it; a handler that raises leaves it, and every message after
+    it, unconfirmed, and the controller hands them over again, in order (to
+    the restarted actor, after ``retry_interval`` seconds).
 
     The consumer controller hands each message over once, in order per
     producer, while it lives (duplicates from the wire are dropped). A

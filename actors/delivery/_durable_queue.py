@@ -36,6 +36,7 @@ from typing import Any, Final
 
 import anyio
 import msgspec
+from anyio.lowlevel import cancel_shielded_checkpoint
 
 from ..persistence import Codec, Journal, JournalError, StoredEvent
 from ._validation import check_count, check_id
@@ -257,6 +258,11 @@ class DurableProducerQueue:
         self._writing = True
         try:
             while self._batch is not None:
+                # Writers woken at the same time as this one (by the previous
+                # append: a sender's next message, a confirmation) write
+                # again at once: let them join this append rather than the
+                # next (a journal write per round trip, not a few per write).
+                await cancel_shielded_checkpoint()
                 current, self._batch = self._batch, None
                 await self._append(current)
         finally:

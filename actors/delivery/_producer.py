@@ -162,6 +162,9 @@ class ProducerController(Generic[M]):
         self.ref: ActorRef[Any] = None  # type: ignore[assignment]
         self.failed: ProducerFailed | None = None
         self._lock = anyio.Lock()
+        #: Sends in ``_accept``, waiting for the lock or holding it: the
+        #: fast path must not pass them (``_lock.locked()``, without a call).
+        self._accepting = 0
         self._accepted = 0
 
     @classmethod
@@ -305,17 +308,24 @@ class ProducerController(Generic[M]):
         """
         channel = self.channel
         if (
-            self.queue is None
+            not self._accepting
+            and self.queue is None
             and self.failed is None
-            and channel.demand > 0
-            and not self._lock.locked()
+            # channel.demand > 0, written out (two calls saved per message)
+            and channel.consumer is not None
+            and channel.up_to >= channel.next_seq_nr
             and self.system.running
         ):
             # The fast path, as ActorRef.send: room, nobody waiting, nothing
             # to store: accept and send without yielding.
             pending = channel.reserve(message, False)
             self._accepted += 1
-            channel.ready(pending)
+            if channel.flush_due:
+                # What ready() does then, without the call: the flush on its
+                # way sends this one too.
+                pending.ready = True
+            else:
+                channel.ready(pending)
             return pending.seq_nr
         pending = await self._accept(message, False)
         return pending.seq_nr
@@ -359,17 +369,21 @@ class ProducerController(Generic[M]):
 
     async def _accept(self, message: object, wants_reply: bool) -> Pending:
         channel = self.channel
-        async with self._lock:
-            while True:
-                if self.failed is not None or not self.system.running:
-                    raise self._error()
-                if channel.demand > 0:
-                    break
-                await channel.wait_changed()
-            queue = self.queue
-            encoded = None if queue is None else queue.encode(message)
-            pending = channel.reserve(message, wants_reply)
-            self._accepted += 1
+        self._accepting += 1
+        try:
+            async with self._lock:
+                while True:
+                    if self.failed is not None or not self.system.running:
+                        raise self._error()
+                    if channel.demand > 0:
+                        break
+                    await channel.wait_changed()
+                queue = self.queue
+                encoded = None if queue is None else queue.encode(message)
+                pending = channel.reserve(message, wants_reply)
+                self._accepted += 1
+        finally:
+            self._accepting -= 1
         if queue is not None:
             assert encoded is not None
             try:

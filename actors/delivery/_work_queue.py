@@ -34,7 +34,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import anyio
 
-from .. import Actor, ActorContext, ActorRef, ActorSystem, Terminated
+from .. import Actor, ActorContext, ActorRef, ActorSystem, Result, Terminated
 from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
 from ._errors import ProducerFailed, ProducerStopped, ProducerSystemExited
@@ -105,6 +105,9 @@ class _Endpoint(Actor[Any]):
             self.context.watch(consumer)
             owner.workers[consumer].endpoint = owner.ref
             owner.workers[consumer].hello()
+        owner._done_writing = bool(owner._done_ids)  # a restart ended the last
+        if owner._done_writing:
+            self.context.run(owner.write_done)  # what it left
 
     def on_stop(self) -> None:
         if not self.context.self_ref.is_alive:
@@ -118,14 +121,17 @@ class _Endpoint(Actor[Any]):
                 )
             )
 
-    async def receive(self, message: object) -> None:
+    def receive(self, message: object) -> None:
         owner = self.owner
         if type(message) is FlushDue:
             channel = message.channel
             if owner.workers.get(channel.consumer) is channel:  # type: ignore[arg-type]
                 channel.run_flush()
         elif type(message) is Request:
-            await owner.on_request(message)
+            if owner.on_request(message):
+                self.context.run(owner.write_done)
+        elif type(message) is Result:
+            message.value  # noqa: B018 (raises a failed write_done's error)
         elif message is _TICK:
             for channel in owner.workers.values():
                 channel.tick()
@@ -188,6 +194,10 @@ class WorkQueue(Generic[M]):
         self.bad_input = 0
         self._lock = anyio.Lock()
         self._changed = anyio.Event()
+        #: Finished jobs whose Done event is not stored yet, in order.
+        self._done_ids: list[int] = []
+        #: A ``write_done`` runs, or was started (one at a time).
+        self._done_writing = False
 
     @classmethod
     async def start(
@@ -305,19 +315,25 @@ class WorkQueue(Generic[M]):
         return reply
 
     async def _accept(self, message: object, wants_reply: bool) -> _Job:
-        async with self._lock:
-            while True:
-                if self.failed is not None or not self.system.running:
-                    raise self._error()
-                if len(self.jobs) < self.capacity:
-                    break
-                await self._wait_changed()
-            durable = self.durable
-            encoded = None if durable is None else durable.encode(message)
-            job = _Job(self.next_job_id, message, wants_reply)
-            self.next_job_id += 1
-            self.jobs[job.job_id] = job
-            self.accepted += 1
+        if (
+            not self._lock.locked()
+            and len(self.jobs) < self.capacity
+            and self.failed is None
+            and self.system.running
+        ):
+            # Room, nobody waiting: no lock (its acquire yields, and a sender
+            # that yields here misses the durable queue's next write).
+            job, encoded = self._number(message, wants_reply)
+        else:
+            async with self._lock:
+                while True:
+                    if self.failed is not None or not self.system.running:
+                        raise self._error()
+                    if len(self.jobs) < self.capacity:
+                        break
+                    await self._wait_changed()
+                job, encoded = self._number(message, wants_reply)
+        durable = self.durable
         if durable is not None:
             assert encoded is not None
             try:
@@ -335,6 +351,23 @@ class WorkQueue(Generic[M]):
         self.dispatch()
         return job
 
+    def _number(
+        self, message: object, wants_reply: bool
+    ) -> tuple[_Job, tuple[str, bytes] | None]:
+        """Accept ``message`` as the next job, and what the durable queue
+        stores of it (None without one).
+
+        Raises:
+            actors.persistence.EventsRejected: the codec cannot encode it.
+        """
+        durable = self.durable
+        encoded = None if durable is None else durable.encode(message)
+        job = _Job(self.next_job_id, message, wants_reply)
+        self.next_job_id += 1
+        self.jobs[job.job_id] = job
+        self.accepted += 1
+        return job, encoded
+
     async def _wait_changed(self) -> None:
         await self._changed.wait()
 
@@ -343,8 +376,10 @@ class WorkQueue(Generic[M]):
         self._changed = anyio.Event()
 
     async def wait_done(self) -> None:
-        """Return once every job accepted so far (and recovered) is done; at
-        once when none is left.
+        """Return once every job accepted so far (and recovered) is done
+        (with a durable queue: its ``Done`` event stored, so a queue started
+        again on the journal does not hand it out); at once when none is
+        left.
 
         Raises:
             ProducerFailed, ProducerStopped: the queue failed or was stopped
@@ -354,7 +389,7 @@ class WorkQueue(Generic[M]):
         """
         if not self.system.running:
             raise self._error()
-        while self.jobs:
+        while self.jobs or self._done_ids or self._done_writing:
             if self.failed is not None or not self.system.running:
                 raise self._error()
             await self._wait_changed()
@@ -417,18 +452,40 @@ class WorkQueue(Generic[M]):
         self.waiting.extendleft(reversed(back))
         self.dispatch()
 
-    async def on_request(self, request: Request) -> None:
-        """A worker's confirmation and demand."""
+    def on_request(self, request: Request) -> bool:
+        """A worker's confirmation and demand. True: the endpoint must start
+        a ``write_done`` now (``Done`` events to store, no writer)."""
         channel = self.workers.get(request.consumer)
         if channel is None:
             self.bad_input += 1
-            return
+            return False
         confirmed = channel.on_request(request)
-        if confirmed:
-            await self._finished(confirmed)
+        due = self._finished(confirmed) if confirmed else False
         self.dispatch()
+        return due
 
-    async def _finished(self, confirmed: list[Pending]) -> None:
+    async def write_done(self) -> None:
+        """Store the finished jobs' ``Done`` events, one per journal write
+        (what finishes meanwhile goes into the next), in the endpoint's
+        background (``context.run``): it goes on meanwhile, and a ``Done``
+        joins the senders' jobs in one write.
+
+        Raises:
+            actors.persistence.JournalError: a write failed (the endpoint
+                fails and restarts; those jobs run again only in a queue
+                started again on the journal).
+        """
+        durable = self.durable
+        assert durable is not None
+        try:
+            while self._done_ids and self.failed is None:
+                ids, self._done_ids = self._done_ids, []
+                await durable.done(ids)
+        finally:
+            self._done_writing = False
+            self._wake()  # wait_done waits for the stored Done events too
+
+    def _finished(self, confirmed: list[Pending]) -> bool:
         ids = []
         for pending in confirmed:
             job = self.jobs.pop(pending.job_id, None)
@@ -441,7 +498,11 @@ class WorkQueue(Generic[M]):
                 job.done.set()
         self._wake()
         if ids and self.durable is not None and self.failed is None:
-            await self.durable.done(ids)
+            self._done_ids += ids
+            if not self._done_writing:
+                self._done_writing = True  # from now: one writer at a time
+                return True
+        return False
 
     def statistics(self) -> WorkQueueStatistics:
         """The counts so far."""

@@ -3,9 +3,10 @@
 * ``delivery/reliable/16B``: a producer controller on one node sends
   ``count`` 16-byte messages (``await producer.send(payload)``: numbered,
   held until confirmed, sent within the consumer's demand, in batches) to
-  a consumer controller on another node, which hands each to a counting
-  actor as a ``Delivery`` ask and confirms them (a ``Request`` per half
-  window, the default 128). The other, ``remote send``: the same
+  a consumer controller on another node, which hands them to a counting
+  actor in batches through its mailbox (a ``Delivery`` each, no ask per
+  message) and confirms them (a ``Request`` per half window, the default
+  256). The other, ``remote send``: the same
   payloads with ``await ref.send(payload)`` straight to the counting actor
   (at-most-once, no confirmation). ``ours, handler``: the consumer
   controller calls a handler function in its own actor instead of asking a

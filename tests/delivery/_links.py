@@ -77,6 +77,8 @@ class Effects:
         self.changed = anyio.Event()
         self.fail_next = 0
         self.gate: anyio.Event | None = None
+        #: The handler yields once per message (as one doing I/O would).
+        self.yields = False
 
     def add(self, delivery: Delivery[Any]) -> None:
         self.seen.append((delivery.producer_id, delivery.seq_nr, delivery.message))
@@ -90,7 +92,8 @@ class Effects:
 
 class Consumer(Actor[Delivery[Any]]):
     """Records each delivery; fails ``effects.fail_next`` times first; waits
-    for ``effects.gate`` when one is set; returns ``("done", message)``."""
+    for ``effects.gate`` when one is set, yields once when ``effects.yields``;
+    returns ``("done", message)``."""
 
     def __init__(self, effects: Effects) -> None:
         self.effects = effects
@@ -99,6 +102,8 @@ class Consumer(Actor[Delivery[Any]]):
         effects = self.effects
         if effects.gate is not None:
             await effects.gate.wait()
+        if effects.yields:
+            await anyio.lowlevel.checkpoint()
         if effects.fail_next > 0:
             effects.fail_next -= 1
             raise RuntimeError("the handler failed")
