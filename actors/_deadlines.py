@@ -316,6 +316,49 @@ class AskDeadlines:
         return ask.outcome_or_raise()
 
 
+    @ki_protected
+    async def park_slot(self, slot: Any, timeout: float) -> bool:
+        """Park on ``slot`` until it is filled or ``timeout`` seconds pass,
+        linked in the list of that timeout as a parked ask is (no timer of
+        its own). For an extension's own one-answer slots (the remote
+        layer's pending asks): a ``channel.lowlevel.Slot`` with the
+        ``prev``, ``next`` and ``deadline`` attributes an ``Ask`` has.
+
+        Returns:
+            True when it was filled (at once if it was already); False when
+            the timeout expired first (the slot is left: a later ``fill``
+            returns False).
+
+        Raises:
+            Cancelled: the wait was cancelled; the slot is left (``leave``,
+                and ``lost`` when an answer had been handed over).
+        """
+        if slot.state != PENDING:
+            return True
+        if self.closed:  # the system is exiting: a timer of its own
+            woken: bool = await slot.park_for(self.backend, timeout)
+            return woken
+        handle = slot.handle = self.new_handle()
+        slot.waiting = True
+        queues = self.queues
+        queue = queues.get(timeout)
+        if queue is None:
+            queue = queues[timeout] = _Queue(self, timeout)
+        queue.push(slot, self.now() + timeout)
+        try:
+            expired = await handle is False
+        except BaseException:
+            queue.done(slot)
+            if slot.leave():
+                slot.lost()
+            raise
+        if expired:
+            slot.leave()  # the timer unlinked it already; nothing handed over
+            return False
+        queue.done(slot)
+        return True
+
+
 class Deadlines(AskDeadlines):
     """The ask timeouts of one system on one asyncio loop: a loop timer per
     list."""

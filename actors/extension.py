@@ -14,7 +14,7 @@ dead letters). Nothing here is on a local message's path.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from ._actor import UNHANDLED as UNHANDLED
@@ -275,6 +275,31 @@ class RemoteHost:
         except MailboxClosed:
             raise ref._stopped() from None
         return local
+
+    def answer_deadlines(self) -> Callable[[Any, float], Awaitable[bool]] | None:
+        """The system's ask deadlines for an extension's own one-answer
+        slots (the remote layer's pending asks), or None.
+
+        Returns:
+            ``park(slot, timeout) -> bool``: parks on ``slot`` (a
+            ``channel.lowlevel.Slot`` with the ``prev``, ``next`` and
+            ``deadline`` attributes of an ``Ask``) until it is filled (True)
+            or ``timeout`` seconds pass (False), sharing the timer of the
+            system's asks with that timeout instead of a timer per wait.
+            None when the system has a clock of its own
+            (``ActorSystem(clock=...)``): answers from the network keep the
+            event loop's time then (a timer per wait, ``Slot.park_for``).
+
+        Raises:
+            SystemNotRunning: the system is not entered.
+        """
+        runtime = self._runtime
+        deadlines = runtime.deadlines
+        if deadlines is None:
+            raise SystemNotRunning("the actor system is not running")
+        if runtime.clock is not None:
+            return None
+        return deadlines.park_slot
 
     def takes_signals(self, ref: ActorRef[Any]) -> bool:
         """Whether ``ref`` is a plain actor of this system (not a pool): its

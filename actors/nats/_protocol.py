@@ -269,14 +269,31 @@ class Parser:
                 pos = i + 2
                 if line[:4] == b"MSG ":
                     parts = line.split(b" ")
-                    # The common form inline: MSG <subject> <sid> <size>.
-                    if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
+                    count = len(parts)
+                    # The common forms inline (a call, a copy and a split
+                    # saved per message): MSG <subject> <sid> <size>, and
+                    # with a reply subject (a remote frame's number).
+                    if count == 4 and parts[2].isdigit() and parts[3].isdigit():
                         pending = (
                             parts[1].decode(),
                             int(parts[2]),
                             None,
                             -1,
                             int(parts[3]),
+                        )
+                    elif (
+                        count == 5
+                        and parts[1]
+                        and parts[3]
+                        and parts[2].isdigit()
+                        and parts[4].isdigit()
+                    ):
+                        pending = (
+                            parts[1].decode(),
+                            int(parts[2]),
+                            parts[3].decode(),
+                            -1,
+                            int(parts[4]),
                         )
                     else:
                         pending = _msg_line(bytes(line))

@@ -45,8 +45,10 @@ class Publisher(Reconnection):
             ):
                 raise TypeError(f"payload must be bytes, not {type(payload).__name__}")
             payload = bytes(payload)
-        if reply is not None:
-            check_subject(reply, "reply")
+        if reply is not None and (
+            type(reply) is not str or not reply or _whitespace(reply)
+        ):
+            check_subject(reply, "reply")  # raises, naming the argument
         if headers:
             header = encode_headers(headers)
             total = len(header) + len(payload)

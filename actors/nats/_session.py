@@ -121,6 +121,13 @@ def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
             return _trio_reader(stream)
         return None
     transport.resume_reading()
+    if isinstance(getattr(transport, "max_size", None), int):
+        # asyncio's selector transport reads up to 256 KiB at a time into a
+        # fresh bytes object: above malloc's mmap threshold, so every read
+        # is an mmap, a page fault, an mremap and a munmap (three system
+        # calls more per message on a request/reply path). READ_SIZE reads
+        # come from the heap. (uvloop reads into a buffer of its own.)
+        transport.max_size = READ_SIZE
 
     async def receive(max_bytes: int) -> bytes:
         while not queue:

@@ -58,6 +58,7 @@ from ._errors import NodeDown as NodeDown
 from ._errors import NodeUnreachable as NodeUnreachable
 from ._errors import RemoteActorError as RemoteActorError
 from ._errors import SpawnError as SpawnError
+from ._errors import TrustedBrokerWarning as TrustedBrokerWarning
 from ._failure_detector import PhiAccrualFailureDetector as PhiAccrualFailureDetector
 from ._node import NodeAddress as NodeAddress
 from ._node import RefAddress as RefAddress
@@ -86,6 +87,7 @@ __all__ = [
     "RemoteRef",
     "RemoteStatistics",
     "SpawnError",
+    "TrustedBrokerWarning",
 ]
 
 # Public names report this package as their module (see actors.channel.lowlevel).

@@ -2,8 +2,9 @@
 replies, and lookups.
 
 An ask of a remote ref sends an ask envelope carrying an id of this node
-(63 random bits from ``secrets``: a third party cannot guess the id of an
-ask in flight to answer it) and parks on a
+(63 random bits from the operating system's CSPRNG, as ``secrets`` draws
+them, taken in blocks of ``ID_BLOCK``: a third party cannot guess the id of
+an ask in flight to answer it) and parks on a
 [``Pending``][actors.remote._asks.Pending] (the channel core's one-answer
 ``Slot``) until its reply or failure comes back from the
 asked node (``_inbound`` finds it by id), the peer is lost, or the timeout
@@ -20,7 +21,9 @@ nobody listens.
 from __future__ import annotations
 
 import math
-import secrets
+import os
+import struct
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -38,9 +41,14 @@ from ._ref import RemoteRef
 from ._subjects import Subjects
 from ._wire import Wire
 
-__all__ = ["Asks", "Pending", "check_seconds"]
+__all__ = ["ID_BLOCK", "Asks", "Pending", "check_seconds"]
 
-_randbits = secrets.randbits
+#: Ask ids drawn at once: one ``os.urandom`` per this many asks, where
+#: ``secrets.randbits(63)`` per ask is a system call and three calls. Each
+#: id is as unguessable (63 bits of the same source, never reused).
+ID_BLOCK = 256
+_unpack_ids = struct.Struct(f"<{ID_BLOCK}Q").unpack
+_ID_MASK = (1 << 63) - 1
 
 #: Seconds a lookup waits, at most, for a new peer's share (the handshake).
 HANDSHAKE_TIMEOUT = 1.0
@@ -68,9 +76,14 @@ def check_seconds(name: str, value: object) -> float:
 class Pending(Slot):
     """A remote ask in flight: filled once, by a reply, a failure, or the
     loss of its peer; its asker parks on it with the backend's own waiting
-    primitive (no Event, no cancel scope per ask)."""
+    primitive (no Event, no cancel scope per ask), linked in the system's
+    ask deadlines (``prev``, ``next``, ``deadline``: no timer per ask)."""
 
-    __slots__ = ("answered", "asks", "peer")
+    __slots__ = ("answered", "asks", "deadline", "next", "peer", "prev")
+
+    prev: Pending | None
+    next: Pending | None
+    deadline: float
 
     def __init__(self, asks: Asks, peer: NodeAddress) -> None:
         # The slot's fields set here (no super().__init__(): a call saved
@@ -106,6 +119,10 @@ class Asks:
         subjects: the node's subjects.
         system_name: the system's name (for error messages).
         backend: the event loop's backend (for parking).
+        park: the system's ask deadlines (``RemoteHost.answer_deadlines``):
+            ``park(pending, timeout)`` waits for an answer sharing the timer
+            of the system's asks with that timeout; None: a timer per ask
+            (``Slot.park_for``).
     """
 
     def __init__(
@@ -118,6 +135,7 @@ class Asks:
         subjects: Subjects,
         system_name: str,
         backend: Backend,
+        park: Callable[[Pending, float], Awaitable[bool]] | None = None,
     ) -> None:
         self._wire = wire
         self._anonymous = anonymous
@@ -127,11 +145,22 @@ class Asks:
         self._subjects = subjects
         self._system_name = system_name
         self._backend = backend
+        self._park = park
         self._client: Client | None = None
         #: The asks in flight, by id.
         self.pending: dict[int, Pending] = {}
         #: Replies that came after their ask had ended (timed out, cancelled).
         self.late_replies = 0
+        #: Ask ids not used yet (taken from the end; see ID_BLOCK).
+        self._ids: list[int] = []
+
+    def _new_id(self) -> int:
+        """A fresh random ask id: 63 bits from the operating system's CSPRNG
+        (a block of ``ID_BLOCK`` is drawn when the last one is used)."""
+        ids = self._ids
+        if not ids:
+            ids[:] = [n & _ID_MASK for n in _unpack_ids(os.urandom(8 * ID_BLOCK))]
+        return ids.pop()
 
     def attach(self, client: Client) -> None:
         """The node is connected (lookups are requests of ``client``)."""
@@ -152,9 +181,10 @@ class Asks:
         if type(timeout) is not float or not 0.0 < timeout < math.inf:
             timeout = check_seconds("timeout", timeout)  # an int, or a bad one
         pending_asks = self.pending
-        ask_id = _randbits(63)
+        ids = self._ids  # _new_id() inlined: a call saved per ask
+        ask_id = ids.pop() if ids else self._new_id()
         while ask_id in pending_asks:  # one in 2**63 per ask in flight
-            ask_id = _randbits(63)
+            ask_id = self._new_id()
         envelope = self._wire.ask(ref.address.path, ask_id, message)
         peer = ref.node
         pending = Pending(self, peer)
@@ -183,6 +213,9 @@ class Asks:
             if pending.state:
                 answered = True
                 await anyio.lowlevel.checkpoint()  # every ask is a checkpoint
+            elif remaining == timeout and self._park is not None:
+                # The usual case: one timer per timeout value, shared.
+                answered = await self._park(pending, timeout)
             elif remaining > 0:
                 answered = await pending.park_for(self._backend, remaining)
         except BaseException:
@@ -264,7 +297,7 @@ class Asks:
         client = self._client
         if client is None:
             raise SystemNotRunning("the remote layer is not running")
-        ask_id = _randbits(63)
+        ask_id = self._new_id()
         anonymous = self._anonymous
         frame = anonymous.sealed(subject, None, [anonymous.lookup(ask_id, path)])
         try:

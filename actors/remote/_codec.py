@@ -398,7 +398,9 @@ class Codec:
         if entry is None:
             raise DecodeError(f"unknown type tag {tag[:200]!r}")
         try:
-            value = self._decoder(entry).decode(body)
+            # The decoder is made at the first use (_decoder): a call saved
+            # per message from then on.
+            value = (entry.decoder or self._decoder(entry)).decode(body)
         except Exception as exc:
             # msgspec's errors, RecursionError for deep nesting, whatever a
             # registered class's __post_init__ or the resolver raised.

@@ -13,6 +13,7 @@ __all__ = [
     "NodeUnreachable",
     "RemoteActorError",
     "SpawnError",
+    "TrustedBrokerWarning",
 ]
 
 
@@ -91,3 +92,20 @@ class SpawnError(Exception):
     """A node refused a remote spawn: the class is not one it hosts (its
     module was not given to the node, it is not a public top-level
     ``Actor`` subclass of it), or the request was malformed."""
+
+
+class TrustedBrokerWarning(UserWarning):
+    """A node joined a broker it was given (``Remote(url, ...)``) without a
+    cluster secret (the trusted-broker mode): any client that can publish on
+    the system's subjects can act as a node.
+
+    Issued with ``warnings.warn`` when such a node starts; the text is the
+    same for every node, so under the default filter it is shown once per
+    process (once per location, the ``warnings`` module's default). Filter
+    it by category where the broker is trusted on purpose::
+
+        warnings.filterwarnings("ignore", category=TrustedBrokerWarning)
+
+    A node on its own embedded server (``Remote()`` without a URL) is its
+    own trusted broker: it only logs the mode at INFO.
+    """

@@ -222,7 +222,8 @@ class Inbound(InboundControl):
         data = msg.data
         reply = msg.reply
         bad = self.bad
-        if len(data) > client.max_payload:
+        max_payload = client.max_payload  # a property: read once per frame
+        if len(data) > max_payload:
             bad(reply, "oversize frame", f"{len(data)} bytes")
             return
         # The frame number (written out: a call saved per frame).
@@ -252,7 +253,7 @@ class Inbound(InboundControl):
             bad(reply, "unknown version", f"version byte {payload[1]:#x}")
             return
         try:
-            frame = decode_frame(payload, client.max_payload)
+            frame = decode_frame(payload, max_payload)
         except DecodeError as exc:
             bad(reply or msg.subject, "malformed frame", exc)
             return

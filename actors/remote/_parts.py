@@ -124,6 +124,7 @@ class Parts:
             subjects,
             system_name,
             current_backend(),
+            host.answer_deadlines(),
         )
         self.serving = serving = Serving(
             wire, peers, local, host, serve_timeout, self._bad

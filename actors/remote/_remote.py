@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, suppress
 from typing import Any, TypeVar
@@ -41,7 +42,7 @@ from ..nats import Client, connect, embedded_nats_server
 from ._asks import check_seconds
 from ._codec import node_codec
 from ._credits import DEFAULT_SHARE, MAX_SHARE, Credits
-from ._errors import NodeUnreachable
+from ._errors import NodeUnreachable, TrustedBrokerWarning
 from ._failure_detector import PhiAccrualFailureDetector
 from ._heartbeat import DEFAULT_HEARTBEAT_INTERVAL
 from ._node import NodeAddress, RefAddress, check_token
@@ -326,6 +327,26 @@ class Remote(RemoteScaleOut, RemoteWatching):
         self._stopping.set()
         await self._done.wait()
 
+    def _say_trusted_broker_mode(self) -> None:
+        """The node runs without a cluster secret: logged per node (INFO),
+        and on a broker it was given, a ``TrustedBrokerWarning`` (one text
+        for every node: once per process under the default filter)."""
+        logger.info(
+            "node %s.%s runs without a cluster secret (the trusted-broker mode)",
+            self.system_name,
+            self.node_name,
+        )
+        if self._urls is not None:  # a private embedded server is trusted itself
+            warnings.warn(
+                "a node runs without a cluster secret (the trusted-broker mode): "
+                "any client that can publish on its system's subjects "
+                f"({self.prefix}.<system>.>) can act as a node; give "
+                "Remote(secret=...) on a shared broker, or filter "
+                "actors.remote.TrustedBrokerWarning where the broker is trusted",
+                TrustedBrokerWarning,
+                stacklevel=1,
+            )
+
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         parts = self._parts
         assert parts is not None
@@ -352,18 +373,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                     self._url = client.connected_url or urls[0]
                     await parts.subscribe(client)
                     if self.secret is None:
-                        # A private embedded server is the trusted broker itself.
-                        logger.log(
-                            logging.INFO if self._urls is None else logging.WARNING,
-                            "node %s.%s runs without a cluster secret (the trusted-"
-                            "broker mode): any client that can publish on %s.%s.> "
-                            "can act as a node; give Remote(secret=...) on a "
-                            "shared broker",
-                            self.system_name,
-                            self.node_name,
-                            self.prefix,
-                            self.system_name,
-                        )
+                        self._say_trusted_broker_mode()
                     async with anyio.create_task_group() as tg:
                         parts.connected(client, tg)
                         protect.shield = True

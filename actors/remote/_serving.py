@@ -213,7 +213,8 @@ class Serving:
             peers = self._peers
             if not peers.open:
                 return
-            outbound = peers.outbound(sender)
+            # outbound() only when the buffer is not there: a call saved.
+            outbound = peers.outbounds.get(sender) or peers.outbound(sender)
             if outbound is None:
                 return  # the asker's node is gone
             try:

@@ -52,6 +52,11 @@ def array_header(n: int) -> bytes:
     return b"\xdd" + n.to_bytes(4, "big")
 
 
+#: The headers of arrays of 0 to 15 elements (a frame's usual envelope
+#: counts), looked up where ``array_header`` would be a call per frame.
+_SMALL_ARRAY_HEADERS = tuple(array_header(n) for n in range(16))
+
+
 class Wire:
     """Encodes envelopes and frames for one sender.
 
@@ -99,7 +104,9 @@ class Wire:
         with the numbered reply subject ``reply`` (or None): the frame,
         followed by its tag when there is a cluster secret (see
         ``_secret``)."""
-        frame = b"".join((self.prefix, array_header(len(envelopes)), *envelopes))
+        count = len(envelopes)
+        header = _SMALL_ARRAY_HEADERS[count] if count < 16 else array_header(count)
+        frame = b"".join((self.prefix, header, *envelopes))
         secret = self.secret
         return frame if secret is None else secret.seal(subject, reply, frame)
 
@@ -158,8 +165,15 @@ class Wire:
             TypeError: the codec cannot encode ``value`` (send
                 ``failure`` with that error instead).
         """
-        tag, body = self._tagged(value)
-        return self._encode_body(value, (REPLY, ask_id, tag, body))
+        # As tell and ask: one dict lookup and one encode call for a message.
+        tag = self._value_tags.get(type(value))
+        if tag is None:
+            tag, body = self._tagged(value)  # an exception, or TypeError
+            return self._encode_body(value, (REPLY, ask_id, tag, body))
+        try:
+            return self._encode((REPLY, ask_id, tag, value))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise self.codec.encode_failure(value, exc) from exc
 
     def failure(self, ask_id: int, error: BaseException) -> bytes:
         """A ``FailureEnvelope`` with ``error`` (as itself when the codec knows

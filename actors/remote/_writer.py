@@ -170,11 +170,21 @@ class Writer:
             self.batches += 1
             self.busy = True
             try:
-                # Usually all bytes: one scan, no copy.
-                if any(type(item) is not bytes for item in items):
+                # The kinds of item in C (map, set): no Python step per item.
+                kinds = set(map(type, items))
+                if BufferedTraced in kinds:
                     await self._publish_mixed(items)
-                else:
+                elif len(kinds) == 1 and bytes in kinds:
+                    # All envelopes (the usual case): no copy.
                     await self._publish(items)  # type: ignore[arg-type]
+                else:
+                    # System envelopes (replies) among them, no headers.
+                    await self._publish(
+                        [
+                            item if type(item) is bytes else item.data  # type: ignore[union-attr]
+                            for item in items
+                        ]
+                    )
             finally:
                 self.busy = False
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 
 from actors import Actor, ActorSystem, AskTimeout
 from actors.nats import Client, Msg, NatsServer, connect
-from actors.remote import BAD_INPUT_CAUSES, NodeAddress, Remote
+from actors.remote import BAD_INPUT_CAUSES, NodeAddress, Remote, TrustedBrokerWarning
 from actors.remote._codec import Codec
 from actors.remote._parts import Parts
 from actors.remote._wire import Wire
@@ -352,17 +353,35 @@ async def test_an_anonymous_program_may_only_look_up_when_there_is_a_secret(
             )
 
 
-async def test_the_trusted_broker_mode_is_said_once_at_start_and_not_with_a_secret(
+async def test_the_trusted_broker_mode_is_warned_once_per_process_and_not_with_a_secret(
     nats_server: NatsServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # Two nodes without a secret, one with: one TrustedBrokerWarning under
+    # the default filter (one text, one location), and an INFO record per
+    # node without a secret, saying which.
     caplog.set_level(logging.INFO, "actors.remote")
     url = nats_server.url
-    async with (
-        ActorSystem(remote=Remote(url, system="m", node="plain")),
-        ActorSystem(remote=Remote(url, system="m", node="sealed", secret=SECRET)),
-    ):
-        pass
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        async with (
+            ActorSystem(remote=Remote(url, system="m", node="plain")),
+            ActorSystem(remote=Remote(url, system="m", node="other")),
+            ActorSystem(remote=Remote(url, system="m", node="sealed", secret=SECRET)),
+        ):
+            pass
+    assert [w.category for w in caught] == [TrustedBrokerWarning]
+    assert "Remote(secret=...)" in str(caught[0].message)
     said = [r for r in caplog.records if "trusted-broker mode" in r.getMessage()]
-    assert [(r.levelno, "m.plain" in r.getMessage()) for r in said] == [
-        (logging.WARNING, True)
+    assert sorted((r.levelno, r.getMessage().split()[1]) for r in said) == [
+        (logging.INFO, "m.other"),
+        (logging.INFO, "m.plain"),
     ]
+
+
+async def test_a_node_on_its_own_embedded_server_does_not_warn() -> None:
+    # Its private server is the trusted broker itself.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with ActorSystem(remote=Remote(system="m", node="alone")):
+            pass
+    assert [w for w in caught if w.category is TrustedBrokerWarning] == []

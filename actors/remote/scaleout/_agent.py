@@ -245,6 +245,11 @@ class PoolMember(Actor):
         #: Jobs held: received and not yet reported (or handed back).
         self._held: set[int] = set()
         self._report = anyio.Event()
+        #: The reporter was woken and has not taken the batch yet (so a
+        #: finished job sets the event once per report, not once per job).
+        self._report_due = False
+        #: Jobs received and not yet taken by a worker's feeder.
+        self._queued = 0
         self._running = 0
         self._idle: anyio.Event | None = None
         self._scope = anyio.CancelScope()
@@ -290,6 +295,7 @@ class PoolMember(Actor):
                 try:
                     jobs.send_nowait(item)
                     held.add(item[0])
+                    self._queued += 1
                 except (ClosedResourceError, anyio.BrokenResourceError):
                     returned.append(item[0])  # leaving: hand it back
             if returned:
@@ -345,6 +351,7 @@ class PoolMember(Actor):
                 except (EndOfStream, ClosedResourceError):
                     return
                 self._running += len(batch)
+                self._queued -= len(batch)
                 asked: list[tuple[int, bool, LocalAsk | Exception]] = []
                 for job_id, wants_reply, tag, body in batch:
                     try:
@@ -354,6 +361,7 @@ class PoolMember(Actor):
                         )
                     except Exception as exc:
                         asked.append((job_id, wants_reply, exc))
+                done = self._done
                 for job_id, wants_reply, local in asked:
                     try:
                         if isinstance(local, Exception):
@@ -363,16 +371,30 @@ class PoolMember(Actor):
                         error_tag, data = codec.encode_error(exc)
                         outcome = (job_id, FAILED, error_tag, msgspec.Raw(data))
                     else:
-                        outcome = self._outcome(job_id, wants_reply, value)
+                        # A tell's outcome inline (the tiny job's path: a
+                        # call saved per job); a reply is encoded.
+                        if wants_reply:
+                            outcome = self._outcome(job_id, value)
+                        else:
+                            outcome = (job_id, DONE, "", _NIL)
                     finally:
                         self._running -= 1
-                    self._finished(outcome, queue)
+                    # _finished() inlined: report in batches, a quarter of
+                    # the window at a time, or whenever this member has
+                    # nothing left to start (its credits are needed now);
+                    # the reporter is woken once per report.
+                    done.append(outcome)
+                    if not self._report_due and (
+                        len(done) >= self._report_every or not self._queued
+                    ):
+                        self._report_due = True
+                        self._report.set()
+                    if not self._running and self._idle is not None:
+                        self._idle.set()
 
-    def _outcome(
-        self, job_id: int, wants_reply: bool, value: object
-    ) -> tuple[int, int, str, msgspec.Raw]:
-        if not wants_reply:
-            return (job_id, DONE, "", _NIL)
+    def _outcome(self, job_id: int, value: object) -> tuple[int, int, str, msgspec.Raw]:
+        """The outcome of an asked job that returned ``value``: its reply,
+        or the encoding error."""
         codec = self._codec
         try:
             tag, data = codec.encode(value)
@@ -381,23 +403,11 @@ class PoolMember(Actor):
             return (job_id, FAILED, tag, msgspec.Raw(data))
         return (job_id, REPLIED, tag, msgspec.Raw(data))
 
-    def _finished(self, outcome: tuple[int, int, str, msgspec.Raw], queue: Any) -> None:
-        done = self._done
-        done.append(outcome)
-        # Report in batches: a quarter of the window at a time, or whenever
-        # this member has nothing left to start (its credits are needed now).
-        if (
-            len(done) >= self._report_every
-            or not queue.statistics().current_buffer_used
-        ):
-            self._report.set()
-        if not self._running and self._idle is not None:
-            self._idle.set()
-
     async def _reporter(self) -> None:
         while True:
             await self._report.wait()
             self._report = anyio.Event()
+            self._report_due = False
             await self._send_done()
 
     async def _send_done(self) -> None:
@@ -423,6 +433,7 @@ class PoolMember(Actor):
         while True:
             try:
                 returned.append(self._queue.receive_nowait()[0])
+                self._queued -= 1
             except (WouldBlock, EndOfStream, ClosedResourceError):
                 break
         self._jobs.close()

