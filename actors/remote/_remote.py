@@ -327,26 +327,6 @@ class Remote(RemoteScaleOut, RemoteWatching):
         self._stopping.set()
         await self._done.wait()
 
-    def _say_trusted_broker_mode(self) -> None:
-        """The node runs without a cluster secret: logged per node (INFO),
-        and on a broker it was given, a ``TrustedBrokerWarning`` (one text
-        for every node: once per process under the default filter)."""
-        logger.info(
-            "node %s.%s runs without a cluster secret (the trusted-broker mode)",
-            self.system_name,
-            self.node_name,
-        )
-        if self._urls is not None:  # a private embedded server is trusted itself
-            warnings.warn(
-                "a node runs without a cluster secret (the trusted-broker mode): "
-                "any client that can publish on its system's subjects "
-                f"({self.prefix}.<system>.>) can act as a node; give "
-                "Remote(secret=...) on a shared broker, or filter "
-                "actors.remote.TrustedBrokerWarning where the broker is trusted",
-                TrustedBrokerWarning,
-                stacklevel=1,
-            )
-
     async def _run(self, *, task_status: TaskStatus[None]) -> None:
         parts = self._parts
         assert parts is not None
@@ -373,7 +353,7 @@ class Remote(RemoteScaleOut, RemoteWatching):
                     self._url = client.connected_url or urls[0]
                     await parts.subscribe(client)
                     if self.secret is None:
-                        self._say_trusted_broker_mode()
+                        _say_trusted_broker_mode(self)
                     async with anyio.create_task_group() as tg:
                         parts.connected(client, tg)
                         protect.shield = True
@@ -488,3 +468,24 @@ class Remote(RemoteScaleOut, RemoteWatching):
 
     def __repr__(self) -> str:
         return f"<Remote {self.system_name}.{self.node_name} {self._state}>"
+
+
+def _say_trusted_broker_mode(self: Remote) -> None:
+    """The node runs without a cluster secret: logged per node (INFO),
+    and on a broker it was given, a ``TrustedBrokerWarning`` (one text
+    for every node: once per process under the default filter)."""
+    logger.info(
+        "node %s.%s runs without a cluster secret (the trusted-broker mode)",
+        self.system_name,
+        self.node_name,
+    )
+    if self._urls is not None:  # a private embedded server is trusted itself
+        warnings.warn(
+            "a node runs without a cluster secret (the trusted-broker mode): "
+            "any client that can publish on its system's subjects "
+            f"({self.prefix}.<system>.>) can act as a node; give "
+            "Remote(secret=...) on a shared broker, or filter "
+            "actors.remote.TrustedBrokerWarning where the broker is trusted",
+            TrustedBrokerWarning,
+            stacklevel=1,
+        )

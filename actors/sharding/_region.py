@@ -86,11 +86,9 @@ class ShardRegion(Downing):
             self.types.inflight[shard] += 1
             self.allocated.add(shard)
             # The sender found this node the shard's home: one not hosted
-            # here is located from the store again, not sent on by a cached
-            # home (two regions homing it on each other would pass it back
-            # and forth for ever: a home cached after a fence, while the
-            # lease given up still named this node), unless this node handed
-            # it off to that home (it goes on there).
+            # here is located again from the store, not sent on by a cached
+            # home (after a fence two regions could pass it back and forth
+            # for ever), unless this node handed it off to that home.
             if shard not in self.handed_to:
                 self.homes.pop(shard, None)
             self._route(message.deliver)
@@ -413,8 +411,7 @@ class ShardRegion(Downing):
             return
         self.leaving = message
         if self.downed_self:
-            # Declared down: it hosts nothing, and its peers refuse this
-            # incarnation (nobody to tell): what waits is a dead letter.
+            # Declared down: hosts nothing, peers refuse it: a dead letter.
             for shard in list(self.pending):
                 self._drop_pending(shard, "this node was declared down")
             self._leave_if_done()
