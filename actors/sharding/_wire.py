@@ -22,7 +22,7 @@ from typing import Any, Final, final
 
 import msgspec
 
-from .. import ActorRef, DeadLetter
+from .. import ActorRef, DeadLetter, MailboxFull
 from ..remote import DecodeError, NodeAddress, RefAddress, Remote, RemoteRef
 from ._errors import BufferFull, ShardingError
 from ._hash import MAX_KEY_BYTES, shard_of
@@ -48,6 +48,16 @@ class WireForward(msgspec.Struct, frozen=True, array_like=True):
     message as its codec ``tag`` and ``body``."""
 
     shard: int
+    key: str
+    tag: str
+    body: msgspec.Raw
+
+
+class WireTell(msgspec.Struct, frozen=True, array_like=True):
+    """A message for entity ``key`` on the remote fast path (its shard is
+    the key's, found by the receiving region): the user's message as its
+    codec ``tag`` and ``body``."""
+
     key: str
     tag: str
     body: msgspec.Raw
@@ -95,6 +105,7 @@ class WireHandOffShard(msgspec.Struct, frozen=True, array_like=True):
 
 
 _STRUCTS: tuple[type, ...] = (
+    WireTell,
     WireForward,
     WireLocate,
     WireLocated,
@@ -106,8 +117,9 @@ _STRUCTS: tuple[type, ...] = (
 )
 _ERRORS: tuple[type, ...] = (ShardingError, BufferFull)
 
-#: The message kinds a region hands to ``RegionWire.inbound``.
-KINDS: Final = frozenset(_STRUCTS)
+#: The message kinds a region hands to ``RegionWire.inbound`` (the remote
+#: fast path's ``WireTell`` goes to ``RegionWire.tell_in``).
+KINDS: Final = frozenset(_STRUCTS) - {WireTell}
 
 
 def text_of(address: NodeAddress) -> list[str]:
@@ -159,6 +171,64 @@ class RemoteLocate(Locate):
 
 
 @final
+class RemoteHome:
+    """The remote fast path to one peer region on another node: a message
+    for one of its shards' entities goes to it as a ``WireTell`` straight
+    from the ``EntityRef`` (the user's message encoded once, no hop through
+    this node's region), in the order of everything this node sends there.
+
+    Args:
+        remote: this node's remote layer.
+        peer: the peer region.
+    """
+
+    __slots__ = ("_encode", "_remote", "_send", "_tags", "_tell", "codec", "peer")
+
+    def __init__(self, remote: Remote, peer: RemoteRef[Any]) -> None:
+        self.peer = peer
+        self._remote = remote
+        # Bound once: the remote layer's own tell and send (RemoteRef's
+        # methods call them), the codec's tag table and encoder.
+        self._tell = remote.tell
+        self._send = remote.send
+        codec = self.codec = remote.codec
+        self._tags = codec.value_tags
+        self._encode = codec.encoder.encode
+
+    def wrap(self, key: str, message: object) -> WireTell:
+        """``message`` for entity ``key`` as its ``WireTell``.
+
+        Raises:
+            TypeError: the codec cannot encode ``message`` (its type is not
+                registered), naming the type.
+        """
+        tag = self._tags.get(type(message))
+        if tag is None:  # an exception, or not registered: TypeError
+            tag, body = self.codec.encode(message)
+        else:
+            try:
+                body = self._encode(message)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise self.codec.encode_failure(message, exc) from exc
+        return WireTell(key, tag, msgspec.Raw(body))
+
+    def tell(self, key: str, message: object) -> None:
+        """Send ``message`` to entity ``key``; never waits.
+
+        Raises:
+            TypeError: ``message`` cannot be encoded.
+            MailboxFull: this node's share of the peer region's mailbox, or
+                its outbound buffer to that node, is full.
+            FrameTooLarge, SystemNotRunning: as ``RemoteRef.tell``.
+        """
+        self._tell(self.peer, self.wrap(key, message))
+
+    async def send(self, key: str, message: object) -> None:
+        """As ``tell``, waiting for room (backpressure across the wire)."""
+        await self._send(self.peer, self.wrap(key, message))
+
+
+@final
 class RegionWire:
     """One region's side of the wire: its node's codec (with the sharding
     messages registered), refs to peer regions on other nodes, and its slow
@@ -169,7 +239,7 @@ class RegionWire:
         types: the region's type state.
     """
 
-    __slots__ = ("_ids", "asks", "codec", "remote", "types")
+    __slots__ = ("_homes", "_ids", "asks", "codec", "remote", "types")
 
     def __init__(self, remote: Remote, types: TypeState) -> None:
         self.remote = remote
@@ -179,8 +249,20 @@ class RegionWire:
         #: ask id -> (the waiting Locate, the peer it was sent to)
         self.asks: dict[int, tuple[Locate, ActorRef[Any]]] = {}
         self._ids = itertools.count(1)
+        #: peer region -> its remote fast path (bounded by the members)
+        self._homes: dict[ActorRef[Any], RemoteHome] = {}
 
     kinds: Final = KINDS
+    #: the message kind of a peer's remote fast path (``tell_in``)
+    fast_kind: Final = WireTell
+
+    def home(self, peer: ActorRef[Any]) -> RemoteHome:
+        """The remote fast path to the remote region ``peer``."""
+        home = self._homes.get(peer)
+        if home is None:
+            assert isinstance(peer, RemoteRef)
+            home = self._homes[peer] = RemoteHome(self.remote, peer)
+        return home
 
     @property
     def address(self) -> NodeAddress:
@@ -269,6 +351,7 @@ class RegionWire:
 
     def peer_gone(self, peer: ActorRef[Any]) -> None:
         """``peer`` ended: the asks waiting for its answer fail now."""
+        self._homes.pop(peer, None)
         for ask_id, (locate, sent_to) in list(self.asks.items()):
             if sent_to == peer:
                 del self.asks[ask_id]
@@ -281,6 +364,33 @@ class RegionWire:
                 del self.asks[ask_id]
 
     # -- in -----------------------------------------------------------------
+
+    def tell_in(self, message: WireTell) -> object | None:
+        """A peer's remote fast path: into the entity's mailbox at once when
+        it runs here with nothing of its shard in flight here (as a local
+        ``EntityRef``'s fast path), else the ``Forward`` of the slow path
+        (the region routes it: started, held, or sent on). None when it was
+        delivered, or is malformed (dropped, counted)."""
+        types = self.types
+        key = message.key
+        try:
+            payload = self.codec.decode(message.tag, message.body)
+        except DecodeError as exc:
+            self._bad(message, f"undecodable sharded message: {exc}")
+            return None
+        active = types.active.get(key)
+        if active is not None and not types.inflight[active.shard]:
+            active.count += 1
+            try:
+                active.tell(payload)
+            except MailboxFull:
+                types.drop(payload, "the entity's mailbox is full")
+            return None
+        shards = types.entity.shards
+        if not key or len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+            self._bad(message, f"key {key[:64]!r} is not an entity key")
+            return None
+        return Forward(Deliver(shard_of(key, shards), key, payload))
 
     def inbound(self, message: Any) -> object | None:
         """The local message a peer's Struct stands for, or None when it was
