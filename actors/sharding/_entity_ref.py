@@ -110,9 +110,12 @@ class EntityRef(Generic[M]):
         active = self._active
         if active is None or not active.open:
             home = self._remote[shard]
-            if home is not None and not self._inflight[shard]:
-                await home.send(self.key, message)
-                return
+            while home is not None and not self._inflight[shard]:
+                if not home.full():
+                    home.tell(self.key, message)
+                    return
+                await home.room()  # then the paths are looked at again
+                home = self._remote[shard]
             active = self._active = self._state.active.get(self.key)
         if active is not None and not self._inflight[shard]:
             active.count += 1

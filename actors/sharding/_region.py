@@ -59,6 +59,8 @@ class ShardRegion(Departure):
     def on_start(self) -> None:
         self.types.region = self.context.self_ref
         self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
+        if self.wire is not None:  # its queues to peers on other nodes
+            self.context.run(self.wire.links.run, then=lambda r: r.value)
         if not self.hosting:
             return  # a proxy: no membership, no shards, nothing remembered
         self._round("join", self.coordination.join, self._joined)
@@ -77,9 +79,7 @@ class ShardRegion(Departure):
     def receive(self, message: Any) -> Any:
         kind = type(message)
         if kind is self.fast_kind:  # a peer node's remote fast path
-            local = self.wire.tell_in(message)
-            if local is not None:
-                self.receive(local)
+            self.wire.tells_in(message, self.receive)
         elif kind is Deliver:
             if message.shard in self.moving_away:
                 self.parked.setdefault(message.shard, deque()).append(message)

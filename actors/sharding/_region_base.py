@@ -167,6 +167,10 @@ class RegionBase(Actor[Any]):
         self.departed: set[str] = set()
         self.unacked: set[str] = set()
 
+    def on_stop(self) -> None:
+        if self.wire is not None:  # what waits for peers goes now, or counts
+            self.wire.links.flush()
+
     def _close_fast(self, shard: int) -> None:
         """End ``shard``'s remote fast path: its messages take the slow path
         (this region) again."""

@@ -148,7 +148,7 @@ class TypeState:
         #: per shard: slow-path messages not yet in an entity's mailbox
         self.inflight = [0] * entity.shards
         #: per shard: its home on another node while this node's region
-        #: sends its messages straight there (a ``_wire.RemoteHome``: the
+        #: sends its messages straight there (a ``_link.PeerLink``: the
         #: remote fast path), else None
         self.remote: list[Any] = [None] * entity.shards
         #: shard -> ShardState, the shards hosted here
