@@ -312,8 +312,8 @@ class Session:
     ) -> None:
         direct = self._write_now is not None
         while True:
-            # The send before made a checkpoint already: take what came in
-            # meanwhile without another one; wait only when there is nothing.
+            # Take what came in meanwhile without a checkpoint; wait only when
+            # there is nothing.
             try:
                 items = receive_nowait_many(WRITE_BATCH)
             except WouldBlock:
@@ -339,7 +339,13 @@ class Session:
             if space is not None and self._pending_bytes < self._max_pending:
                 self._space = None
                 space.set()
-            await send(data)
+            # Written at once when the transport takes it (no checkpoint,
+            # so no loop iteration per write: the next items wake this task
+            # when they come); the rest through the stream's send.
+            write_now = self._write_now
+            written = 0 if write_now is None else write_now(data)
+            if written < len(data):
+                await send(data[written:] if written else data)
             self._writes += 1
             self._bytes_written += len(data)
 
