@@ -17,7 +17,7 @@ TLS streams have none of them: their own ``send`` and ``receive`` are used.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import anyio
@@ -25,7 +25,7 @@ from anyio.abc import ByteStream, SocketAttribute
 
 from ._connection import READ_SIZE
 
-__all__ = ["direct_reader", "direct_writer", "inline_reader"]
+__all__ = ["InlineReader", "direct_reader", "direct_writer", "inline_reader"]
 
 
 def _asyncio_parts(stream: ByteStream) -> tuple[Any, Any] | None:
@@ -53,70 +53,94 @@ def _read_size(transport: Any) -> None:
         transport.max_size = READ_SIZE
 
 
-def inline_reader(
-    stream: ByteStream, feed: Callable[[bytes], None]
-) -> Callable[[], Awaitable[NoReturn]] | None:
-    """On an asyncio TCP stream: hand every chunk the transport reads to
-    ``feed`` (sync: it parses and delivers) from the transport's
-    ``data_received``; returns what the reader task awaits instead of reading:
-    it raises when the connection ends (``anyio.EndOfStream``: the server
-    closed it; ``anyio.BrokenResourceError``: it broke) or when ``feed``
-    raised (that exception: the connection is then read no more). None for
-    other streams (Trio, TLS).
+class InlineReader:
+    """On an asyncio TCP stream: every chunk the transport reads goes to a
+    ``feed`` (sync: it parses and delivers) called as the transport's
+    ``data_received`` itself, in the loop iteration that read it. Make one
+    with ``inline_reader``; ``start`` it; the reader task awaits ``wait``.
 
-    Chunks the stream had read before this call are fed first, in the
-    calling task. ``feed`` runs in a loop callback, not in a task: it must not
-    wait, nor enter cancel scopes. anyio finds its backend there through
-    sniffio's context variable, which is set for the transport's callbacks if
-    the program was not started by ``anyio.run``.
+    ``feed`` runs in a loop callback, not in a task: it must not wait, nor
+    enter cancel scopes, nor raise (it hands what it cannot handle to
+    ``failed``). anyio finds its backend there through sniffio's context
+    variable, which is set in the transport's callback context if the
+    program was not started by ``anyio.run``.
     """
-    parts = _asyncio_parts(stream)
-    if parts is None:
-        return None
-    transport, protocol = parts
-    queue = protocol.read_queue
-    while queue:
-        feed(queue.popleft())
-    failure: list[BaseException] = []
-    marked = False
 
-    def data_received(data: bytes) -> None:
-        nonlocal marked
-        if failure:
-            return  # it failed: the reader ends the connection
-        if not marked:
-            marked = True
+    __slots__ = ("_protocol", "_transport", "failure")
+
+    def __init__(self, transport: Any, protocol: Any) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        #: Why the connection is read no more (``failed``, or torn down).
+        self.failure: BaseException | None = None
+
+    def start(self, feed: Callable[[bytes], None]) -> None:
+        """Feed what the stream read before (in the calling task), then
+        every chunk as the transport reads it."""
+        protocol = self._protocol
+        queue = protocol.read_queue
+        while queue:
+            feed(queue.popleft())
+
+        def first(data: bytes) -> None:
+            # The first chunk read in the callback context marks it for
+            # anyio, then feed itself is the callback (no call of ours per
+            # chunk in between).
             _mark_asyncio()
-        try:
-            feed(data)
-        except Exception as exc:
-            failure.append(exc)
-            protocol.read_event.set()
+            if self.failure is None:
+                self._install(feed)
+                feed(data)
 
-    protocol.data_received = data_received
-    # The transport may hold the protocol's methods (uvloop does): set the
-    # protocol again so the new data_received is the one called.
-    transport.set_protocol(protocol)
-    transport.resume_reading()
-    _read_size(transport)
+        self._install(first)
+        self._transport.resume_reading()
+        _read_size(self._transport)
 
-    async def wait() -> NoReturn:
+    def _install(self, callback: Callable[[bytes], None]) -> None:
+        self._protocol.data_received = callback
+        # The transport may hold the protocol's methods (uvloop does): set the
+        # protocol again so the new data_received is the one called.
+        self._transport.set_protocol(self._protocol)
+
+    def failed(self, error: BaseException) -> None:
+        """``feed`` could not handle a chunk: nothing more is fed, and
+        ``wait`` raises ``error``."""
+        if self.failure is None:
+            self.failure = error
+            self._install(_ignore)
+            self._protocol.read_event.set()
+
+    async def wait(self) -> NoReturn:
+        """Return never: raise the feed's failure, ``anyio.EndOfStream`` when
+        the server closed the connection or ``anyio.BrokenResourceError``
+        when it broke. Nothing is fed once this has ended (cancelled too)."""
+        protocol = self._protocol
         try:
             while True:
-                if failure:
-                    raise failure[0]
+                if self.failure is not None:
+                    raise self.failure
                 if protocol.exception is not None:
                     raise anyio.BrokenResourceError from protocol.exception
-                if protocol.is_at_eof or transport.is_closing():
+                if protocol.is_at_eof or self._transport.is_closing():
                     raise anyio.EndOfStream
                 event = protocol.read_event
                 event.clear()
                 await event.wait()
         finally:
             # The connection is being torn down: nothing more is delivered.
-            failure.append(anyio.ClosedResourceError())
+            self.failed(anyio.ClosedResourceError())
 
-    return wait
+
+def _ignore(data: bytes) -> None:
+    """What a failed connection's transport reads: dropped (it is closing)."""
+
+
+def inline_reader(stream: ByteStream) -> InlineReader | None:
+    """An ``InlineReader`` of an asyncio TCP stream; None for other streams
+    (Trio, TLS: the reader task reads, see ``direct_reader``)."""
+    parts = _asyncio_parts(stream)
+    if parts is None:
+        return None
+    return InlineReader(*parts)
 
 
 def _mark_asyncio() -> None:

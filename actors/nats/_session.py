@@ -251,41 +251,63 @@ class Session:
                     sub.deliver(op)
             else:
                 self._dispatch(conn, op)
-        feed = self._feeder(conn)
-        inline = inline_reader(conn.stream, feed)
+        inline = inline_reader(conn.stream)
         try:
             if inline is not None:
-                await inline()  # returns never: it raises when the connection ends
+                inline.start(self._feeder(conn, inline.failed))
+                await inline.wait()  # returns never: it raises at the end
+            feed = self._feeder(conn, None)
             receive = direct_reader(conn.stream) or conn.stream.receive
             while True:
                 feed(await receive(READ_SIZE))
         except anyio.EndOfStream:
             raise DisconnectedError("the server closed the connection") from None
 
-    def _feeder(self, conn: Connection) -> Callable[[bytes], None]:
+    def _feeder(
+        self, conn: Connection, failed: Callable[[Exception], None] | None
+    ) -> Callable[[bytes], None]:
         """What handles each chunk read from ``conn``: parse, deliver each
-        message to its subscription, act on the other operations (in the
-        reader task, or inline in the transport's callback: see
-        ``_direct.inline_reader``)."""
+        message to its subscription, act on the other operations; in the
+        reader task (what cannot be handled raises there), or as the
+        transport's callback (it goes to ``failed``: see
+        ``_direct.InlineReader``)."""
         subs = self._subs
         parse = conn.parser.parse
         dispatch = self._dispatch
+        report = self._report
 
         def feed(data: bytes) -> None:
             # Data came in: a new step of the conversation, so the first
             # command it leads to may be written at once (see _enqueue).
             self._burst = False
             received = 0
-            for op in parse(data):
-                # Per message: one type check, one dict lookup, one call.
-                if type(op) is Msg:
-                    received += 1
-                    sub = subs.get(op.sid)
-                    if sub is not None:
-                        sub.deliver(op)
-                else:
-                    dispatch(conn, op)
-            self._received += received
+            try:
+                for op in parse(data):
+                    # Per message: one type check, one dict lookup, one call
+                    # (the callback's: Subscription.deliver written out for a
+                    # subscription with a callback and no limit).
+                    if type(op) is Msg:
+                        received += 1
+                        sub = subs.get(op.sid)
+                        if sub is None:
+                            continue
+                        callback = sub._callback
+                        if callback is None or sub.max_msgs:
+                            sub.deliver(op)
+                            continue
+                        sub.delivered += 1
+                        try:
+                            callback(op)
+                        except Exception as exc:
+                            report(exc)
+                    else:
+                        dispatch(conn, op)
+            except Exception as exc:
+                if failed is None:
+                    raise
+                failed(exc)
+            finally:
+                self._received += received
 
         return feed
 
