@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._control import EXIT, Command
+from ._control import EXIT, STOP_REQUESTED, Command
 from ._lifecycle import (
     NOTHING,
     STARTING,
@@ -306,6 +306,9 @@ class Cell:
             return
         self.stop_requested = True
         self.stop_reason = reason
+        # Also a command: the message loop tests only its control queue
+        # before each message (StopRequested).
+        self.control.append(STOP_REQUESTED)
         self.mailbox.close()  # later tells raise; wakes an idle actor
         self.kick()
 
