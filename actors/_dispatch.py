@@ -98,7 +98,7 @@ async def run_loop(
         while True:
             cell.batch = ()  # between batches: nothing in hand (Cell.in_hand)
             if cell.carry:
-                batch, cell.carry = cell.carry, []
+                batch, cell.carry = cell.carry, ()
             else:
                 try:
                     if take is None:
