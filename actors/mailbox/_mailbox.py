@@ -73,6 +73,7 @@ class Mailbox(MailboxInspection[M]):
         # mailbox (no unit to count; close() clears it).
         self._free = capacity is None
         self._queue: deque[M | Signal] = deque()
+        self.direct = self._queue if capacity is None else None
         self._signals = 0  # signals in the queue, so messages need no wrapper
         self._consumer: Waiter | None = None
         # The one consumer parks on this same waiter every time (re-armed with
@@ -107,11 +108,13 @@ class Mailbox(MailboxInspection[M]):
         # call. Otherwise one comparison for "open and not full": a closed
         # mailbox's quota has a capacity of -inf (see close), so _refuse
         # sorts out which error it is, in the documented order.
-        if not self._free or type(message) in SIGNAL_CLASSES:
+        if not self._free:
             quota = self._quota
             if quota.used >= quota.capacity or type(message) in SIGNAL_CLASSES:
                 self._refuse(message)
             quota.used += 1
+        elif type(message) in SIGNAL_CLASSES:
+            self._refuse(message)
         consumer = self._consumer
         if consumer is None:
             self._queue.append(message)
@@ -124,6 +127,8 @@ class Mailbox(MailboxInspection[M]):
             queue = self._queue
             if queue is NO_QUEUE:
                 queue = self._queue = deque()
+            if self._free:  # nobody waits now: the direct path is open again
+                self.direct = queue
             queue.append(message)
             try:
                 self._resolve(consumer.handle, None)
@@ -203,20 +208,6 @@ class Mailbox(MailboxInspection[M]):
             self._wake_consumer()  # first: it restores a detached one's queue
         self._queue.append(signal)
         self._signals += 1
-
-    @ki_protected
-    def _wake_consumer(self) -> None:
-        # One wakeup per park: later sends see _consumer cleared.
-        consumer = self._consumer
-        self._consumer = None
-        assert consumer is not None
-        if self._queue is NO_QUEUE:  # a detached consumer's (see NO_QUEUE)
-            self._queue = deque()
-        try:
-            self._resolve(consumer.handle, None)
-            self._wakeups += 1
-        except Stale:  # its task was cancelled first: it unqueues itself
-            pass
 
     # -- receiving ---------------------------------------------------------
 
@@ -374,6 +365,7 @@ class Mailbox(MailboxInspection[M]):
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
+            self.direct = None  # a send must wake it
             self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
@@ -381,7 +373,7 @@ class Mailbox(MailboxInspection[M]):
             except BaseException:
                 # Cancelled, woken or not: nothing was taken (see receive).
                 if self._consumer is waiter:
-                    self._consumer = None
+                    self._stop_waiting()
                 raise
 
     def _get_backend(self) -> Backend:
@@ -404,6 +396,7 @@ class Mailbox(MailboxInspection[M]):
             return
         self._closed = True
         self._free = False
+        self.direct = None
         # No unit is free any more: try_send's one comparison refuses, and
         # admit() moves nobody in (-inf - n stays -inf).
         self._quota.capacity = -math.inf
