@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextvars import Context
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from ._control import EXIT, Command
+from ._control import EXIT, STOP_REQUESTED, Command
 from ._lifecycle import (
     NOTHING,
     STARTING,
@@ -45,7 +46,12 @@ if TYPE_CHECKING:
     from ._strategies import RestartIntensity, RestartType
     from ._timers import TimerScheduler
 
-__all__ = ["Cell", "CellExtras"]
+__all__ = ["NO_CHILDREN", "Cell", "CellExtras"]
+
+#: The children of a cell that has none: read-only (a write raises
+#: TypeError), typed as the dict the first child's spawn puts in its place
+#: (``Runtime.spawn``), so reads need no test and no cast.
+NO_CHILDREN: Final[dict[str, Cell]] = MappingProxyType({})  # type: ignore[assignment]
 
 
 class CellExtras:
@@ -156,8 +162,9 @@ class Cell:
         #: Items taken from the mailbox per wake.
         self.drain = drain
         self.restart_type = restart_type
-        #: Live children by name, in start order.
-        self.children: dict[str, Cell] = {}
+        #: Live children by name, in start order: NO_CHILDREN until the
+        #: first (most actors never have one; an empty dict is 64 bytes).
+        self.children: dict[str, Cell] = NO_CHILDREN
         self.instance: Actor | None = None
         self.incarnation = 0
         self.state: CellState = STARTING
@@ -177,8 +184,9 @@ class Cell:
         self.ended = False
         self._terminated: anyio.Event | None = None
         #: Items taken from the mailbox, not handled yet (a control command
-        #: interrupted the batch, or a handler failed in it).
-        self.carry: list[Any] = []
+        #: interrupted the batch, or a handler failed in it); an empty tuple
+        #: when none (an empty list is 56 bytes per actor).
+        self.carry: Sequence[Any] = ()
         #: The batch the message loop is handling (``handling`` is in it),
         #: empty between batches: what ``in_hand`` counts.
         self.batch: Sequence[Any] = ()
@@ -236,6 +244,14 @@ class Cell:
         event = self._terminated
         if event is not None:
             event.set()
+
+    def remove_child(self, child: Cell) -> None:
+        """``child`` has terminated: no longer one of ``children``."""
+        children = self.children
+        if children.get(child.name) is child:
+            del children[child.name]
+            if not children:  # the dict keeps its table: let it go
+                self.children = NO_CHILDREN
 
     def ensure_extras(self) -> CellExtras:
         """The cell's rarely used state, made on first use."""
@@ -306,6 +322,9 @@ class Cell:
             return
         self.stop_requested = True
         self.stop_reason = reason
+        # Also a command: the message loop tests only its control queue
+        # before each message (StopRequested).
+        self.control.append(STOP_REQUESTED)
         self.mailbox.close()  # later tells raise; wakes an idle actor
         self.kick()
 

@@ -27,5 +27,5 @@ def request_stop_of_children(cell: Cell, reason: ExitReason) -> None:
 def unlink_from_parent(cell: Cell) -> None:
     """Remove a terminated cell from its parent's children."""
     parent = cell.parent
-    if parent is not None and parent.children.get(cell.name) is cell:
-        del parent.children[cell.name]
+    if parent is not None:
+        parent.remove_child(cell)

@@ -29,6 +29,7 @@ __all__ = [
     "Resume",
     "Start",
     "Stop",
+    "StopRequested",
     "Suspend",
 ]
 
@@ -95,12 +96,23 @@ class Rebind:
     changes costs nothing."""
 
 
-Command = RestartNow | Resume | Suspend | Start | Exit | ChildFailed | Rebind
+@dataclass(frozen=True, slots=True)
+class StopRequested:
+    """The actor's stop was requested (``Cell.request_stop``, which sets
+    ``stop_requested`` too): queued with the flag, so that the message
+    loop's one test before each message (is the queue empty?) sees a stop
+    as well. Whoever runs it stops the actor (``Stop``)."""
 
-#: The one Resume, Exit and Rebind there need to be.
+
+Command = (
+    RestartNow | Resume | Suspend | Start | Exit | ChildFailed | Rebind | StopRequested
+)
+
+#: The one Resume, Exit, Rebind and StopRequested there need to be.
 RESUME = Resume()
 EXIT = Exit()
 REBIND = Rebind()
+STOP_REQUESTED = StopRequested()
 
 
 class Restart(Exception):

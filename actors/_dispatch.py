@@ -98,7 +98,7 @@ async def run_loop(
         while True:
             cell.batch = ()  # between batches: nothing in hand (Cell.in_hand)
             if cell.carry:
-                batch, cell.carry = cell.carry, []
+                batch, cell.carry = cell.carry, ()
             else:
                 try:
                     if take is None:
@@ -136,29 +136,29 @@ async def run_loop(
                 except EndOfMailbox:
                     raise Stop from None
             cell.batch = batch
-            index = 0
+            # The items not taken out of it yet: what a control command, a
+            # failure or a teardown carries over is ``[item, *rest]`` or
+            # ``list(rest)``, so no position is counted per message.
+            rest = iter(batch)
             item = NOTHING
             try:
-                for item in batch:
-                    if control or cell.stop_requested:
-                        cell.carry = batch[index:]
-                        pending, item = item, NOTHING  # not being handled yet
+                for item in rest:
+                    # A command, or a stop (Cell.request_stop queues one too).
+                    if control:
+                        cell.carry = [item, *rest]
+                        item = NOTHING  # not being handled yet
                         cell.handling = NOTHING  # the hooks commands run cannot stash
                         if await handle_control(cell):
-                            # The behaviour changed or messages were unstashed:
-                            # bind again, go on from cell.carry.
+                            # The behaviour changed or messages were unstashed
+                            # (in front of cell.carry): bind again.
                             receive, handler, is_async = bind(cell, instance)
-                            break
-                        cell.carry = []
-                        item = pending
-                    index += 1
+                        break  # go on from cell.carry, this item first
                     # What stash() sets aside (see _stash.py): a slot store, no call.
                     cell.handling = item
-                    kind = type(item)
                     # A class seen before as a plain message's (the common case)
                     # skips both tests below: one set lookup, no isinstance call.
-                    if kind not in told:
-                        if kind is Ask:
+                    if type(item) not in told:
+                        if type(item) is Ask:
                             cell.current = item
                             if is_async:
                                 result = await handler(item.message)
@@ -195,7 +195,7 @@ async def run_loop(
                             await handle_signal(cell, item, receive)
                             continue
                         if len(told) < TOLD_MAX:
-                            told.add(kind)
+                            told.add(type(item))
                     if is_async:
                         await handler(item)
                     else:
@@ -216,7 +216,7 @@ async def run_loop(
                 # rebuilt from the batch: that would lose them).
                 cell.current = NOTHING
                 if item is not NOTHING:
-                    cell.carry = batch[index:]
+                    cell.carry = list(rest)
                 await failed(cell, exc, item)
                 # Resumed: go on with the rest of the batch.
             except BaseException as exc:
@@ -224,7 +224,7 @@ async def run_loop(
                 if failure is not None:  # not a teardown: the handler failed
                     cell.current = NOTHING
                     if item is not NOTHING:  # (see above)
-                        cell.carry = batch[index:]
+                        cell.carry = list(rest)
                     await failed(cell, failure, item)
                     continue
                 # Cancelled (the system is being torn down), or SystemExit: keep
@@ -234,8 +234,10 @@ async def run_loop(
                 # commands run, before the pending item began: ``cell.carry``
                 # holds the rest then, messages unstashed meanwhile first.
                 if item is not NOTHING:
-                    handling = not stashed_current(cell, item)
-                    cell.carry = batch[index - 1 if handling else index :]
+                    if stashed_current(cell, item):
+                        cell.carry = list(rest)
+                    else:
+                        cell.carry = [item, *rest]
                 raise
 
     finally:

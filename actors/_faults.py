@@ -23,6 +23,7 @@ from ._control import (
     Resume,
     Start,
     Stop,
+    StopRequested,
     Suspend,
 )
 from ._envelope import Ask
@@ -89,6 +90,8 @@ async def run_command(cell: Cell, command: Command) -> bool:
             command.done.set()
         case Rebind():  # no loop to rebind: the incarnation has ended
             pass
+        case StopRequested():
+            raise Stop
     return False
 
 

@@ -13,7 +13,7 @@ from ._lifecycle import ExitReason, StopReason, current_cell
 from ._request import Request
 from ._validation import check_timeout
 from .channel.lowlevel import ki_protected
-from .mailbox import MailboxClosed, MailboxFull, Signal
+from .mailbox import SIGNAL_CLASSES, MailboxClosed, MailboxFull, Signal
 
 if TYPE_CHECKING:
     from ._cell import Cell
@@ -163,8 +163,17 @@ class ActorRef(Generic[M]):
             SystemNotRunning: the actor's system has exited (the ref outlived
                 its ``async with`` block).
         """
+        mailbox = self._cell.mailbox
+        # The common case written out: an open mailbox without a quota that
+        # no consumer waits on takes a message with one append to its direct
+        # queue (Mailbox.direct), no call of the mailbox's; a signal, a
+        # quota, a closed mailbox or a consumer to wake go through try_send.
+        direct = mailbox.direct
+        if direct is not None and type(message) not in SIGNAL_CLASSES:
+            direct.append(message)
+            return
         try:
-            self._cell.mailbox.try_send(message)
+            mailbox.try_send(message)
         except MailboxClosed:
             error = told_stopped(self._cell, message)
             if error is not None:

@@ -19,7 +19,7 @@ import anyio
 
 from ._actor import Actor
 from ._actor_task import run_actor
-from ._cell import Cell
+from ._cell import NO_CHILDREN, Cell
 from ._children import request_stop_of_children
 from ._context import ActorContext
 from ._dead_letters import DeadLetter, DeadLetters
@@ -231,7 +231,11 @@ class Runtime:
             options.restart,
             mailbox,
         )
-        parent.children[name] = cell
+        children = parent.children
+        if children is NO_CHILDREN:  # its first child: a dict of its own
+            parent.children = {name: cell}
+        else:
+            children[name] = cell
         if construct_now:
             try:
                 cell.instance = construct(cell)

@@ -124,6 +124,9 @@ class WorkerMailbox:
 
     __slots__ = ("_closed", "_own", "_parked", "_shared")
 
+    #: No direct path (``Mailbox.direct``): a tell goes through ``try_send``.
+    direct: None = None
+
     def __init__(self, shared: SharedQueue) -> None:
         self._shared = shared
         self._own: deque[Any] = deque()

@@ -265,7 +265,7 @@ def take_unstashed(cell: Cell) -> None:
         return
     unstashed = state.unstashed
     if unstashed:
-        cell.carry[:0] = unstashed
+        cell.carry = [*unstashed, *cell.carry]
         unstashed.clear()
 
 
@@ -280,6 +280,6 @@ def put_back(cell: Cell) -> None:
     if state is None:
         return
     if state.unstashed or state.stash:
-        cell.carry[:0] = [*state.unstashed, *state.stash]
+        cell.carry = [*state.unstashed, *state.stash, *cell.carry]
         state.unstashed.clear()
         state.stash.clear()

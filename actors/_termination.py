@@ -102,7 +102,7 @@ def _settle_leftovers(cell: Cell) -> None:
     if system.telemetry is not None:  # take off the trace envelopes
         leftovers = system.telemetry._unwrap(leftovers)
     cell.current = NOTHING
-    cell.carry = []
+    cell.carry = ()
     stopped = ActorStopped(f"{cell.path} stopped before replying")
     for item in leftovers:
         if isinstance(item, Signal):

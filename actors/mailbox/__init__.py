@@ -13,9 +13,11 @@ from ._errors import MailboxFull as MailboxFull
 from ._mailbox import Mailbox as Mailbox
 from ._mailbox import MailboxStatistics as MailboxStatistics
 from ._quota import check_capacity as check_capacity
+from ._signal import SIGNAL_CLASSES as SIGNAL_CLASSES
 from ._signal import Signal as Signal
 
 __all__ = [
+    "SIGNAL_CLASSES",
     "EndOfMailbox",
     "Mailbox",
     "MailboxClosed",

@@ -33,7 +33,6 @@ class MailboxInspection(RuntimeReceive[M]):
 
     __slots__ = ()  # the state's slots are declared by RuntimeReceive
 
-    _capacity: int | None
 
     @property
     def closed(self) -> bool:
@@ -56,13 +55,20 @@ class MailboxInspection(RuntimeReceive[M]):
             self._capacity,
             len(self._quota.senders or ()),
             max(self._peak, len(self._queue)),
-            self._quota.used,
+            self._units(),
             self._wakeups,
         )
+
+    def _units(self) -> int:
+        # Without a quota no unit is counted per message (try_send's fast
+        # path): a queued message holds one all the same.
+        if self._capacity is None:
+            return len(self._queue) - self._signals
+        return self._quota.used
 
     def __repr__(self) -> str:
         status = "closed" if self._closed else "open"
         return (
             f"<Mailbox {status} queued={len(self._queue)}"
-            f" capacity={self._capacity} in_use={self._quota.used}>"
+            f" capacity={self._capacity} in_use={self._units()}>"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from itertools import repeat, starmap
 from typing import NoReturn, TypeVar
 
 from anyio import WouldBlock
@@ -30,7 +31,7 @@ from ._errors import EndOfMailbox, MailboxClosed, MailboxFull
 from ._inspection import MailboxInspection, MailboxStatistics
 from ._quota import Quota, check_capacity
 from ._runtime_receive import NO_QUEUE
-from ._signal import Signal
+from ._signal import SIGNAL_CLASSES, Signal
 
 __all__ = ["Mailbox", "MailboxStatistics"]
 
@@ -68,7 +69,11 @@ class Mailbox(MailboxInspection[M]):
     def __init__(self, capacity: int | None = None) -> None:
         self._quota: Quota[M] = Quota(check_capacity(capacity))
         self._capacity = capacity
+        # Open and without a quota: try_send's one test for the common
+        # mailbox (no unit to count; close() clears it).
+        self._free = capacity is None
         self._queue: deque[M | Signal] = deque()
+        self.direct = self._queue if capacity is None else None
         self._signals = 0  # signals in the queue, so messages need no wrapper
         self._consumer: Waiter | None = None
         # The one consumer parks on this same waiter every time (re-armed with
@@ -98,13 +103,18 @@ class Mailbox(MailboxInspection[M]):
             MailboxFull: no unit is free (or senders are waiting for one);
                 nothing was enqueued.
         """
-        quota = self._quota
-        # One comparison for "open and not full": a closed mailbox's quota
-        # has a capacity of -inf (see close), so _refuse sorts out which
-        # error it is, in the documented order; no _closed test per message.
-        if quota.used >= quota.capacity or isinstance(message, Signal):
+        # An open mailbox without a quota counts no unit: one flag, then the
+        # class of the message in a set (a signal is refused), no isinstance
+        # call. Otherwise one comparison for "open and not full": a closed
+        # mailbox's quota has a capacity of -inf (see close), so _refuse
+        # sorts out which error it is, in the documented order.
+        if not self._free:
+            quota = self._quota
+            if quota.used >= quota.capacity or type(message) in SIGNAL_CLASSES:
+                self._refuse(message)
+            quota.used += 1
+        elif type(message) in SIGNAL_CLASSES:
             self._refuse(message)
-        quota.used += 1
         consumer = self._consumer
         if consumer is None:
             self._queue.append(message)
@@ -117,6 +127,8 @@ class Mailbox(MailboxInspection[M]):
             queue = self._queue
             if queue is NO_QUEUE:
                 queue = self._queue = deque()
+            if self._free:  # nobody waits now: the direct path is open again
+                self.direct = queue
             queue.append(message)
             try:
                 self._resolve(consumer.handle, None)
@@ -155,7 +167,11 @@ class Mailbox(MailboxInspection[M]):
                 message was not enqueued.
         """
         quota = self._quota
-        if quota.used < quota.capacity or self._closed or isinstance(message, Signal):
+        if (
+            quota.used < quota.capacity
+            or self._closed
+            or type(message) in SIGNAL_CLASSES
+        ):
             self.try_send(message)
             return
         backend = self._backend or self._get_backend()
@@ -193,20 +209,6 @@ class Mailbox(MailboxInspection[M]):
         self._queue.append(signal)
         self._signals += 1
 
-    @ki_protected
-    def _wake_consumer(self) -> None:
-        # One wakeup per park: later sends see _consumer cleared.
-        consumer = self._consumer
-        self._consumer = None
-        assert consumer is not None
-        if self._queue is NO_QUEUE:  # a detached consumer's (see NO_QUEUE)
-            self._queue = deque()
-        try:
-            self._resolve(consumer.handle, None)
-            self._wakeups += 1
-        except Stale:  # its task was cancelled first: it unqueues itself
-            pass
-
     # -- receiving ---------------------------------------------------------
 
     @ki_protected
@@ -228,10 +230,11 @@ class Mailbox(MailboxInspection[M]):
             if self._signals and isinstance(item, Signal):
                 self._signals -= 1
                 return item
-            quota = self._quota
-            quota.used -= 1
-            if quota.senders:
-                self._admit()
+            if self._capacity is not None:  # (no quota, no unit to release)
+                quota = self._quota
+                quota.used -= 1
+                if quota.senders:
+                    self._admit()
             return item
         if self._closed:
             raise EndOfMailbox("the mailbox is closed and empty")
@@ -273,8 +276,9 @@ class Mailbox(MailboxInspection[M]):
             items = list(queue)
             queue.clear()
         else:
-            popleft = queue.popleft
-            items = [popleft() for _ in range(limit)]
+            # popleft called by C (starmap) rather than a comprehension:
+            # about 180 instructions less per item taken.
+            items = list(starmap(queue.popleft, repeat((), limit)))
             released = limit
         if self._signals:
             signals = 0
@@ -283,10 +287,11 @@ class Mailbox(MailboxInspection[M]):
                     signals += 1
             self._signals -= signals
             released -= signals
-        quota = self._quota
-        quota.used -= released
-        if quota.senders:
-            self._admit()
+        if self._capacity is not None:  # (no quota, no unit to release)
+            quota = self._quota
+            quota.used -= released
+            if quota.senders:
+                self._admit()
         return items
 
     def _admit(self) -> None:
@@ -360,6 +365,7 @@ class Mailbox(MailboxInspection[M]):
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
+            self.direct = None  # a send must wake it
             self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
@@ -367,7 +373,7 @@ class Mailbox(MailboxInspection[M]):
             except BaseException:
                 # Cancelled, woken or not: nothing was taken (see receive).
                 if self._consumer is waiter:
-                    self._consumer = None
+                    self._stop_waiting()
                 raise
 
     def _get_backend(self) -> Backend:
@@ -389,6 +395,8 @@ class Mailbox(MailboxInspection[M]):
         if self._closed:
             return
         self._closed = True
+        self._free = False
+        self.direct = None
         # No unit is free any more: try_send's one comparison refuses, and
         # admit() moves nobody in (-inf - n stays -inf).
         self._quota.capacity = -math.inf

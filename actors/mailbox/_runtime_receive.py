@@ -7,13 +7,17 @@ only when still empty) and the pair the runtime's loop writes out itself,
 ``take_ready`` / ``wait_ready``. Each is ``Mailbox.receive_many``
 written out for a caller that validated its limit once; their bodies repeat
 the take and the park on purpose (a call or a coroutine frame saved per
-wake: the call-count gates in tests/gates measure it).
+wake: the call-count gates in tests/gates measure it). Beside them, what a
+park's end shares (``_wake_consumer``, ``_stop_waiting``), the idle actor's
+waits (``wait_detached``, ``park_stamp``, ``interrupt_wait``) and the
+runtime's send path, ``direct`` (a deque the runtime's tell appends to).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from itertools import repeat, starmap
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from ..channel.lowlevel import Backend, Stale, Waiter, ki_protected
@@ -42,6 +46,7 @@ class RuntimeReceive(Generic[M]):
         "_capacity",
         "_closed",
         "_consumer",
+        "_free",
         "_peak",
         "_queue",
         "_quota",
@@ -49,12 +54,23 @@ class RuntimeReceive(Generic[M]):
         "_signals",
         "_waiter",
         "_wakeups",
+        "direct",
     )
 
     # The mailbox's state, set by Mailbox.__init__ (declared here, where the
     # slots are, so both classes' methods see one layout).
+
+    #: The deque a sender may append a message (never a signal) to
+    #: directly, exactly as if ``try_send`` had queued it: the mailbox's
+    #: queue while it is open, has no quota and no consumer waits on it
+    #: (parked or detached: a send must wake it then); None otherwise. The
+    #: runtime's ``ActorRef.tell`` appends to it without a call of the
+    #: mailbox's; the mailbox keeps it so at every park, wake and close.
+    direct: deque[Any] | None
     _backend: Backend | None
+    _capacity: int | None
     _closed: bool
+    _free: bool
     _consumer: Waiter | None
     _peak: int
     _queue: deque[M | Signal]
@@ -71,6 +87,29 @@ class RuntimeReceive(Generic[M]):
         def _admit(self) -> None: ...
 
         def _get_backend(self) -> Backend: ...
+
+    @ki_protected
+    def _wake_consumer(self) -> None:
+        # One wakeup per park: later sends see _consumer cleared.
+        consumer = self._consumer
+        self._consumer = None
+        assert consumer is not None
+        if self._queue is NO_QUEUE:  # a detached consumer's (see NO_QUEUE)
+            self._queue = deque()
+        if self._free:  # nobody waits now: the direct path is open again
+            self.direct = self._queue
+        try:
+            self._resolve(consumer.handle, None)
+            self._wakeups += 1
+        except Stale:  # its task was cancelled first: it unqueues itself
+            pass
+
+    def _stop_waiting(self) -> None:
+        # The consumer's park is over without a send's wake (cancelled,
+        # interrupted): nobody waits, so the direct path opens again.
+        self._consumer = None
+        if self._free:
+            self.direct = self._queue
 
     def _new_waiter(self) -> Waiter:
         """The waiter the consumer parks on, made at its first park: only its
@@ -115,6 +154,7 @@ class RuntimeReceive(Generic[M]):
                         "a mailbox has one consumer: another task is already waiting"
                     )
                 self._consumer = waiter
+                self.direct = None  # a send must wake it
                 self._resolve = backend.resolve
                 # The backend's wait handle, awaited directly: a future on
                 # asyncio (no frame of ours), a wait_task_rescheduled on Trio.
@@ -124,7 +164,7 @@ class RuntimeReceive(Generic[M]):
                 except BaseException:
                     # Woken or not, nothing was taken: the items stay queued.
                     if self._consumer is waiter:
-                        self._consumer = None
+                        self._stop_waiting()
                     raise
         # _take() written out: a call saved per wake.
         queue = self._queue
@@ -139,8 +179,9 @@ class RuntimeReceive(Generic[M]):
             items = list(queue)
             queue.clear()
         else:
-            popleft = queue.popleft
-            items = [popleft() for _ in range(limit)]
+            # popleft called by C (starmap) rather than a comprehension:
+            # about 180 instructions less per item taken.
+            items = list(starmap(queue.popleft, repeat((), limit)))
             released = limit
         if self._signals:
             signals = 0
@@ -149,10 +190,11 @@ class RuntimeReceive(Generic[M]):
                     signals += 1
             self._signals -= signals
             released -= signals
-        quota = self._quota
-        quota.used -= released
-        if quota.senders:
-            self._admit()
+        if self._capacity is not None:  # (no quota, no unit to release)
+            quota = self._quota
+            quota.used -= released
+            if quota.senders:
+                self._admit()
         return items
 
     @ki_protected
@@ -184,8 +226,9 @@ class RuntimeReceive(Generic[M]):
             items = list(queue)
             queue.clear()
         else:
-            popleft = queue.popleft
-            items = [popleft() for _ in range(limit)]
+            # popleft called by C (starmap) rather than a comprehension:
+            # about 180 instructions less per item taken.
+            items = list(starmap(queue.popleft, repeat((), limit)))
             released = limit
         if self._signals:
             signals = 0
@@ -194,10 +237,11 @@ class RuntimeReceive(Generic[M]):
                     signals += 1
             self._signals -= signals
             released -= signals
-        quota = self._quota
-        quota.used -= released
-        if quota.senders:
-            self._admit()
+        if self._capacity is not None:  # (no quota, no unit to release)
+            quota = self._quota
+            quota.used -= released
+            if quota.senders:
+                self._admit()
         return items
 
     @ki_protected
@@ -232,6 +276,7 @@ class RuntimeReceive(Generic[M]):
         waiter.handle = arg
         self._resolve = callback
         self._consumer = waiter
+        self.direct = None  # a send must call back
         self._queue = NO_QUEUE  # the empty deque goes (see NO_QUEUE)
         return True
 
@@ -265,6 +310,7 @@ class RuntimeReceive(Generic[M]):
                     "a mailbox has one consumer: another task is already waiting"
                 )
             self._consumer = waiter
+            self.direct = None  # a send must wake it
             self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
@@ -275,7 +321,7 @@ class RuntimeReceive(Generic[M]):
             except BaseException:
                 # Cancelled, woken or not: nothing was taken.
                 if self._consumer is waiter:
-                    self._consumer = None
+                    self._stop_waiting()
                 raise
         return False
 
@@ -312,7 +358,7 @@ class RuntimeReceive(Generic[M]):
         backend = self._backend
         if consumer is None or backend is None or self._resolve is not backend.resolve:
             return False
-        self._consumer = None
+        self._stop_waiting()
         try:
             self._resolve(consumer.handle, True)
         except Stale:  # its task was cancelled first: it unqueues itself

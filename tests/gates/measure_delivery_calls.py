@@ -75,7 +75,8 @@ async def _measure() -> list[Counts]:
     consumer_module._FLUSH_DELAY = NEVER  # type: ignore[misc]
     tally = Tally()
     runs: list[Counts] = []
-    async with ActorSystem() as system:
+    # No idle tick within a run either (hibernation, see measure_calls.py).
+    async with ActorSystem(hibernate_after=NEVER) as system:
         consumer = system.spawn(Counting, tally)
         controller = ConsumerController.spawn(system, consumer, window=WINDOW)
         producer = await ProducerController.start(

@@ -92,9 +92,10 @@ async def _measure(url: str) -> list[Counts]:
     def node(name: str) -> Remote:
         return Remote(url, system="gate", node=name, heartbeat_interval=HEARTBEAT)
 
+    # No idle tick within a run (hibernation, see measure_calls.py).
     async with (
-        ActorSystem(remote=node("b")) as b,
-        ActorSystem(remote=node("a")) as a,
+        ActorSystem(remote=node("b"), hibernate_after=TIMEOUT) as b,
+        ActorSystem(remote=node("a"), hibernate_after=TIMEOUT) as a,
     ):
         b.spawn(Echo, name="echo")
         ref = await a.remote.lookup("b", "/user/echo")

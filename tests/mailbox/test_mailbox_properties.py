@@ -398,6 +398,12 @@ async def test_random_interleavings_lose_nothing_duplicate_nothing_and_keep_fifo
             assert not mailbox.closed
         assert mailbox.closed == model.closed
         assert log == model.log
+        # The direct path (Mailbox.direct) is open exactly while a plain
+        # append is a send: open, no quota, no consumer waiting.
+        waiting = mailbox._consumer is not None
+        expected_direct = capacity is None and not mailbox.closed and not waiting
+        assert (mailbox.direct is not None) == expected_direct
+        assert mailbox.direct is None or mailbox.direct is mailbox._queue
 
     async with anyio.create_task_group() as tg:
         for worker in workers.values():
