@@ -310,7 +310,11 @@ class Asks:
             ) from None
         except RequestTimeoutError:
             raise NodeUnreachable(
-                f"node {node} did not answer a lookup within {timeout} s"
+                f"node {node} did not answer a lookup within {timeout} s: it is "
+                "busy or stopped, or it has another cluster secret, or none where "
+                "this node has one (or one where this node has none), and drops "
+                "this node's frames unread (its statistics count them under "
+                "bad_input 'not authenticated')"
             ) from None
         # The answer to our own request: checked and decoded here (the one
         # reply a node takes outside its inbox, see _inbound).

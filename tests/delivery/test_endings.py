@@ -127,6 +127,7 @@ async def test_stop_releases_every_waiter_of_a_producer(
             await producer.wait_confirmed()
     with pytest.raises(ProducerStopped):
         producer.register_consumer(cc.ref)
+    effects.gate.set()  # the handler returns: the system stops without waiting
 
 
 async def test_a_system_stop_releases_every_waiter() -> None:
@@ -212,6 +213,7 @@ async def test_stop_releases_every_waiter_of_a_work_queue(
     assert set(results) == {"ask", "send", "done"}
     assert all(isinstance(e, ProducerStopped) for e in results.values()), results
     assert jobs.statistics().accepted == 2
+    effects.gate.set()  # the handler returns: the system stops without waiting
 
 
 async def test_a_bad_timeout_is_refused_before_anything_is_accepted(

@@ -23,8 +23,12 @@ trips) over the difference in round trips, a warm-up run first, garbage
 collection off while counting, Trio's scheduler reseeded, heartbeats out of
 the way (an interval longer than the measurement). Unlike the local paths,
 the counts are not exact to the call: the event loop polls once more or
-less when the server's answer is not there yet. They repeat within
-``TOLERANCE`` (relative), well inside the budgets' 10%. Asks in flight at
+less when the server's answer is not there yet, and a loaded machine only
+ever adds such polls. So each figure is the least of ``PAIRS`` measurements
+(the code path's own cost, what the budgets bound), and the code path's part
+(the calls made in ``actors/``) must repeat within ``TOLERANCE`` (relative)
+across them: a wider spread there means the count depends on something other
+than the code path. Asks in flight at
 once are not gated: how many envelopes share a frame follows the server's
 timing (their counts move by 10% from run to run); the benchmark row
 ``remote/ask/in_flight/100`` measures them.
@@ -56,8 +60,10 @@ PAYLOAD = b"x" * 16
 TIMEOUT = HEARTBEAT = 600.0
 BACKENDS = ("asyncio", "trio")
 BUDGETS = Path(__file__).with_name("remote_budgets.json")
-#: How far (relative) the two measurements in one process may differ (see
-#: the doc).
+#: Measurements (a SMALL and a LARGE run each) per process; see the doc.
+PAIRS = 3
+#: How far (relative) the calls made in ``actors/`` may differ between the
+#: measurements in one process (see the doc).
 TOLERANCE = 0.03
 
 
@@ -104,7 +110,7 @@ async def _measure(url: str) -> list[Counts]:
         # Warm-up: imports, first-call paths, the specialised bytecode.
         await _counted(asks(SMALL))
         runs = []
-        for _ in range(2):  # twice: the figures must repeat (within TOLERANCE)
+        for _ in range(PAIRS):  # the least is taken; actors/'s part must repeat
             runs += [await _counted(asks(SMALL)), await _counted(asks(LARGE))]
     return runs
 
@@ -121,16 +127,21 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
         server.close()
     units = LARGE - SMALL
     out: dict[str, Any] = {"backend": backend}
-    first = _difference(runs[0], runs[1])
-    out["figures"] = _figures(first, "ask", units)
-    out["repeat"] = _figures(_difference(runs[2], runs[3]), "ask", units)
-    top = sorted(first.items(), key=lambda kv: -abs(kv[1]))[:breakdown]
+    pairs = [_difference(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
+    each = [_figures(pair, "ask", units) for pair in pairs]
+    # The least of each figure: what the loop's extra polls on a loaded
+    # machine did not add to (the breakdown is that of the fewest calls).
+    out["figures"] = {k: min(f[k] for f in each) for k in each[0]}
+    out["repeat"] = {k: max(f[k] for f in each) for k in each[0]}
+    fewest = min(range(len(each)), key=lambda i: each[i]["ask.call"])
+    top = sorted(pairs[fewest].items(), key=lambda kv: -abs(kv[1]))[:breakdown]
     out["breakdown"] = {
         "ask": [f"{v / units:8.3f}  {event:6}  {where}" for (event, where), v in top]
     }
     out["repeatable"] = all(
-        abs(out["figures"][k] - out["repeat"][k]) <= TOLERANCE * out["figures"][k]
+        out["repeat"][k] - out["figures"][k] <= TOLERANCE * out["figures"][k]
         for k in out["figures"]
+        if k.endswith(".in_actors")
     )
     out["versions"] = versions()
     return out

@@ -4,10 +4,10 @@ than budgeted.
 Calls per sequential ask round trip between two nodes in one process, over
 a private ``nats-server`` (both sides, their read loops and the event loop
 counted), on asyncio and on Trio, are counted in a fresh interpreter by
-``measure_remote_calls.py`` and compared with ``remote_budgets.json``. The
-counts repeat within a few tenths of a percent (the loop polls once more or
-less when the server is slower), far inside the budgets' 10%, so a failure
-means the remote path changed. See ``README.md`` here for what to do when it
+``measure_remote_calls.py`` and compared with ``remote_budgets.json``. Each
+figure is the least of three measurements (a loaded machine only adds the
+loop's polls while the server's answer is not there yet), so a failure means
+the remote path changed. See ``README.md`` here for what to do when it
 fails.
 """
 
@@ -67,10 +67,11 @@ def test_a_remote_ask_round_trip_stays_within_its_call_budget(
 
 
 def test_the_remote_counts_repeat_within_one_process(measured: dict[str, Any]) -> None:
-    # Measured twice, within the script's TOLERANCE: a wider spread means the
-    # count depends on something other than the code path.
+    # The calls made in actors/ repeat across the measurements within the
+    # script's TOLERANCE: a wider spread means the count depends on something
+    # other than the code path.
     assert measured["repeatable"], (
-        f"first {measured['figures']}\nagain {measured['repeat']}\n"
+        f"least {measured['figures']}\nmost {measured['repeat']}\n"
         + _report(measured, load(BUDGETS))
     )
 

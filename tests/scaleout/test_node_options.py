@@ -7,6 +7,8 @@ loop."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from actors.node._run import main
@@ -56,6 +58,44 @@ def test_a_module_that_cannot_be_imported_is_a_one_line_error(
         "python -m actors.node: error: --module: cannot import: "
         "No module named 'no_such_module_anywhere'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "said"),
+    [
+        (
+            None,
+            "no_such_module_anywhere:serve",
+            "No module named 'no_such_module_anywhere'",
+        ),
+        ("x = 1\n", "{path}:serve", "has no 'serve'"),
+        (
+            "serve = 1\n",
+            "{path}:serve",
+            "TypeError: {path}:serve: serve is not callable",
+        ),
+        ("1 / 0\n", "{path}:serve", "ZeroDivisionError: division by zero"),
+        ("def broken(:\n", "{path}:serve", "SyntaxError: "),
+        (None, "no_attribute_named", "ValueError: an app is MODULE:ATTR"),
+    ],
+)
+def test_an_app_that_cannot_be_loaded_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    source: str | None,
+    spec: str,
+    said: str,
+) -> None:
+    path = tmp_path / "the_app.py"
+    if source is not None:
+        path.write_text(source)
+    code, err = _exit_of(capsys, "--app", spec.format(path=path))
+    assert code == 1, err
+    [line] = err.splitlines()
+    assert line.startswith(
+        f"python -m actors.node: error: --app {spec.format(path=path)}: "
+    ), line
+    assert said.format(path=path) in line, line
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "uvloop", "trio"])
