@@ -2,10 +2,15 @@
 region on another node, in order, in one FIFO queue: the messages of the
 remote fast path (an ``EntityRef`` whose shard that peer hosts puts them
 here itself) and the region's own (forwards, locates and their answers,
-hand-off and leave). One background task of the region, ``Links.run``,
-drains the queues into the remote layer: a run of fast-path messages at the
-head of a queue goes as one envelope (``WireTells``, up to ``MAX_BATCH``
-messages or ``MAX_BATCH_BYTES`` of bodies), each other message as its own.
+hand-off and leave). Each link has a task of its own (``PeerLink.run``,
+started by ``Links.run`` in the region's background) that drains its queue
+into the remote layer: a run of fast-path messages at the head of a queue
+goes as one envelope (``WireTells``, up to ``MAX_BATCH`` messages or
+``MAX_BATCH_BYTES`` of bodies), each other message as its own. A
+fast-path message to an idle link (nothing queued) goes to the remote layer
+at once, without waking that task, unless the last one came within
+``BURST`` seconds: then it is the start of a burst, which goes as one
+envelope.
 
 Nothing the remote layer refuses for want of room is lost: when this
 node's share of the peer region's mailbox (its credit) or the outbound
