@@ -30,7 +30,9 @@ class EntityRef(Generic[M]):
     and the message delivered, in the order each sender sent its messages
     (per-sender FIFO, as Akka's sharding), also across passivation and
     hand-off. When the entity is running here and nothing of its shard waits
-    on the way, a message goes straight to its mailbox.
+    on the way, a message goes straight to its mailbox; when its shard lives
+    on another node whose region this node's region has found (and nothing
+    of the shard waits here), straight to that region over the wire.
 
     Attributes:
         type_name: the entity type.
@@ -74,8 +76,8 @@ class EntityRef(Generic[M]):
                 already (no home yet, hand-off, passivation); the message is
                 a dead letter.
             MailboxFull: the running entity's mailbox is at its capacity,
-                or (its shard on another node) this node's share of that
-                node's region, or its outbound buffer to that node, is full.
+                or (its shard on another node) 8192 messages wait already
+                for that node's region (``send`` waits for room instead).
             TypeError: the entity's shard is on another node and the
                 message's type is not registered on the codec.
             ShardingError: the ``Sharding`` is not running.
@@ -98,9 +100,10 @@ class EntityRef(Generic[M]):
         self._state.send_slow(shard, self.key, message)
 
     async def send(self, message: M) -> None:
-        """Send ``message``, waiting for room in the running entity's mailbox
-        (backpressure); a message that must wait for the entity to start
-        counts against ``Entity.buffer`` instead (as ``tell``).
+        """Send ``message``, waiting for room in the running entity's mailbox,
+        or in the queue to its node's region (backpressure); a message that
+        must wait for the entity to start counts against ``Entity.buffer``
+        instead (as ``tell``).
 
         Raises:
             BufferFull, ShardingError: as ``tell``.

@@ -2,10 +2,15 @@
 region on another node, in order, in one FIFO queue: the messages of the
 remote fast path (an ``EntityRef`` whose shard that peer hosts puts them
 here itself) and the region's own (forwards, locates and their answers,
-hand-off and leave). One background task of the region, ``Links.run``,
-drains the queues into the remote layer: a run of fast-path messages at the
-head of a queue goes as one envelope (``WireTells``, up to ``MAX_BATCH``
-messages or ``MAX_BATCH_BYTES`` of bodies), each other message as its own.
+hand-off and leave). Each link has a task of its own (``PeerLink.run``,
+started by ``Links.run`` in the region's background) that drains its queue
+into the remote layer: a run of fast-path messages at the head of a queue
+goes as one envelope (``WireTells``, up to ``MAX_BATCH`` messages or
+``MAX_BATCH_BYTES`` of bodies), each other message as its own. A
+fast-path message to an idle link (nothing queued) goes to the remote layer
+at once, without waking that task, unless the last one came within
+``BURST`` seconds: then it is the start of a burst, which goes as one
+envelope.
 
 Nothing the remote layer refuses for want of room is lost: when this
 node's share of the peer region's mailbox (its credit) or the outbound
@@ -24,8 +29,10 @@ This module needs the ``remote`` extra (msgspec), as ``_wire``.
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from collections.abc import Callable
+from time import monotonic
 from typing import Any, Final, final
 
 import anyio
@@ -55,6 +62,11 @@ MAX_BATCH_BYTES: Final = 64 * 1024
 #: MailboxFull and a send waits; below LOW again, the senders go on.
 HIGH: Final = 8192
 LOW: Final = HIGH // 2
+#: Seconds: a fast-path message to an idle link (nothing queued) is handed
+#: to the remote layer at once, unless the last one was this recent (a
+#: burst: it waits for the link's task, which sends the burst as one
+#: envelope). A lone message pays no task switch; a burst pays one.
+BURST: Final = 100e-6
 
 
 class WireTell(msgspec.Struct, frozen=True, array_like=True):
@@ -76,6 +88,8 @@ class WireTells(msgspec.Struct, frozen=True, array_like=True):
 #: Called with a message that could not be sent and why: counts it (a
 #: user's message: a dead letter).
 Drop = Callable[[object, str], None]
+#: Called with each queued message once it is handed to the remote layer.
+Done = Callable[[object], None]
 
 
 @final
@@ -87,17 +101,21 @@ class PeerLink:
         peer: the peer region.
         links: the region's links (woken when this queue gets its first
             message).
+        done: called with each message handed to the remote layer.
         drop: counts a message that could not be sent.
     """
 
     __slots__ = (
         "_encode",
+        "_last",
         "_links",
         "_room",
         "_tags",
+        "_wake",
         "closed",
         "codec",
         "dirty",
+        "done",
         "drop",
         "peer",
         "queue",
@@ -105,11 +123,17 @@ class PeerLink:
     )
 
     def __init__(
-        self, remote: Remote, peer: RemoteRef[Any], links: Links, drop: Drop
+        self,
+        remote: Remote,
+        peer: RemoteRef[Any],
+        links: Links,
+        done: Done,
+        drop: Drop,
     ) -> None:
         self.remote = remote
         self.peer = peer
         self._links = links
+        self.done = done
         self.drop = drop
         codec = self.codec = remote.codec
         # Bound once: the codec's tag table and encoder (the hot path).
@@ -117,11 +141,15 @@ class PeerLink:
         self._encode = codec.encoder.encode
         #: what waits to be handed to the remote layer, oldest first
         self.queue: deque[Any] = deque()
-        #: queued and not yet drained (the link is on its way to ``drain``)
+        #: queued and not yet drained (a drain of this link runs or is due)
         self.dirty = False
         #: the peer went away: nothing is sent on this link again
         self.closed = False
         self._room: anyio.Event | None = None
+        #: set when the queue gets its first message (its drain task waits)
+        self._wake: anyio.Event | None = None
+        #: when the last fast-path message came (``time.monotonic``)
+        self._last = -math.inf
 
     def __repr__(self) -> str:
         return f"PeerLink({self.peer!r}, queued={len(self.queue)})"
@@ -163,7 +191,17 @@ class PeerLink:
                 body = self._encode(message)
             except (TypeError, ValueError, OverflowError) as exc:
                 raise self.codec.encode_failure(message, exc) from exc
-        self.put(WireTell(key, tag, msgspec.Raw(body)))
+        item = WireTell(key, tag, msgspec.Raw(body))
+        if not self.dirty and not self.closed:
+            now = monotonic()
+            last, self._last = self._last, now
+            if now - last >= BURST:
+                try:  # idle: at once (FrameTooLarge, SystemNotRunning raise)
+                    self.remote.tell(self.peer, WireTells([item]))
+                    return
+                except MailboxFull:
+                    pass  # queued: the drain waits for credit and room
+        self.put(item)
 
     def put(self, message: object) -> None:
         """Queue a wire message (the region's own: never refused)."""
@@ -173,7 +211,10 @@ class PeerLink:
         self.queue.append(message)
         if not self.dirty:
             self.dirty = True
-            self._links.wake(self)
+            wake = self._wake
+            if wake is not None:
+                self._wake = None
+                wake.set()
 
     # -- out ----------------------------------------------------------------
 
@@ -194,6 +235,16 @@ class PeerLink:
                 break
             items.append(item)
         return WireTells(items), len(items)
+
+    async def run(self) -> None:
+        """Drain this queue whenever it has messages, until the link closes
+        (the link's own task, in ``Links.run``'s task group)."""
+        while not self.closed:
+            if not self.queue:
+                wake = self._wake = anyio.Event()
+                await wake.wait()
+            await self.drain()
+            self._links.drained_one()
 
     async def drain(self) -> None:
         """Hand everything queued to the remote layer, in order, waiting
@@ -217,8 +268,9 @@ class PeerLink:
                 for _ in range(count):
                     self.drop(queue.popleft(), f"not sent: {exc}")
                 continue
+            done = self.done
             for _ in range(count):
-                queue.popleft()
+                done(queue.popleft())
             room = self._room
             if room is not None and len(queue) < LOW:
                 self._room = None
@@ -237,7 +289,7 @@ class PeerLink:
                 self.close(f"the region stopped before it was sent ({exc!r})")
                 return
             for _ in range(count):
-                queue.popleft()
+                self.done(queue.popleft())
 
     def close(self, reason: str) -> None:
         """Send nothing more; what is queued is dropped and counted."""
@@ -245,10 +297,11 @@ class PeerLink:
         queue = self.queue
         while queue:
             self.drop(queue.popleft(), reason)
-        room = self._room
-        if room is not None:
-            self._room = None
-            room.set()
+        for event in (self._room, self._wake):
+            if event is not None:
+                event.set()
+        self._room = self._wake = None
+        self._links.drained_one()
 
 
 @final
@@ -256,19 +309,26 @@ class Links:
     """A region's links to its peers on other nodes, and the one task that
     drains them (``run``, in the region's background).
 
+    Each link is drained by a task of its own (``PeerLink.run``): a peer
+    that takes nothing (its node stopped, not yet declared down) holds up
+    its own queue only.
+
     Args:
         remote: this node's remote layer.
+        done: called with each message handed to the remote layer.
         drop: counts a message that could not be sent.
     """
 
-    __slots__ = ("_dirty", "_drop", "_event", "_idle", "_links", "remote")
+    __slots__ = ("_done", "_drop", "_event", "_idle", "_links", "_new", "remote")
 
-    def __init__(self, remote: Remote, drop: Drop) -> None:
+    def __init__(self, remote: Remote, done: Done, drop: Drop) -> None:
         self.remote = remote
+        self._done = done
         self._drop = drop
         #: peer region -> its link (bounded by the members)
         self._links: dict[RemoteRef[Any], PeerLink] = {}
-        self._dirty: list[PeerLink] = []
+        #: links made since ``run`` last started their tasks
+        self._new: list[PeerLink] = []
         self._event: anyio.Event | None = None
         self._idle: anyio.Event | None = None
 
@@ -276,31 +336,38 @@ class Links:
         """The link to ``peer`` (made at the first call)."""
         link = self._links.get(peer)
         if link is None or link.closed:
-            link = self._links[peer] = PeerLink(self.remote, peer, self, self._drop)
+            link = self._links[peer] = PeerLink(
+                self.remote, peer, self, self._done, self._drop
+            )
+            self._new.append(link)
+            event = self._event
+            if event is not None:
+                self._event = None
+                event.set()
         return link
 
-    def wake(self, link: PeerLink) -> None:
-        """``link`` has messages to drain."""
-        self._dirty.append(link)
-        event = self._event
-        if event is not None:
-            self._event = None
-            event.set()
-
     async def run(self) -> None:
-        """Drain the links that have messages, for as long as the region
-        runs (cancelled by its end)."""
-        while True:
-            if not self._dirty:
-                event = self._event = anyio.Event()
-                await event.wait()
-            dirty, self._dirty = self._dirty, []
-            for link in dirty:
-                await link.drain()
-            idle = self._idle
-            if idle is not None and not self._dirty:
-                self._idle = None
-                idle.set()
+        """Start each link's task, for as long as the region runs
+        (cancelled by its end, with them)."""
+        # Every open link gets a task (again, after a restart of the
+        # region: the tasks of its last incarnation were cancelled).
+        self._new = [link for link in self._links.values() if not link.closed]
+        async with anyio.create_task_group() as tg:
+            while True:
+                if not self._new:
+                    event = self._event = anyio.Event()
+                    await event.wait()
+                new, self._new = self._new, []
+                for link in new:
+                    tg.start_soon(link.run)
+
+    def drained_one(self) -> None:
+        """A link's queue is empty (or closed): a graceful leave waiting for
+        the last messages to go may go on."""
+        idle = self._idle
+        if idle is not None and not self.busy():
+            self._idle = None
+            idle.set()
 
     def busy(self) -> bool:
         """Whether a link still has messages to hand to the remote layer."""
@@ -325,4 +392,3 @@ class Links:
         """The region stops: hand every queue to the remote layer now."""
         for link in list(self._links.values()):
             link.flush()
-        self._dirty.clear()

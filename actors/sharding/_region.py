@@ -88,12 +88,15 @@ class ShardRegion(Departure):
         elif kind is Forward:
             shard = message.deliver.shard
             self.types.inflight[shard] += 1
-            self.allocated.add(shard)
             # The sender found this node the shard's home: one not hosted
-            # here is located again from the store, not sent on by a cached
-            # home (after a fence two regions could pass it back and forth
-            # for ever), unless this node handed it off to that home.
+            # here is taken (allocated here) and located again from the
+            # store, not sent on by a cached home (after a fence two regions
+            # could pass it back and forth for ever), unless this node
+            # handed it off: then it goes on to the home it was offered to
+            # (a sender that still knew this node must not make it take the
+            # shard back: the rebalance would wait on that move).
             if shard not in self.handed_to:
+                self.allocated.add(shard)
                 self.homes.pop(shard, None)
             self._route(message.deliver)
         elif kind is Located:
@@ -131,10 +134,15 @@ class ShardRegion(Departure):
         elif kind is ShardMoved:
             self._unpark(message.shard)
         elif kind is TakeShard:
-            if message.shard not in self.shards:
-                self.allocated.add(message.shard)
-                self.pending.setdefault(message.shard, deque())
-                self._locate(message.shard)
+            shard = message.shard
+            if shard not in self.shards:
+                # Offered here by the node that handed it off: take it (what
+                # that node forwards next waits here meanwhile).
+                self.handed_to.discard(shard)
+                self.homes.pop(shard, None)
+                self.allocated.add(shard)
+                self.pending.setdefault(shard, deque())
+                self._locate(shard)
         elif kind is RememberedShards:
             for shard in sorted(message.shards):
                 self.pending.setdefault(shard, deque())
@@ -221,15 +229,16 @@ class ShardRegion(Departure):
         self.allocated.discard(shard)
         self.homes[shard] = (node, peer)
         types = self.types
+        if shard in self.rehoming:
+            # Handed off here: offered to its next home first, which takes
+            # its lease at once (remembered entities start there now).
+            self.rehoming.discard(shard)
+            self._tell(peer, TakeShard(shard))
         held = self.pending.pop(shard, deque())
         for message in held:
             types.delivered(shard)
             self._tell(peer, Forward(message))
         self._open_fast(shard)
-        if shard in self.rehoming:
-            self.rehoming.discard(shard)
-            if not held:
-                self._tell(peer, TakeShard(shard))  # its remembered entities start now
         if self.leaving is not None:
             self._moved(shard)
         self._leave_if_done()
@@ -371,16 +380,16 @@ class ShardRegion(Departure):
         self.handing_off.discard(shard)
         self.handed_to.add(shard)
         self.allocated.discard(shard)  # given away: the strategy decides
-        if self.types.entity.remember:
+        if self.types.entity.remember or self.leaving is None:
+            # Offered to its next home at once (TakeShard): it takes the
+            # lease now, before a peer that knew this home sends here.
             self.rehoming.add(shard)
         if self.leaving is not None and not self.pending.get(shard):
             self.pending.pop(shard, None)
             self._moved(shard)
-        elif self.pending.get(shard) or (
-            self.types.entity.remember and self.leaving is None
-        ):
+        elif self.pending.get(shard) or self.leaving is None:
             self.pending.setdefault(shard, deque())
-            self._locate(shard)  # its next home (remembered: started at once)
+            self._locate(shard)  # its next home, found now
         else:
             self.pending.pop(shard, None)
         self._leave_if_done()

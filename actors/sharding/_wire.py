@@ -188,7 +188,7 @@ class RegionWire:
         self._ids = itertools.count(1)
         #: the queues to the peer regions, drained in the region's
         #: background (``links.run``)
-        self.links = Links(remote, self._unsent)
+        self.links = Links(remote, self._handed, self._unsent)
 
     kinds: Final = KINDS
     #: the message kind of a peer's remote fast path (``tells_in``)
@@ -200,9 +200,17 @@ class RegionWire:
         assert isinstance(peer, RemoteRef)
         return self.links.link(peer)
 
+    def _handed(self, message: object) -> None:
+        """A queued message went to the remote layer: a slow-path message
+        (queued in flight still, see ``_forward``) leaves this node's count."""
+        kind = type(message)
+        if kind is WireForward or kind is WireLocate:
+            self.types.delivered(message.shard)  # type: ignore[attr-defined]
+
     def _unsent(self, message: object, reason: str) -> None:
         """A queued message that could not be sent: a user's message is a
         dead letter (counted), a locate fails, the region's own are logged."""
+        self._handed(message)
         if isinstance(message, WireTell | WireForward):
             try:
                 payload = self.codec.decode(message.tag, message.body)
@@ -274,6 +282,10 @@ class RegionWire:
         self.send(peer, wire)
 
     def _forward(self, peer: ActorRef[Any], deliver: Deliver) -> None:
+        # The region counted it out of this node (delivered); queued for the
+        # peer it is still in flight here until the link hands it over
+        # (``_handed``): so the shard's buffer bounds what a slow peer
+        # holds up, and no fast-path message of its shard overtakes it.
         message = deliver.message
         types = self.types
         if isinstance(message, Locate):
@@ -284,6 +296,7 @@ class RegionWire:
             region = types.region
             assert region is not None
             self.asks[ask_id] = (message, peer)
+            types.inflight[deliver.shard] += 1
             self.send(peer, WireLocate(deliver.shard, deliver.key, ask_id, region))
             return
         try:
@@ -291,6 +304,7 @@ class RegionWire:
         except Exception as exc:  # not registered, or not encodable
             types.drop(message, f"the message cannot cross the wire: {exc}")
             return
+        types.inflight[deliver.shard] += 1
         self.send(peer, WireForward(deliver.shard, deliver.key, tag, msgspec.Raw(body)))
 
     def peer_gone(self, peer: ActorRef[Any]) -> None:

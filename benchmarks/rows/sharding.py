@@ -25,6 +25,18 @@ directly through their refs.
   read **bytes per entity**, not nanoseconds (as ``footprint/idle``). Unit:
   one entity, in bytes.
 
+* ``sharding/rebalance``: ``2 * count`` shards of one running entity each,
+  all held by node ``a``, and node ``b`` joins (both in one system, one
+  store): from ``b``'s entry until it holds ``count`` (half: the rebalance
+  is done), the coordinator moving at most 100 at once
+  (``LeastShardAllocation(absolute_limit=100, relative_limit=0.1)``), its
+  rounds 0.25 s apart (``renew_every``). 1,000 shards in a full run. The
+  other, ``leases only``: the same ``count`` leases released by one node and
+  taken by the other, one after the other, on the same store: what moving
+  them costs at least, without hand-offs and rounds. Unit: one shard moved.
+  The default CPU clock counts the work; ``--clock wall`` reads how long the
+  rebalance takes (the rounds' waits included).
+
 Starting sharding and the entities of the ``active`` rows is not timed. The
 leases are long (600 s): a loop of tells holds the event loop, and a node
 that cannot renew its leases in time stops its entities (as it must).
@@ -41,7 +53,14 @@ from typing import Any
 import anyio
 
 from actors import Actor, ActorSystem
-from actors.sharding import Entity, MemoryPlacementStore, Sharding, shard_of
+from actors.sharding import (
+    Entity,
+    LeastShardAllocation,
+    MemoryPlacementStore,
+    Sharding,
+    shard_of,
+)
+from actors.sharding.lowlevel import Leases
 
 from .._clock import now
 from .._registry import Impl, Row, Sample, register
@@ -53,6 +72,10 @@ TELLS, QUICK_TELLS = 200_000, 2_000
 ASKS, QUICK_ASKS = 20_000, 500
 ACTIVATIONS, QUICK_ACTIVATIONS = 5_000, 200
 IDLE, QUICK_IDLE = 2_000, 200
+#: shards moved by sharding/rebalance (half of the shards)
+MOVES, QUICK_MOVES = 500, 50
+#: seconds between a region's rounds (renewals, rebalance) in that row
+ROUND = 0.25
 
 
 class Counter(Actor[Any]):
@@ -157,6 +180,56 @@ async def spawned_activation(count: int) -> Sample:
     return Sample(elapsed, activated)
 
 
+def _key_per_shard(shards: int) -> list[str]:
+    found: dict[int, str] = {}
+    i = 0
+    while len(found) < shards:
+        found.setdefault(shard_of(f"s{i}", shards), f"s{i}")
+        i += 1
+    return list(found.values())
+
+
+async def rebalanced(count: int) -> Sample:
+    entity = Entity("moving", Counter, shards=2 * count, passivate_after=None)
+    store = MemoryPlacementStore(10.0)
+    strategy = LeastShardAllocation(absolute_limit=100, relative_limit=0.1)
+
+    def node(system: ActorSystem, name: str, store: MemoryPlacementStore) -> Sharding:
+        return Sharding(
+            system,
+            [entity],
+            store=store,
+            node=name,
+            strategy=strategy,
+            renew_every=ROUND,
+        )
+
+    async with ActorSystem() as system, node(system, "a", store) as a:
+        for key in _key_per_shard(2 * count):  # one running entity per shard
+            await a.entity_ref(entity, key).ask(None)
+        start = now()
+        async with node(system, "b", store.connect()) as b:
+            while b.statistics().shards_per_node["moving"]["b"] < count:
+                await anyio.sleep(ROUND / 4)
+            elapsed = now() - start
+            moved = b.statistics().shards_per_node["moving"]["b"]
+    return Sample(elapsed, moved)
+
+
+async def leases_moved(count: int) -> Sample:
+    store = MemoryPlacementStore(10.0)
+    a = Leases(store, "moving", "a", anyio.current_time, 2.5)
+    b = Leases(store.connect(), "moving", "b", anyio.current_time, 2.5)
+    for shard in range(count):
+        await a.acquire(shard)
+    start = now()
+    moved = 0
+    for shard in range(count):
+        await a.release(shard)
+        moved += await b.acquire(shard)
+    return Sample(now() - start, moved)
+
+
 async def _settle() -> None:
     for _ in range(3):
         await anyio.wait_all_tasks_blocked()
@@ -257,5 +330,16 @@ register(
         QUICK_IDLE,
         (Impl("ours", sharded_idle), Impl("spawned", spawned_idle)),
         unit="entity, in bytes",
+    )
+)
+register(
+    Row(
+        "sharding/rebalance",
+        f"{2 * MOVES:,} shards on one node, another joins: until it holds half "
+        "(at most 100 moves a round), vs the leases alone released and taken",
+        MOVES,
+        QUICK_MOVES,
+        (Impl("ours", rebalanced), Impl("leases only", leases_moved)),
+        unit="shard moved",
     )
 )

@@ -188,13 +188,24 @@ async def test_shards_move_to_a_node_that_joins(jetstream_server: NatsServer) ->
         second = await _start(cluster[1], _entity(logs[1], shards=8), stores[1], "b")
         with anyio.fail_after(15):
             while second.statistics().shards_per_node["t"]["b"] < 4:
-                for key in KEYS:  # a moved shard is placed at its next message
+                for key in KEYS:  # while the shards move
                     first.entity_ref("t", key).tell("after")
                 await anyio.sleep(0.1)
         assert first.statistics().shards_per_node["t"]["a"] == 4
+        # A moved shard was offered to b at once: its entities start there
+        # at their next message (their state was in memory: it starts
+        # afresh), each handled on the one node that holds its shard.
         for key in KEYS:
             got = await second.entity_ref("t", key).ask("get")
-            assert got[0] in ("before", "after")
+            assert all(m in ("before", "after") for m in got), got
+        hosted_by_b = {
+            int(e.key.rpartition("/")[2])
+            for e in await stores[0].list("shards/t/")
+            if e.value == b"b"
+        }
+        assert len(hosted_by_b) == 4
+        assert logs[1].started
+        assert {shard_of(key, 8) for key in logs[1].started} <= hosted_by_b
         assert first.statistics().dropped == second.statistics().dropped == 0
         await second.leave()
         await first.leave()
