@@ -387,8 +387,14 @@ def main(argv: list[str]) -> None:
         # Imported now, outside the loop, so that one that cannot be is a
         # one-line error (run imports them again: from sys.modules).
         Hosted(args.module)
-    except (ImportError, OSError) as exc:
-        fail(parser, f"--module: cannot import: {exc}")
+    except Exception as exc:  # whatever its import raised: one line, status 1
+        fail(parser, f"--module: cannot import: {_one_line(exc)}")
+    apps: list[App] = []
+    for spec in args.app:
+        try:
+            apps.append(load_app(spec))
+        except Exception as exc:  # the same for an application
+            fail(parser, f"--app {spec}: {_one_line(exc)}")
     backend: str = args.backend
     backend_options: dict[str, Any] = {}
     if backend == "uvloop":
@@ -406,7 +412,7 @@ def main(argv: list[str]) -> None:
                 exit_on_stdin_eof=args.exit_on_stdin_eof,
                 client_options=options,
                 secret=secret,
-                apps=args.app,
+                apps=apps,
                 node_options=node_options,
                 rejoin=not args.no_rejoin,
             ),
@@ -419,6 +425,16 @@ def main(argv: list[str]) -> None:
         if cause is not None and str(cause) not in message:
             message = f"{message} ({cause})"
         fail(parser, f"--connect: {message}")
+
+
+def _one_line(exc: BaseException) -> str:
+    """``exc`` for a one-line error: its type where its text does not say
+    what happened (``No module named 'x'`` does; ``division by zero`` is
+    better as ``ZeroDivisionError: division by zero``)."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, (ImportError, OSError, AttributeError)) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def seconds(text: str) -> float:

@@ -228,6 +228,11 @@ class Asks:
         if not answered:
             raise AskTimeout(f"{ref.address} did not reply within {timeout} s")
         if pending.state == FAILED:
+            # A checkpoint before the failure: an answer read inline (asyncio)
+            # can wake the asker before a cancel scope's pending cancellation
+            # is delivered, and a retry loop around a failing ask must still
+            # see it (the replies' path stays without one).
+            await anyio.lowlevel.checkpoint()
             raise pending.outcome
         return pending.outcome
 
@@ -310,7 +315,11 @@ class Asks:
             ) from None
         except RequestTimeoutError:
             raise NodeUnreachable(
-                f"node {node} did not answer a lookup within {timeout} s"
+                f"node {node} did not answer a lookup within {timeout} s: it is "
+                "busy or stopped, or it has another cluster secret, or none where "
+                "this node has one (or one where this node has none), and drops "
+                "this node's frames unread (its statistics count them under "
+                "bad_input 'not authenticated')"
             ) from None
         # The answer to our own request: checked and decoded here (the one
         # reply a node takes outside its inbox, see _inbound).

@@ -7,9 +7,15 @@ loop."""
 
 from __future__ import annotations
 
+import sys
+import warnings
+from pathlib import Path
+
 import pytest
 
+from actors.nats import NatsServer
 from actors.node._run import main
+from actors.remote import TrustedBrokerWarning
 
 #: A port nobody listens on: reaching the network fails at once (and a check
 #: that ran too late would show up as the --connect error instead).
@@ -58,6 +64,44 @@ def test_a_module_that_cannot_be_imported_is_a_one_line_error(
     ]
 
 
+@pytest.mark.parametrize(
+    ("source", "spec", "said"),
+    [
+        (
+            None,
+            "no_such_module_anywhere:serve",
+            "No module named 'no_such_module_anywhere'",
+        ),
+        ("x = 1\n", "{path}:serve", "has no 'serve'"),
+        (
+            "serve = 1\n",
+            "{path}:serve",
+            "TypeError: {path}:serve: serve is not callable",
+        ),
+        ("1 / 0\n", "{path}:serve", "ZeroDivisionError: division by zero"),
+        ("def broken(:\n", "{path}:serve", "SyntaxError: "),
+        (None, "no_attribute_named", "ValueError: an app is MODULE:ATTR"),
+    ],
+)
+def test_an_app_that_cannot_be_loaded_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    source: str | None,
+    spec: str,
+    said: str,
+) -> None:
+    path = tmp_path / "the_app.py"
+    if source is not None:
+        path.write_text(source)
+    code, err = _exit_of(capsys, "--app", spec.format(path=path))
+    assert code == 1, err
+    [line] = err.splitlines()
+    assert line.startswith(
+        f"python -m actors.node: error: --app {spec.format(path=path)}: "
+    ), line
+    assert said.format(path=path) in line, line
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "uvloop", "trio"])
 def test_a_server_that_cannot_be_reached_is_a_one_line_error(
     capsys: pytest.CaptureFixture[str], backend: str
@@ -76,3 +120,42 @@ def test_the_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None
     out = " ".join(capsys.readouterr().out.split())
     assert "the system's name (default: actors)" in out
     assert "when leaving (default: 10.0)" in out
+
+
+_BOMB = """
+import anyio
+from actors import Actor, ActorSystem
+from actors.remote import Remote
+
+
+class Work(Actor):
+    def receive(self, message):
+        return message
+
+
+async def main():
+    async with ActorSystem(remote=Remote({url!r}, system="bomb")) as system:
+        system.remote.spawn_pool(Work, processes=1)
+
+
+anyio.run(main)  # no __main__ guard: a node process importing it runs it
+"""
+
+
+def test_a_module_that_starts_node_processes_as_it_is_imported_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, nats_server: NatsServer
+) -> None:
+    # Each node process would import it and start more, without end (a fork
+    # bomb): the node refuses at once, naming the guard that is missing.
+    path = tmp_path / "bomb.py"
+    path.write_text(_BOMB.format(url=nats_server.url))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrustedBrokerWarning)
+        code, err = _exit_of(capsys, "--module", str(path))
+    assert code == 1, err
+    [line] = err.splitlines()
+    assert (
+        "RuntimeError: node processes cannot start while this process imports" in line
+    )
+    assert "if __name__ == '__main__':" in line
+    assert "bomb" not in sys.modules
