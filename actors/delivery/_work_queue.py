@@ -13,14 +13,18 @@ and hands each job to the worker with the most demand. A job is done when
 its worker's handler returned and the confirmation came back: then (with a
 durable queue) a ``Done`` event is stored.
 
-What runs twice: when a worker stops, or its node is declared down, before
-its confirmation arrived, its unconfirmed jobs go to other workers, so a job
-whose handler ran and whose worker died before the confirmation got out
-runs again. That is the only way a job runs twice; each carries its
+What runs again: a job runs again only when its completion was not known
+to the queue when a process was lost. When a worker stops, or its node is
+declared down, before its confirmation arrived, its unconfirmed jobs go to
+other workers (a job whose handler ran there runs again); when the queue's
+own process dies, a queue started again on the same journal hands every
+stored job whose ``Done`` was not stored to the workers again (a job run
+meanwhile runs again, unless it goes back to the worker that ran it: a
+worker remembers the job ids it ran lately). Each job carries its
 ``job_id`` (``Delivery.job_id``) so a handler can make its effect
-idempotent. When the queue's own process dies, a queue started again on
-the same journal hands every stored job that was not done to the workers
-again (the same window applies to the jobs in flight then).
+idempotent. ``tests/delivery/test_work_processes.py`` kills every process
+of a queue and its workers, and the broker, and attributes each job run
+again to one of these cases.
 """
 
 from __future__ import annotations
