@@ -247,7 +247,7 @@ class RuntimeReceive(Generic[M]):
         is closed. A cancelled wait leaves every item queued.
 
         Returns:
-            True when [``interrupt_wait``][actors.mailbox.Mailbox.interrupt_wait]
+            True when ``interrupt_wait``
             ended the wait (whatever has been queued since); False when an
             item is queued or the mailbox is closed.
 
