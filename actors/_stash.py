@@ -7,6 +7,10 @@ order, before the messages that came meanwhile.
   by the handler that finally handles it. The loop does not reply to an ask
   its handler stashed, and does not settle a stashed message if the handler
   then fails (it is still in the stash).
+* A runtime signal is stashed as what its handler got (``_Redeliver``),
+  unless it says otherwise: a signal with an ``on_stash()`` method (the
+  delivery layer's batch of deliveries) puts what that returns (a signal)
+  in the stash instead.
 * ``unstash_all()`` / ``unstash()`` move stashed items to a list the loop
   puts in front of what it has not handled yet before its next message (a
   ``Rebind`` command in the control queue interrupts the batch; when the
@@ -191,7 +195,10 @@ def stash(instance: Actor) -> None:
     elif isinstance(item, Signal):
         # A firing is delivered once, a Terminated only while watched, a piped
         # result's ``then`` runs once: the stash keeps what the handler got.
-        queue.append(_Redeliver(message_of(item)))
+        # A signal that hands messages over itself (the delivery layer's
+        # batches) says what is stashed instead (``on_stash()``: a signal).
+        on_stash = getattr(item, "on_stash", None)
+        queue.append(_Redeliver(message_of(item)) if on_stash is None else on_stash())
     else:  # a message (in a traced system: its envelope)
         queue.append(item)
     cell.handling = STASHED

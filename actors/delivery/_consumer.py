@@ -62,6 +62,7 @@ from ..extension import host_of
 from ..mailbox import MailboxClosed
 from ._consumer_state import (
     FAILED,
+    RESUMED,
     ConsumerState,
     ConsumerStatistics,
     Stream,
@@ -126,7 +127,7 @@ class _ConsumerActor(Actor[Any]):
                 if stream.confirmed > stream.reported or producer_id in due:
                     state.request(producer_id, stream)
             lane = state.lane
-            if lane is not None and lane.inflight and not lane.failing:
+            if lane is not None and lane.inflight and not (lane.failing or lane.held):
                 # Batches still in the consumer's hands: report them soon.
                 self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
         elif message is FAILED:
@@ -135,6 +136,8 @@ class _ConsumerActor(Actor[Any]):
             self.context.timers.start_single("retry", _RETRY, delay)
         elif message is _RETRY:
             self._retry()
+        elif message is RESUMED:
+            self._flush_soon()
         elif isinstance(message, Terminated):
             if message.ref == state.consumer:
                 self.context.stop()
@@ -418,7 +421,10 @@ class ConsumerController:
     A consumer actor of the same system gets the messages of each batch in
     turn from its own mailbox (one runtime signal per batch, several in
     flight: no ask per message); its ``receive`` is called with each
-    ``Delivery``, and must not stash one (its return confirms it). When it
+    ``Delivery``, and its return confirms it. A ``Delivery`` it stashes
+    (``self.stash()``) is not confirmed: it and every message after it wait,
+    unconfirmed, until the consumer unstashes it and its handler returns (as
+    Akka's consumer, whose confirmation is explicit). When it
     fails for message n (raises, returns an ``ErrorReply``, or does not
     handle it), the messages after n already handed over are neither run
     nor confirmed: after ``retry_interval`` seconds everything from n on is

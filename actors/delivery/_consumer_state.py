@@ -21,7 +21,14 @@ from ._handover import Lane
 from ._protocol import MAX_ID, Request
 from ._wire import codec_of, is_remote
 
-__all__ = ["FAILED", "RECENT_JOBS", "ConsumerState", "ConsumerStatistics", "Stream"]
+__all__ = [
+    "FAILED",
+    "RECENT_JOBS",
+    "RESUMED",
+    "ConsumerState",
+    "ConsumerStatistics",
+    "Stream",
+]
 
 #: The most job ids a worker remembers having run.
 RECENT_JOBS: Final = 4096
@@ -256,6 +263,14 @@ class ConsumerState:
             with contextlib.suppress(Exception):
                 ref.tell(FAILED)
 
+    def resumed(self) -> None:
+        """The lane's: a stashed batch was handled and the held ones handed
+        over: the controller reports the confirmations soon."""
+        ref = self.ref
+        if ref is not None:
+            with contextlib.suppress(Exception):  # lost only when it stopped
+                ref.tell(RESUMED)
+
     def keep_reply(self, stream: Stream, seq_nr: int, value: object) -> None:
         if not is_remote(stream.producer):
             stream.replies.append((seq_nr, value))
@@ -289,3 +304,13 @@ class _Failed:
 
 
 FAILED: Final = _Failed()
+
+
+class _Resumed:
+    """From the lane to the controller's actor: a stashed batch was handled
+    (report its confirmations soon, as after any hand-over)."""
+
+    __slots__ = ()
+
+
+RESUMED: Final = _Resumed()

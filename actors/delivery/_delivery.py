@@ -17,7 +17,10 @@ class Delivery(Generic[M]):
     handler's return (its value is the reply of a producer's ``ask``)
     confirms it; a handler that raises leaves it, and every message after
     it, unconfirmed, and the controller hands them over again, in order (to
-    the restarted actor, after ``retry_interval`` seconds).
+    the restarted actor, after ``retry_interval`` seconds). A consumer
+    actor that stashes it (``self.stash()``) has not handled it: it is
+    confirmed when a handler returns with it after the unstash, and nothing
+    after it is handed over before.
 
     The consumer controller hands each message over once, in order per
     producer, while it lives (duplicates from the wire are dropped). A

@@ -25,18 +25,29 @@ once. The consumer's failure itself goes to its supervisor as any handler's
 does (the ``Delivery`` is the failed message, counted as a dead letter
 ``"handler failed"``).
 
-A consumer must not stash a ``Delivery`` on this path: its return confirms
-it (stash it, and it is confirmed unhandled).
+Stash (as Akka's consumer, whose confirmation is explicit: a message is
+confirmed when its handler has succeeded with it, not when it was set
+aside): a consumer that stashes the ``Delivery`` it is handling
+(``self.stash()``) does not confirm it by returning. The rest of its batch
+from that delivery on goes into the stash in its place (one ``Handover``),
+and the lane holds every later batch (queued signals are skipped, new ones
+wait); when the consumer unstashes, the batch is handed over again from the
+stashed delivery, whose handler's return then confirms it, and the held
+batches follow, in order. So a message after a stashed one never runs, nor
+is confirmed, before it; a consumer that stops with it stashed leaves it
+and everything after it unconfirmed (dead letters here, resent by the
+producer to the next consumer).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from typing import Any, Final, Protocol
 
 from .. import ActorRef, ErrorReply
 from ..extension import UNHANDLED, RemoteHost
-from ..mailbox import Signal
+from ..mailbox import MailboxClosed, Signal
 from ._delivery import Delivery
 
 __all__ = ["Batch", "Handover", "Lane", "Sink", "lane_for"]
@@ -68,6 +79,10 @@ class Sink(Protocol):
 
     def progressed(self) -> None:
         """A batch is confirmed to its end."""
+        ...
+
+    def resumed(self) -> None:
+        """A stashed batch was handled to its end; the held ones follow."""
         ...
 
     def failed(self) -> None:
@@ -125,6 +140,9 @@ class Lane:
         self.generation = 0
         #: A hand-over failed: new batches wait for the retry.
         self.failing = False
+        #: The consumer stashed a delivery: later batches wait until the
+        #: stashed batch is handed over again and handled to its end.
+        self.held = False
 
     def hand(self, batch: Batch) -> None:
         """Hand ``batch`` over after what is in flight (held while failing).
@@ -133,7 +151,7 @@ class Lane:
             actors.mailbox.MailboxClosed: the consumer has stopped.
         """
         self.inflight.append(batch)
-        if not self.failing:
+        if not self.failing and not self.held:
             self.host.send_signal(self.consumer, Handover(self, batch))
 
     def retry(self) -> None:
@@ -143,10 +161,34 @@ class Lane:
         Raises:
             actors.mailbox.MailboxClosed: the consumer has stopped.
         """
-        self.failing = False
+        self.failing = self.held = False
         send, consumer = self.host.send_signal, self.consumer
         for batch in self.inflight:
             send(consumer, Handover(self, batch))
+
+    def hold(self, batch: Batch) -> Handover:
+        """The consumer stashed the delivery it was handling in ``batch``:
+        skip every signal queued so far, hold later batches, and return what
+        goes into the stash (``batch`` from that delivery on)."""
+        self.generation += 1
+        self.held = True
+        return Handover(self, batch)
+
+    def resume(self, batch: Batch) -> None:
+        """The batch that was stashed is handled to its end: hand the
+        batches after it over again, in order.
+
+        Raises:
+            actors.mailbox.MailboxClosed: the consumer has stopped.
+        """
+        self.held = False
+        if self.failing:
+            return  # the retry hands them over
+        send, consumer = self.host.send_signal, self.consumer
+        for later in self.inflight:
+            if later is not batch:
+                send(consumer, Handover(self, later))
+        self.sink.resumed()
 
     def fail(self) -> None:
         """The message at the front failed: skip every signal queued so far."""
@@ -166,13 +208,22 @@ class Handover(Signal):
     ``message`` is the delivery being handled (what a failure reports).
     """
 
-    __slots__ = ("batch", "generation", "lane", "message")
+    __slots__ = ("batch", "generation", "lane", "message", "stashed")
 
     def __init__(self, lane: Lane, batch: Batch) -> None:
         self.lane = lane
         self.batch = batch
         self.generation = lane.generation
         self.message: object = None
+        #: The handler stashed the delivery being handled (``on_stash``).
+        self.stashed = False
+
+    def on_stash(self) -> Handover:
+        """The consumer's ``stash()`` while it handles a delivery of this
+        batch: what goes into its stash (the batch from that delivery on;
+        see the module's documentation)."""
+        self.stashed = True
+        return self.lane.hold(self.batch)
 
     async def deliver(self, cell: object, receive: Any) -> None:
         """Called by the consumer's task when the signal reaches the front of
@@ -200,8 +251,11 @@ class Handover(Signal):
                         sink.yielding()  # the grants due go out first
                         reply = await reply
                 except Exception:
-                    lane.fail()
+                    if not self.stashed:  # else it is in the stash, unconfirmed
+                        lane.fail()
                     raise  # the consumer's failure, for its supervisor
+                if self.stashed:
+                    return  # set aside, not handled: not confirmed (on_stash)
                 if reply.__class__ is ErrorReply or reply is UNHANDLED:
                     lane.fail()  # an answer that is not a success: retried
                     return
@@ -212,6 +266,11 @@ class Handover(Signal):
         if inflight and inflight[0] is batch:
             inflight.popleft()
         sink.progressed()
+        if lane.held:
+            # This batch was stashed: the held ones follow (none if the
+            # consumer is stopping: its controller stops too).
+            with contextlib.suppress(MailboxClosed):
+                lane.resume(batch)
 
     def undelivered(self, cell: object) -> None:
         """The consumer stopped before this reached the front: its messages

@@ -16,15 +16,15 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 
-from .. import Actor, ActorContext, ActorRef, ActorSystem
+from .. import ActorContext, ActorRef, ActorSystem
 from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
-from ._errors import ProducerFailed, ProducerStopped, ProducerSystemExited
 from ._protocol import Register, Request, Resend
+from ._sending import TICK, Sender, SenderEndpoint
 from ._validation import (
     check_count,
     check_id,
@@ -37,15 +37,6 @@ from ._wire import prepare
 __all__ = ["ProducerController", "ProducerStatistics"]
 
 M = TypeVar("M")
-
-
-class _Tick:
-    """The resend timer's firing."""
-
-    __slots__ = ()
-
-
-_TICK: Final = _Tick()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,33 +63,20 @@ class ProducerStatistics:
     bad_input: int
 
 
-class _Endpoint(Actor[Any]):
+class _Endpoint(SenderEndpoint):
     """The producer's actor: the consumer's answers and the resend timer."""
 
-    def __init__(self, owner: ProducerController[Any]) -> None:
-        self.owner = owner
+    owner: ProducerController[Any]
 
     def on_start(self) -> None:
         channel = self.owner.channel
         channel.endpoint = self.context.self_ref
         interval = channel.resend_interval
-        self.context.timers.start_periodic("resend", _TICK, interval)
+        self.context.timers.start_periodic("resend", TICK, interval)
         if channel.consumer is not None:
             # A restarted endpoint: say who we are again, resend on answer.
             consumer, channel.consumer = channel.consumer, None
             channel.attach(consumer)
-
-    def on_stop(self) -> None:
-        if not self.context.self_ref.is_alive:
-            # The endpoint's last stop (not a restart's): its parent
-            # stopped, its system is stopping, or the controller's stop().
-            owner = self.owner
-            owner.fail(
-                ProducerStopped(
-                    f"producer {owner.producer_id!r} stopped: its actor "
-                    f"{self.context.path} stopped"
-                )
-            )
 
     async def receive(self, message: object) -> None:
         owner = self.owner
@@ -109,7 +87,7 @@ class _Endpoint(Actor[Any]):
             done = channel.on_request(message)
             if done and owner.queue is not None and not owner.failed:
                 await owner.queue.confirm(channel.confirmed)
-        elif message is _TICK:
+        elif message is TICK:
             channel.tick()
         elif type(message) is Resend:
             channel.on_resend(message)
@@ -119,7 +97,7 @@ class _Endpoint(Actor[Any]):
             channel.bad_input += 1
 
 
-class ProducerController(Generic[M]):
+class ProducerController(Sender, Generic[M]):
     """The sending side of reliable delivery of messages of type ``M`` to one
     consumer controller, local or on another node (as Akka's
     ``ProducerController``): made by
@@ -154,13 +132,11 @@ class ProducerController(Generic[M]):
         queue: DurableProducerQueue | None,
         channel: Channel,
     ) -> None:
-        self.system = system
+        super().__init__(system, f"producer {producer_id!r}")
         self.producer_id = producer_id
         self.epoch = epoch
         self.queue = queue
         self.channel = channel
-        self.ref: ActorRef[Any] = None  # type: ignore[assignment]
-        self.failed: ProducerFailed | None = None
         self._lock = anyio.Lock()
         #: Sends in ``_accept``, waiting for the lock or holding it: the
         #: fast path must not pass them (``_lock.locked()``, without a call).
@@ -257,8 +233,7 @@ class ProducerController(Generic[M]):
         """
         if not isinstance(consumer, ActorRef):
             raise TypeError(f"consumer must be an ActorRef, not {consumer!r}")
-        if self.failed is not None or not self.system.running:
-            raise self._error()
+        self._check()
         self.channel.attach(consumer)
 
     # -- sending ---------------------------------------------------------------
@@ -353,13 +328,8 @@ class ProducerController(Generic[M]):
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
         pending = await self._accept(message, True)
-        done = pending.done
-        assert done is not None
-        if seconds is None:
-            await done.wait()
-        else:
-            with anyio.fail_after(seconds):
-                await done.wait()
+        assert pending.done is not None
+        await self._wait(pending.done, seconds)
         if pending.seq_nr > self.channel.confirmed:
             raise self._error()  # released unconfirmed: the controller ended
         reply = pending.reply if pending.has_reply else None
@@ -373,8 +343,7 @@ class ProducerController(Generic[M]):
         try:
             async with self._lock:
                 while True:
-                    if self.failed is not None or not self.system.running:
-                        raise self._error()
+                    self._check()
                     if channel.demand > 0:
                         break
                     await channel.wait_changed()
@@ -386,16 +355,7 @@ class ProducerController(Generic[M]):
             self._accepting -= 1
         if queue is not None:
             assert encoded is not None
-            try:
-                await queue.store(pending.seq_nr, encoded)
-            except BaseException as exc:
-                failure = ProducerFailed(
-                    f"producer {self.producer_id!r}: the durable queue did "
-                    f"not store message {pending.seq_nr}: {exc!r}"
-                )
-                failure.__cause__ = exc
-                self.fail(failure)  # every waiter raises it too
-                raise
+            await self._store(queue, pending.seq_nr, encoded)
         channel.ready(pending)
         return pending
 
@@ -418,8 +378,7 @@ class ProducerController(Generic[M]):
         if not self.system.running:
             raise self._error()
         while channel.confirmed < target:
-            if self.failed is not None or not self.system.running:
-                raise self._error()
+            self._check()
             await channel.wait_changed()
 
     def statistics(self) -> ProducerStatistics:
@@ -435,31 +394,8 @@ class ProducerController(Generic[M]):
             channel.bad_input,
         )
 
-    def stop(self) -> None:
-        """Stop the endpoint actor; every waiting and later ``send``,
-        ``ask`` and ``wait_confirmed`` raises ``ProducerStopped`` (a
-        ``ProducerFailed``; ``ProducerSystemExited`` once the system has
-        exited). What the queue stored is resent by a controller started
-        again on it. Stopping twice does nothing more."""
-        self.fail(ProducerStopped(f"producer {self.producer_id!r} was stopped"))
-        if self.system.running:
-            self.ref.stop()
-
-    def fail(self, error: ProducerFailed) -> None:
-        """End the controller with ``error`` (the first error is kept):
-        every waiting call wakes and raises it, every later one too."""
-        if self.failed is None:
-            self.failed = error
+    def _release(self) -> None:
         self.channel.release()
-
-    def _error(self) -> ProducerFailed:
-        """What a call raises now the controller has ended."""
-        if not self.system.running:
-            return ProducerSystemExited(
-                f"producer {self.producer_id!r}: its system has exited"
-            )
-        assert self.failed is not None
-        return self.failed
 
     def __repr__(self) -> str:
         return (

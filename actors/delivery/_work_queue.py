@@ -13,14 +13,18 @@ and hands each job to the worker with the most demand. A job is done when
 its worker's handler returned and the confirmation came back: then (with a
 durable queue) a ``Done`` event is stored.
 
-What runs twice: when a worker stops, or its node is declared down, before
-its confirmation arrived, its unconfirmed jobs go to other workers, so a job
-whose handler ran and whose worker died before the confirmation got out
-runs again. That is the only way a job runs twice; each carries its
+What runs again: a job runs again only when its completion was not known
+to the queue when a process was lost. When a worker stops, or its node is
+declared down, before its confirmation arrived, its unconfirmed jobs go to
+other workers (a job whose handler ran there runs again); when the queue's
+own process dies, a queue started again on the same journal hands every
+stored job whose ``Done`` was not stored to the workers again (a job run
+meanwhile runs again, unless it goes back to the worker that ran it: a
+worker remembers the job ids it ran lately). Each job carries its
 ``job_id`` (``Delivery.job_id``) so a handler can make its effect
-idempotent. When the queue's own process dies, a queue started again on
-the same journal hands every stored job that was not done to the workers
-again (the same window applies to the jobs in flight then).
+idempotent. ``tests/delivery/test_work_processes.py`` kills every process
+of a queue and its workers, and the broker, and attributes each job run
+again to one of these cases.
 """
 
 from __future__ import annotations
@@ -30,15 +34,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anyio
 
-from .. import Actor, ActorContext, ActorRef, ActorSystem, Result, Terminated
+from .. import ActorContext, ActorRef, ActorSystem, Result, Terminated
 from ._channel import Channel, FlushDue, Pending
 from ._durable_queue import DurableProducerQueue
-from ._errors import ProducerFailed, ProducerStopped, ProducerSystemExited
 from ._protocol import Register, Request, Resend
+from ._sending import TICK, Sender, SenderEndpoint
 from ._validation import check_count, check_id, check_seconds, spawner_system
 from ._wire import prepare
 
@@ -47,13 +51,6 @@ __all__ = ["WorkQueue", "WorkQueueStatistics"]
 M = TypeVar("M")
 
 _NO_REPLY: Any = object()
-
-
-class _Tick:
-    __slots__ = ()
-
-
-_TICK: Final = _Tick()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,16 +88,15 @@ class _Job:
         self.reply: Any = _NO_REPLY
 
 
-class _Endpoint(Actor[Any]):
+class _Endpoint(SenderEndpoint):
     """The work queue's actor: workers' registrations, answers and deaths."""
 
-    def __init__(self, owner: WorkQueue[Any]) -> None:
-        self.owner = owner
+    owner: WorkQueue[Any]
 
     def on_start(self) -> None:
         owner = self.owner
         owner.ref = self.context.self_ref
-        self.context.timers.start_periodic("resend", _TICK, owner.resend_interval)
+        self.context.timers.start_periodic("resend", TICK, owner.resend_interval)
         for consumer in list(owner.workers):
             self.context.watch(consumer)
             owner.workers[consumer].endpoint = owner.ref
@@ -108,18 +104,6 @@ class _Endpoint(Actor[Any]):
         owner._done_writing = bool(owner._done_ids)  # a restart ended the last
         if owner._done_writing:
             self.context.run(owner.write_done)  # what it left
-
-    def on_stop(self) -> None:
-        if not self.context.self_ref.is_alive:
-            # The last stop (not a restart's): its parent stopped, its
-            # system is stopping, or the queue's stop().
-            owner = self.owner
-            owner.fail(
-                ProducerStopped(
-                    f"work queue {owner.queue_id!r} stopped: its actor "
-                    f"{self.context.path} stopped"
-                )
-            )
 
     def receive(self, message: object) -> None:
         owner = self.owner
@@ -132,7 +116,7 @@ class _Endpoint(Actor[Any]):
                 self.context.run(owner.write_done)
         elif type(message) is Result:
             message.value  # noqa: B018 (raises a failed write_done's error)
-        elif message is _TICK:
+        elif message is TICK:
             for channel in owner.workers.values():
                 channel.tick()
         elif type(message) is Resend:
@@ -150,7 +134,7 @@ class _Endpoint(Actor[Any]):
             owner.bad_input += 1
 
 
-class WorkQueue(Generic[M]):
+class WorkQueue(Sender, Generic[M]):
     """Jobs of type ``M`` pulled by workers on any nodes (as Akka's
     ``WorkPullingProducerController``): made by
     [``start``][actors.delivery.WorkQueue.start].
@@ -176,18 +160,16 @@ class WorkQueue(Generic[M]):
         max_workers: int,
         resend_interval: float,
     ) -> None:
-        self.system = system
+        super().__init__(system, f"work queue {queue_id!r}")
         self.queue_id = queue_id
         self.durable = durable
         self.capacity = capacity
         self.max_workers = max_workers
         self.resend_interval = resend_interval
-        self.ref: ActorRef[Any] = None  # type: ignore[assignment]
         self.workers: dict[ActorRef[Any], Channel] = {}
         self.jobs: dict[int, _Job] = {}
         self.waiting: deque[int] = deque()
         self.next_job_id = 1
-        self.failed: ProducerFailed | None = None
         self.accepted = 0
         self.done = 0
         self.redispatched = 0
@@ -300,13 +282,8 @@ class WorkQueue(Generic[M]):
         """
         seconds = None if timeout is None else check_seconds("timeout", timeout)
         job = await self._accept(message, True)
-        done = job.done
-        assert done is not None
-        if seconds is None:
-            await done.wait()
-        else:
-            with anyio.fail_after(seconds):
-                await done.wait()
+        assert job.done is not None
+        await self._wait(job.done, seconds)
         if job.reply is _NO_REPLY:
             raise self._error()  # released, not done: the queue ended
         reply = None if job.reply is _NO_REPLY else job.reply
@@ -327,8 +304,7 @@ class WorkQueue(Generic[M]):
         else:
             async with self._lock:
                 while True:
-                    if self.failed is not None or not self.system.running:
-                        raise self._error()
+                    self._check()
                     if len(self.jobs) < self.capacity:
                         break
                     await self._wait_changed()
@@ -337,15 +313,9 @@ class WorkQueue(Generic[M]):
         if durable is not None:
             assert encoded is not None
             try:
-                await durable.store(job.job_id, encoded)
-            except BaseException as exc:
-                self.jobs.pop(job.job_id, None)
-                failure = ProducerFailed(
-                    f"work queue {self.queue_id!r}: the durable queue did "
-                    f"not store job {job.job_id}: {exc!r}"
-                )
-                failure.__cause__ = exc
-                self.fail(failure)  # every waiter raises it too
+                await self._store(durable, job.job_id, encoded)
+            except BaseException:
+                self.jobs.pop(job.job_id, None)  # not accepted
                 raise
         self.waiting.append(job.job_id)
         self.dispatch()
@@ -390,8 +360,7 @@ class WorkQueue(Generic[M]):
         if not self.system.running:
             raise self._error()
         while self.jobs or self._done_ids or self._done_writing:
-            if self.failed is not None or not self.system.running:
-                raise self._error()
+            self._check()
             await self._wait_changed()
 
     # -- the workers' side ---------------------------------------------------
@@ -516,34 +485,11 @@ class WorkQueue(Generic[M]):
             self.bad_input + sum(c.bad_input for c in self.workers.values()),
         )
 
-    def stop(self) -> None:
-        """Stop the queue's actor; every waiting and later ``send``, ``ask``
-        and ``wait_done`` raises ``ProducerStopped`` (a ``ProducerFailed``;
-        ``ProducerSystemExited`` once the system has exited). Stored jobs
-        not done are handed out by a queue started again on the journal.
-        Stopping twice does nothing more."""
-        self.fail(ProducerStopped(f"work queue {self.queue_id!r} was stopped"))
-        if self.system.running:
-            self.ref.stop()
-
-    def fail(self, error: ProducerFailed) -> None:
-        """End the queue with ``error`` (the first error is kept): every
-        waiting call wakes and raises it, every later one too."""
-        if self.failed is None:
-            self.failed = error
+    def _release(self) -> None:
         for job in self.jobs.values():
             if job.done is not None:
                 job.done.set()
         self._wake()
-
-    def _error(self) -> ProducerFailed:
-        """What a call raises now the queue has ended."""
-        if not self.system.running:
-            return ProducerSystemExited(
-                f"work queue {self.queue_id!r}: its system has exited"
-            )
-        assert self.failed is not None
-        return self.failed
 
     def __repr__(self) -> str:
         return (

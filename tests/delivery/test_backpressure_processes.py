@@ -53,31 +53,13 @@ async def test_a_slow_consumer_process_holds_the_producer_process_to_its_window(
 ) -> None:
     cluster = "c" + secrets.token_hex(6)
     err = tmp_path / "children.err"
-    url = nats_server.url
+    args = (nats_server.url, cluster, child_backend, COUNT, WINDOW)
     async with node_group() as nodes:
-        producer = nodes["producer"] = await start_node(
-            "producer",
-            CHILD,
-            "producer",
-            url,
-            cluster,
-            child_backend,
-            COUNT,
-            WINDOW,
-            err=err,
-        )
-        consumer = nodes["consumer"] = await start_node(
-            "consumer",
-            CHILD,
-            "consumer",
-            url,
-            cluster,
-            child_backend,
-            COUNT,
-            WINDOW,
-            err=err,
-            stdin=True,
-        )
+        for role in ("producer", "consumer"):
+            nodes[role] = await start_node(
+                role, CHILD, role, *args, err=err, stdin=role == "consumer"
+            )
+        producer, consumer = nodes["producer"], nodes["consumer"]
         await consumer.expect("holding")
         _, accepted, unconfirmed = await producer.expect("blocked")
         # The consumer holds its first message: the window was accepted, no more.

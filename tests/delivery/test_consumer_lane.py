@@ -1,7 +1,9 @@
 """A local consumer actor gets its deliveries in batches (the lane of
 ``actors/delivery/_handover.py``), several in flight: order and
 once-only handling still hold when its handler fails, answers with an
-``ErrorReply``, or the consumer stops with batches queued."""
+``ErrorReply``, stashes a delivery (confirmed only once handled after the
+unstash, as Akka's explicit confirmation), or the consumer stops with
+batches queued or a delivery stashed."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorSystem, ErrorReply
+from actors import Actor, ActorRef, ActorSystem, ErrorReply
 from actors.delivery import ConsumerController, Delivery, ProducerController
 from actors.testing import wait_all_blocked
 
@@ -156,3 +158,80 @@ async def test_a_consumer_with_a_delivery_timeout_is_asked_per_message(
         await producer.wait_confirmed()
     assert record.seen == list(range(6))
     assert controller.statistics().handler_failures == 1
+
+
+class Stasher(Actor[Any]):
+    """Stashes each delivery of ``record.fail_at`` on while ``holding``
+    (Akka's consumer confirms explicitly: a stashed message is not handled);
+    ``"go"`` unstashes them, ``"stop"`` stops it."""
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+        self.holding = True
+
+    def receive(self, message: Any) -> Any:
+        record = self.record
+        if message == "go":
+            self.holding = False
+            self.unstash_all()
+            return None
+        if message == "stop":
+            self.context.stop()
+            return None
+        record.attempts.append(message.message)
+        if self.holding and message.message >= record.fail_at:
+            self.stash()
+            return "stashed"  # not a confirmation: it was set aside
+        record.seen.append(message.message)
+        return message.message
+
+
+async def _stashing(
+    system: ActorSystem[Any], stash_at: int, batches: list[int]
+) -> tuple[Record, ActorRef[Any], ProducerController[Any], ConsumerController]:
+    record = Record(fail_at=stash_at)
+    consumer = system.spawn(Stasher, record)
+    controller = ConsumerController.spawn(system, consumer, window=64)
+    producer = await ProducerController.start(system, "p", consumer=controller.ref)
+    n = 0
+    for size in batches:
+        for _ in range(size):  # without yielding: one batch
+            await producer.send(n)
+            n += 1
+        await wait_all_blocked()
+    return record, consumer, producer, controller
+
+
+async def test_a_stashed_delivery_is_confirmed_once_handled_after_unstash(
+    actor_system: ActorSystem[Any],
+) -> None:
+    # Message 2 of the first batch is stashed: 3 and 4 after it and the
+    # later batches wait, none confirmed, until the consumer unstashes.
+    record, consumer, producer, controller = await _stashing(actor_system, 2, [5, 3])
+    assert record.attempts == [0, 1, 2]
+    assert record.seen == [0, 1]
+    assert controller.confirmed("p") == 2
+    consumer.tell("go")
+    with anyio.fail_after(10):
+        await producer.wait_confirmed()
+    assert record.seen == list(range(8))  # each once, in order
+    assert record.attempts == [0, 1, 2, *range(2, 8)]
+    stats = controller.statistics()
+    assert stats.delivered == 8 and stats.handler_failures == 0
+
+
+async def test_a_consumer_that_stops_with_a_delivery_stashed_leaves_it_unconfirmed(
+    actor_system: ActorSystem[Any],
+) -> None:
+    dead: list[object] = []
+    actor_system.dead_letters.subscribe(lambda letter: dead.append(letter.message))
+    record, consumer, producer, controller = await _stashing(actor_system, 1, [3, 2])
+    consumer.tell("stop")
+    with anyio.fail_after(10):
+        await controller.ref.join()
+    # 0 was handled; the stashed 1, the rest of its batch and the held batch
+    # are unconfirmed (the producer resends them to the next consumer).
+    assert record.seen == [0]
+    assert controller.confirmed("p") == 1
+    assert [d.message for d in dead if isinstance(d, Delivery)] == [1, 2]
+    assert producer.statistics().unconfirmed >= 4
