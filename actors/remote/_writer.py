@@ -138,7 +138,7 @@ class Writer:
         """Number a frame of ``envelopes``, account for it, and hand it to
         ``publish`` (its result returned: an awaitable for ``publish``)."""
         window = self.window
-        seq = window.number()
+        window.seq = seq = window.seq + 1  # window.number() written out
         reply = self._reply
         subject = self._subject
         number = None if reply is None else f"{reply}.{seq}"
