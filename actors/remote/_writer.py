@@ -232,15 +232,18 @@ class Writer:
         total = len(envelopes)
         try:
             while start < total:
-                # The longest run from `start` that fits one frame.
-                end = start
-                size = 0
-                while end < total:
-                    n = len(envelopes[end])
-                    if size + n > limit:
-                        break
-                    size += n
-                    end += 1
+                if not start and sum(map(len, envelopes)) <= limit:
+                    end = total  # the usual batch: one frame, sized in C
+                else:
+                    # The longest run from `start` that fits one frame.
+                    end = start
+                    size = 0
+                    while end < total:
+                        n = len(envelopes[end])
+                        if size + n > limit:
+                            break
+                        size += n
+                        end += 1
                 if end == start:
                     # The server's max_payload shrank after it was checked.
                     too_large = envelopes[start]
