@@ -241,6 +241,12 @@ class Actor(Generic[M]):
     #: Whether (and how) this class's ``on_restart`` takes the message
     #: (checked once per class, in ``__init_subclass__``; see _restart_call).
     _actors_restart_message: ClassVar[bool | str] = True
+    #: A check of an instance the runtime built, run once its factory has
+    #: returned and before it starts (``_incarnation.construct``), or None: a
+    #: misconfigured instance then makes ``spawn`` raise (its first instance
+    #: is built there) instead of failing its start hook restart after
+    #: restart. The durable actors check their persistence id and stores.
+    _actors_check_built: ClassVar[Callable[[Any], None] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -44,6 +44,9 @@ def construct(cell: Cell) -> Actor:
         TypeError: the factory returned something that is not an Actor, one
             with a wrong ``supervisor_strategy``, or the instance of another
             actor (alive or ended).
+        TypeError, ValueError: the class's ``_actors_check_built`` found the
+            instance misconfigured (a durable actor's persistence id, codec
+            or stores).
     """
     token = current_cell.set(cell)
     construction = Construction(cell)
@@ -78,6 +81,9 @@ def construct(cell: Cell) -> Actor:
         )
     check_strategy_attribute(instance, cell.path)
     instance.context = cell.context
+    check = type(instance)._actors_check_built
+    if check is not None:
+        check(instance)
     return instance
 
 

@@ -80,6 +80,23 @@ def _recovering(hook: Callable[..., Any]) -> Callable[..., Any]:
     return _machinery(recover_first)
 
 
+def _check_built(actor: DurableActor[Any, Any]) -> None:
+    """What the runtime checks of a durable actor it has built, once its
+    factory returned (``Actor._actors_check_built``): its persistence id, its
+    codec and its stores, so that a misconfigured one makes ``spawn`` raise
+    the error (the factory's errors are ``spawn``'s) instead of failing its
+    start restart after restart until its supervisor gives up.
+
+    Raises:
+        TypeError: no ``persistence_id`` or not a str, no codec, no journal
+            or store (neither the actor's own nor its system's).
+        ValueError: an empty, too long or unprintable persistence id.
+    """
+    actor._persistence_id()
+    actor._codec()
+    actor._stores()
+
+
 class DurableActor(Actor[C], Generic[C, S]):
     """The base of ``EventSourcedActor`` and ``DurableStateActor``."""
 
@@ -93,6 +110,7 @@ class DurableActor(Actor[C], Generic[C, S]):
     persistence_id: str
 
     _persistence: Any = None
+    _actors_check_built = _check_built
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         own = cls.__dict__

@@ -140,6 +140,13 @@ class EventSourcedActor(DurableActor[C, S], Generic[C, E, S]):
       no limit).
     * ``replay_batch``: events read per journal call on recovery (default
       1000).
+
+    Checked once the factory has returned, inside ``spawn`` (whose errors
+    the factory's are): an instance without a valid ``persistence_id``
+    (``TypeError`` when missing or not a str, ``ValueError`` when empty,
+    longer than 255 characters or unprintable), without a codec, or
+    without a journal (``TypeError``, naming ``ActorSystem(journal=...)``)
+    makes ``spawn`` raise, and nothing starts (as a factory that raises).
     """
 
     #: Its own journal (None: the system's).

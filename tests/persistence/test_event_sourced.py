@@ -3,14 +3,13 @@ side effects."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
 
-from actors import ActorSystem, StopReason, UnhandledMessage
+from actors import Actor, ActorSystem, StopReason, UnhandledMessage
 from actors.persistence import (
     Codec,
     Effect,
@@ -271,6 +270,11 @@ async def test_the_journal_may_be_the_actors_own() -> None:
     assert [e.sequence_nr for e in own.events("account-alice")] == [1]
 
 
+class _Echo(Actor[Any]):
+    def receive(self, message: Any) -> Any:
+        return message
+
+
 class _Missing(EventSourcedActor[Any, Any, int]):
     codec = Codec(Deposited)
 
@@ -310,8 +314,31 @@ class _NoJournal(_Missing):
 async def test_a_durable_actor_missing_what_it_needs_fails_with_a_clear_error(
     cls: type, journal: Any, error: type[Exception], match: str
 ) -> None:
+    # Found as the instance is built, inside spawn (the factory's errors are
+    # spawn's): spawn raises, nothing starts, the system goes on.
     async with ActorSystem(journal=journal, log_failures=False) as system:
-        ref = system.spawn(cls, restart="temporary")
-        reason = await ref.join()
-    assert isinstance(reason, error)
-    assert re.search(match, str(reason)), reason
+        with pytest.raises(error, match=match):
+            system.spawn(cls)
+        with pytest.raises(error, match=match):
+            system.spawn(lambda: cls())  # a factory's instance: the same
+        assert system.dead_letters.count == 0
+        assert await system.spawn(_Echo).ask("still up") == "still up"
+
+
+async def test_a_durable_actor_built_outside_the_runtime_is_checked_when_spawned() -> (
+    None
+):
+    # Made first, its journal set afterwards (as a test kit does): the check
+    # runs once the factory has returned, so the factory's own settings count.
+    journal = MemoryJournal()
+
+    def made() -> BankAccount:
+        actor = BankAccount("bob")
+        actor.journal = journal
+        return actor
+
+    async with ActorSystem(log_failures=False) as system:  # no journal
+        with pytest.raises(TypeError, match="ActorSystem\\(journal="):
+            system.spawn(BankAccount, "bob")
+        assert await system.spawn(made).ask(Deposit(2)) == 2
+    assert [e.sequence_nr for e in journal.events("account-bob")] == [1]
