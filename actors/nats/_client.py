@@ -277,15 +277,6 @@ class Client(Publisher):
         return self._pending_bytes
 
     @property
-    def idle(self) -> bool:
-        """Nothing is queued for the server and no burst of commands is under
-        way: a command published now starts a new step of the conversation
-        (it is written at once by its caller when the connection allows it).
-        After such a write the client stays busy until data comes in from the
-        server or its writer has written everything queued since."""
-        return not self._pending_bytes and not self._burst
-
-    @property
     def max_payload(self) -> int:
         """The server's ``max_payload``: the largest headers + payload, in bytes."""
         return self._max_payload
