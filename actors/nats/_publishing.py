@@ -28,6 +28,15 @@ _whitespace = re.compile(r"\s").search
 class Publisher(Reconnection):
     """The publishing half of ``Client`` (see the module docstring)."""
 
+    @property
+    def idle(self) -> bool:
+        """Nothing is queued for the server and no burst of commands is under
+        way: a command published now starts a new step of the conversation
+        (it is written at once by its caller when the connection allows it).
+        After such a write the client stays busy until data comes in from the
+        server or its writer has written everything queued since."""
+        return not self._pending_bytes and not self._burst
+
     def _encode(
         self,
         subject: str,

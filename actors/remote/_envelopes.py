@@ -83,12 +83,16 @@ CREDIT_QUERY: Final = 14
 CREDIT_STATE: Final = 15
 SHARE: Final = 16
 
+# Envelopes and frames are ``gc=False``: their fields are strings, numbers,
+# raw bytes and (a frame's) a list of envelopes, so they cannot be part of a
+# reference cycle, and a decoded frame adds nothing to the cyclic garbage
+# collector's count (fewer collections per frame read).
 Tag = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 Trace = Annotated[str, msgspec.Meta(max_length=512)]
 Id = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
-class TellEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=TELL):
+class TellEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=TELL):
     """``[0, path, tag, body, trace?]``: deliver a message to ``path``."""
 
     path: Path
@@ -97,7 +101,7 @@ class TellEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=TELL):
     trace: Trace | None = None
 
 
-class AskEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=ASK):
+class AskEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=ASK):
     """``[1, path, ask_id, tag, body, trace?]``: deliver a message to ``path``
     and reply to the frame's sender (or, when it has none, to the NATS
     message's reply subject) with a ``ReplyEnvelope`` or ``FailureEnvelope``
@@ -110,7 +114,7 @@ class AskEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=ASK):
     trace: Trace | None = None
 
 
-class ReplyEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=REPLY):
+class ReplyEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=REPLY):
     """``[2, ask_id, tag, body]``: the handler's return value."""
 
     ask_id: Id
@@ -118,7 +122,9 @@ class ReplyEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=REPLY):
     body: msgspec.Raw
 
 
-class FailureEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=FAILURE):
+class FailureEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=FAILURE
+):
     """``[3, ask_id, tag, body]``: the ask failed with this exception (the
     handler's, or the runtime's, e.g. the actor was not found or stopped)."""
 
@@ -127,19 +133,21 @@ class FailureEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=FAILURE)
     body: msgspec.Raw
 
 
-class WatchEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=WATCH):
+class WatchEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=WATCH):
     """``[4, path]``: the sending node watches the actor at ``path``."""
 
     path: Path
 
 
-class UnwatchEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=UNWATCH):
+class UnwatchEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=UNWATCH
+):
     """``[5, path]``: the sending node no longer watches ``path``."""
 
     path: Path
 
 
-class DeathEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=DEATH):
+class DeathEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=DEATH):
     """``[6, path, tag, body]``: the actor at ``path``, watched by the
     receiving node, terminated; the reason is a tagged value."""
 
@@ -148,21 +156,25 @@ class DeathEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=DEATH):
     body: msgspec.Raw
 
 
-class HeartbeatEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=HEARTBEAT):
+class HeartbeatEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=HEARTBEAT
+):
     """``[7, seq]``: answer with a ``HeartbeatAckEnvelope`` of the same ``seq``."""
 
     seq: Id
 
 
 class HeartbeatAckEnvelope(
-    msgspec.Struct, array_like=True, frozen=True, tag=HEARTBEAT_ACK
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=HEARTBEAT_ACK
 ):
     """``[8, seq]``: the answer to a ``HeartbeatEnvelope``."""
 
     seq: Id
 
 
-class LookupEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP):
+class LookupEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=LOOKUP
+):
     """``[9, ask_id, path]``: does an actor live at ``path``? Answered with a
     ``LookupReplyEnvelope``."""
 
@@ -171,7 +183,7 @@ class LookupEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP):
 
 
 class LookupReplyEnvelope(
-    msgspec.Struct, array_like=True, frozen=True, tag=LOOKUP_REPLY
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=LOOKUP_REPLY
 ):
     """``[10, ask_id, found]``: the answer to a ``LookupEnvelope``."""
 
@@ -179,20 +191,22 @@ class LookupReplyEnvelope(
     found: bool
 
 
-class StopEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=STOP):
+class StopEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=STOP):
     """``[11, path]``: stop the actor at ``path`` (as ``ref.stop()``)."""
 
     path: Path
 
 
-class AckEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=ACK):
+class AckEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=ACK):
     """``[12, seq]``: the sending node received every numbered frame from
     the receiving node up to number ``seq`` that it will ever receive."""
 
     seq: Id
 
 
-class CreditEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=CREDIT):
+class CreditEnvelope(
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=CREDIT
+):
     """``[13, path, count]``: the actor at ``path`` on the sending node took
     ``count`` more of the receiving node's tells to it (or they ended as
     dead letters there): that many credits back (out of band)."""
@@ -202,7 +216,7 @@ class CreditEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=CREDIT):
 
 
 class CreditQueryEnvelope(
-    msgspec.Struct, array_like=True, frozen=True, tag=CREDIT_QUERY
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=CREDIT_QUERY
 ):
     """``[14, path, query]``: how many of my tells to ``path`` do you hold?
     Sent in FIFO order after the tells; answered with kind 15."""
@@ -212,7 +226,7 @@ class CreditQueryEnvelope(
 
 
 class CreditStateEnvelope(
-    msgspec.Struct, array_like=True, frozen=True, tag=CREDIT_STATE
+    msgspec.Struct, array_like=True, frozen=True, gc=False, tag=CREDIT_STATE
 ):
     """``[15, path, query, held]``: the answer to credit query ``query``:
     the sending node holds ``held`` of the receiving node's tells to
@@ -223,7 +237,7 @@ class CreditStateEnvelope(
     held: Id
 
 
-class ShareEnvelope(msgspec.Struct, array_like=True, frozen=True, tag=SHARE):
+class ShareEnvelope(msgspec.Struct, array_like=True, frozen=True, gc=False, tag=SHARE):
     """``[16, share, ask]``: the sending node's share (``Remote(share=...)``):
     the most of the receiving node's tells to one of its actors it holds;
     the receiving node keeps that many outstanding to each, at most. Sent
@@ -256,7 +270,7 @@ Envelope = (
 )
 
 
-class Frame(msgspec.Struct, array_like=True, frozen=True):
+class Frame(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """``[version, sender, envelopes]``: one NATS message.
 
     Attributes:

@@ -237,10 +237,11 @@ class Inbound(InboundControl):
                     oob = frame_number(token[1:])
                     if oob is not None:
                         numbered = reply
-                else:
-                    seq = frame_number(token)
-                    if seq is not None:
-                        numbered = reply
+                elif token.isascii() and token.isdigit() and len(token) <= 18:
+                    # frame_number(token) written out: a numbered frame's
+                    # (every frame from a node) call saved.
+                    seq = int(token)
+                    numbered = reply
         payload: bytes | memoryview = data
         secret = self._secret
         if secret is not None:

@@ -63,7 +63,7 @@ def new_incarnation() -> str:
     return secrets.token_hex(8)
 
 
-class NodeAddress(msgspec.Struct, frozen=True, array_like=True):
+class NodeAddress(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """One incarnation of a node; on the wire ``[node, incarnation]``.
 
     Equal addresses name the same running process: a restarted node has the
@@ -90,7 +90,7 @@ class NodeAddress(msgspec.Struct, frozen=True, array_like=True):
         return f"{self.node}#{self.incarnation}"
 
 
-class RefAddress(msgspec.Struct, frozen=True, array_like=True):
+class RefAddress(msgspec.Struct, frozen=True, array_like=True, gc=False):
     """Where an actor lives: its node incarnation and its path; on the wire
     ``[node, incarnation, path]``. A ref inside a message travels as this.
 

@@ -121,7 +121,7 @@ class Outbound:
         peer: the peer node.
         wire: the sender's wire encoder (its frames' prefix).
         client: the NATS client (``publish``, ``publish_nowait``,
-            ``pending_bytes`` and ``max_payload``).
+            ``idle`` and ``max_payload``).
         subject: the peer's inbox subject.
         reply: the return subject for this peer (NATS's no-responders status
             comes back there), or ``None``; each frame's reply subject is
@@ -309,9 +309,9 @@ class Outbound:
     def put_now(self, envelope: bytes, headers: dict[str, str] | None = None) -> bool:
         """Publish ``envelope`` in a frame of its own at once, if that keeps
         FIFO and the window: nothing is buffered and the writer holds
-        nothing (``Writer.idle``), the window has room and the client has written
-        everything (so nothing is batching right now). Never waits, never a
-        checkpoint.
+        nothing (``Writer.idle``), the window has room and the client is idle
+        (nothing queued, no burst under way: so nothing is batching right
+        now). Never waits, never a checkpoint.
 
         Returns:
             True when it was published; False when nothing was done (then
@@ -332,7 +332,10 @@ class Outbound:
         allowance = 0 if headers is None else HEADER_ALLOWANCE
         if len(envelope) > writer.limit - allowance:
             self._check_size(envelope, allowance)
-        if self._client.pending_bytes:
+        if not self._client.idle:
+            # A burst under way (several asks or answers in one loop
+            # iteration): the first went out at once, the rest go together
+            # in the writer's next frame.
             return False
         try:
             writer.send_frame([envelope], self._client.publish_nowait, headers)

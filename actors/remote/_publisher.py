@@ -18,8 +18,9 @@ class Publisher(Protocol):
         ...
 
     @property
-    def pending_bytes(self) -> int:
-        """Bytes queued in the client and not yet written (0: it is idle)."""
+    def idle(self) -> bool:
+        """Nothing queued in the client and no burst of commands under way
+        (``actors.nats.Client.idle``)."""
         ...
 
     def publish(

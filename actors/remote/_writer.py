@@ -138,7 +138,7 @@ class Writer:
         """Number a frame of ``envelopes``, account for it, and hand it to
         ``publish`` (its result returned: an awaitable for ``publish``)."""
         window = self.window
-        seq = window.number()
+        window.seq = seq = window.seq + 1  # window.number() written out
         reply = self._reply
         subject = self._subject
         number = None if reply is None else f"{reply}.{seq}"
@@ -232,15 +232,18 @@ class Writer:
         total = len(envelopes)
         try:
             while start < total:
-                # The longest run from `start` that fits one frame.
-                end = start
-                size = 0
-                while end < total:
-                    n = len(envelopes[end])
-                    if size + n > limit:
-                        break
-                    size += n
-                    end += 1
+                if not start and sum(map(len, envelopes)) <= limit:
+                    end = total  # the usual batch: one frame, sized in C
+                else:
+                    # The longest run from `start` that fits one frame.
+                    end = start
+                    size = 0
+                    while end < total:
+                        n = len(envelopes[end])
+                        if size + n > limit:
+                            break
+                        size += n
+                        end += 1
                 if end == start:
                     # The server's max_payload shrank after it was checked.
                     too_large = envelopes[start]

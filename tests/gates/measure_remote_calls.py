@@ -17,6 +17,12 @@ the event loop's scheduling between them. The server's own work is another
 process and is not counted.
 
 * ``ask``: ``await ref.ask(...)`` one after the other, per round trip.
+* ``job``: per job of a pool across processes (here: a member on node
+  ``b``, its coordinator on ``a``, 64 credits), ``pool.tell(...)`` of a
+  burst of jobs to a worker that does nothing, until ``wait_idle``: the job
+  encoded and queued, dispatched in Jobs messages, taken by the member,
+  asked of its worker, reported in Done messages and taken off the
+  coordinator's books (both nodes and their loops counted).
 
 Each figure is the difference of two runs (``SMALL`` and ``LARGE`` round
 trips) over the difference in round trips, a warm-up run first, garbage
@@ -28,7 +34,8 @@ ever adds such polls. So each figure is the least of ``PAIRS`` measurements
 (the code path's own cost, what the budgets bound), and the code path's part
 (the calls made in ``actors/``) must repeat within ``TOLERANCE`` (relative)
 across them: a wider spread there means the count depends on something other
-than the code path. Asks in flight at
+than the code path (``JOB_TOLERANCE`` for pool jobs, whose messages carry as
+many jobs as the server's timing lets gather). Asks in flight at
 once are not gated: how many envelopes share a frame follows the server's
 timing (their counts move by 10% from run to run); the benchmark row
 ``remote/ask/in_flight/100`` measures them.
@@ -49,12 +56,16 @@ import anyio
 # The sibling modules (a script's own directory is first on sys.path).
 from gate_budgets import command_line, versions
 from measure_calls import Counts, _difference, _figures, _profiler, _seed_trio_scheduler
+from pool_worker import Idle
 
 from actors import Actor, ActorSystem
 from actors.nats import NatsServer
+from actors.node import host
 from actors.remote import Remote, TrustedBrokerWarning
 
 SMALL, LARGE = 100, 300  #: round trips per run
+SMALL_JOBS, LARGE_JOBS = 1_000, 4_000  #: pool jobs per run
+PREFETCH = 64  #: the pool's credits per worker (one worker)
 PAYLOAD = b"x" * 16
 #: Seconds: no ask times out and no heartbeat falls in a run.
 TIMEOUT = HEARTBEAT = 600.0
@@ -65,6 +76,9 @@ PAIRS = 3
 #: How far (relative) the calls made in ``actors/`` may differ between the
 #: measurements in one process (see the doc).
 TOLERANCE = 0.03
+#: The same for pool jobs: how many jobs share a Jobs or Done message follows
+#: the server's timing (a few per cent of a job's calls are per message).
+JOB_TOLERANCE = 0.06
 
 
 class Echo(Actor):
@@ -88,7 +102,7 @@ async def _counted(body: Callable[[], Awaitable[None]]) -> Counts:
     return counts
 
 
-async def _measure(url: str) -> list[Counts]:
+async def _measure(url: str) -> tuple[list[Counts], list[Counts]]:
     def node(name: str) -> Remote:
         return Remote(url, system="gate", node=name, heartbeat_interval=HEARTBEAT)
 
@@ -113,7 +127,28 @@ async def _measure(url: str) -> list[Counts]:
         runs = []
         for _ in range(PAIRS):  # the least is taken; actors/'s part must repeat
             runs += [await _counted(asks(SMALL)), await _counted(asks(LARGE))]
-    return runs
+
+        host(b, ("pool_worker",))
+        pool = a.remote.spawn_pool(Idle, nodes=["b"], prefetch=PREFETCH)
+        await pool.wait_ready(timeout=TIMEOUT)
+
+        def jobs(n: int) -> Callable[[], Awaitable[None]]:
+            async def body() -> None:
+                for i in range(n):
+                    pool.tell(i)
+                await pool.wait_idle()
+
+            return body
+
+        await _counted(jobs(SMALL_JOBS))
+        job_runs = []
+        for _ in range(PAIRS):
+            job_runs += [
+                await _counted(jobs(SMALL_JOBS)),
+                await _counted(jobs(LARGE_JOBS)),
+            ]
+        pool.stop()
+    return runs, job_runs
 
 
 def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
@@ -123,27 +158,38 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
     server = NatsServer()
     server.start()
     try:
-        runs = anyio.run(_measure, server.url, backend=backend)
+        runs, job_runs = anyio.run(_measure, server.url, backend=backend)
     finally:
         server.close()
-    units = LARGE - SMALL
-    out: dict[str, Any] = {"backend": backend}
-    pairs = [_difference(runs[i], runs[i + 1]) for i in range(0, len(runs), 2)]
-    each = [_figures(pair, "ask", units) for pair in pairs]
-    # The least of each figure: what the loop's extra polls on a loaded
-    # machine did not add to (the breakdown is that of the fewest calls).
-    out["figures"] = {k: min(f[k] for f in each) for k in each[0]}
-    out["repeat"] = {k: max(f[k] for f in each) for k in each[0]}
-    fewest = min(range(len(each)), key=lambda i: each[i]["ask.call"])
-    top = sorted(pairs[fewest].items(), key=lambda kv: -abs(kv[1]))[:breakdown]
-    out["breakdown"] = {
-        "ask": [f"{v / units:8.3f}  {event:6}  {where}" for (event, where), v in top]
-    }
-    out["repeatable"] = all(
-        out["repeat"][k] - out["figures"][k] <= TOLERANCE * out["figures"][k]
-        for k in out["figures"]
-        if k.endswith(".in_actors")
-    )
+    out: dict[str, Any] = {"backend": backend, "figures": {}, "repeat": {}}
+    out["breakdown"] = {}
+    repeatable = True
+    for name, measured, units, tolerance in (
+        ("ask", runs, LARGE - SMALL, TOLERANCE),
+        ("job", job_runs, LARGE_JOBS - SMALL_JOBS, JOB_TOLERANCE),
+    ):
+        pairs = [
+            _difference(measured[i], measured[i + 1])
+            for i in range(0, len(measured), 2)
+        ]
+        each = [_figures(pair, name, units) for pair in pairs]
+        # The least of each figure: what the loop's extra polls on a loaded
+        # machine did not add to (the breakdown is that of the fewest calls).
+        least = {k: min(f[k] for f in each) for k in each[0]}
+        most = {k: max(f[k] for f in each) for k in each[0]}
+        out["figures"].update(least)
+        out["repeat"].update(most)
+        fewest = min(range(len(each)), key=lambda i: each[i][f"{name}.call"])
+        top = sorted(pairs[fewest].items(), key=lambda kv: -abs(kv[1]))[:breakdown]
+        out["breakdown"][name] = [
+            f"{v / units:8.3f}  {event:6}  {where}" for (event, where), v in top
+        ]
+        repeatable = repeatable and all(
+            most[k] - least[k] <= tolerance * least[k]
+            for k in least
+            if k.endswith(".in_actors")
+        )
+    out["repeatable"] = repeatable
     out["versions"] = versions()
     return out
 

@@ -3,7 +3,8 @@ than budgeted.
 
 Calls per sequential ask round trip between two nodes in one process, over
 a private ``nats-server`` (both sides, their read loops and the event loop
-counted), on asyncio and on Trio, are counted in a fresh interpreter by
+counted), and per job of a pool across those nodes (coordinator and member),
+on asyncio and on Trio, are counted in a fresh interpreter by
 ``measure_remote_calls.py`` and compared with ``remote_budgets.json``. Each
 figure is the least of three measurements (a loaded machine only adds the
 loop's polls while the server's answer is not there yet), so a failure means
@@ -23,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_remote_calls.py"
 BUDGETS = HERE / "remote_budgets.json"
 BACKENDS = ("asyncio", "trio")
-FIGURES = ("ask.call", "ask.c_call")
+FIGURES = ("ask.call", "ask.c_call", "job.call", "job.c_call")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -36,7 +37,7 @@ def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
     limits = budgets["budgets"][backend]
     figures = measured["figures"]
     lines = [
-        f"remote ask call counts on {backend}; budgets set with "
+        f"remote ask and pool job call counts on {backend}; budgets set with "
         f"{budgets['measured_with']}",
         f"  {'figure':<11} {'measured':>9} {'budget':>8} {'set at':>8} "
         f"{'in actors/':>11}",
@@ -49,8 +50,9 @@ def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
             f"{limit.get('measured', '-'):>8} {figures[key + '.in_actors']:>11.2f}"
             + flag
         )
-    lines += ["", "calls per round trip, most frequent first:"]
-    lines += measured["breakdown"]["ask"]
+    for name, unit in (("ask", "round trip"), ("job", "pool job")):
+        lines += ["", f"calls per {unit}, most frequent first:"]
+        lines += measured["breakdown"][name]
     lines += [
         "",
         "A deliberate change? Re-measure with `python tests/gates/"
@@ -60,7 +62,7 @@ def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def test_a_remote_ask_round_trip_stays_within_its_call_budget(
+def test_a_remote_ask_round_trip_and_a_pool_job_stay_within_their_call_budgets(
     measured: dict[str, Any],
 ) -> None:
     check_within(measured, load(BUDGETS), FIGURES, _report, "remote call-count")

@@ -30,7 +30,7 @@ class Recorder:
     """A NATS client that records what is published (never connected)."""
 
     max_payload = 1024 * 1024
-    pending_bytes = 0
+    idle = True
 
     def __init__(self) -> None:
         self.published: list[tuple[str, bytes, str | None]] = []

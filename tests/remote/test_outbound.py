@@ -30,7 +30,7 @@ BETA = NodeAddress("beta", "fedcba9876543210")
 class FakeClient:
     """Records publishes; can hold them at a gate or fail them."""
 
-    pending_bytes = 0
+    idle = True
 
     def __init__(self, max_payload: int = 1024 * 1024) -> None:
         self.max_payload = max_payload
@@ -417,8 +417,8 @@ class FlakyClient:
             raise ConnectionError("the frame was refused")
         self._record(payload)
 
-    #: Bytes the client holds unwritten (``put_now`` publishes only at 0).
-    pending_bytes = 0
+    #: Nothing queued and no burst (``put_now`` publishes only then).
+    idle = True
 
     def publish_nowait(
         self, subject: str, payload: bytes = b"", *, reply: str | None = None

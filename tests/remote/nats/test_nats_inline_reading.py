@@ -63,3 +63,20 @@ async def test_many_messages_in_many_chunks_arrive_complete_and_in_order(
         with anyio.fail_after(10):
             await done.wait()
     assert received == list(range(count))
+
+
+@pytest.mark.anyio
+async def test_a_client_is_idle_until_a_burst_starts_and_again_once_data_comes_in(
+    nats_server: NatsServer, subject: str
+) -> None:
+    # What the remote layer's put_now asks: only the first command of a
+    # burst goes out at once, the rest of the burst goes together.
+    async with connect(nats_server.url) as nc:
+        await nc.flush()
+        assert nc.idle
+        nc.publish_nowait(subject, b"first")  # written at once: a burst starts
+        assert not nc.idle
+        nc.publish_nowait(subject, b"second")  # queued behind it
+        assert not nc.idle
+        await nc.flush()  # the PONG came in and the writer wrote everything
+        assert nc.idle
