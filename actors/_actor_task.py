@@ -1,12 +1,12 @@
 """An actor's task: incarnation after incarnation until it terminates.
 
-Each incarnation starts (``_incarnation``), handles messages (``_dispatch``, or
-the traced loop of a system with telemetry) until a ``Restart`` or ``Stop``
-unwinds it, or, in the first run of an actor with no mail yet, until the
-loop finds its mailbox empty: the run then ends and the actor is idle,
-holding no task (``Mailbox.wait_detached``); the next item, a stop or a
-control command starts a new run (``resume``) that goes on with the same
-incarnation, in the context variables the last run left. A restart stops
+Each incarnation starts (``_incarnation``), handles messages (``_dispatch``)
+until a ``Restart`` or ``Stop`` unwinds it, or until the actor is idle: an
+incarnation whose first look finds its mailbox empty, and one that has been
+parked on it since the system's last idle tick (``_hibernation``), end the
+run, and the actor holds no task (``Mailbox.wait_detached``); the next item,
+a stop or a control command starts a new run (``resume``) that goes on with
+the same incarnation, in the context variables the last run left. A restart stops
 the incarnation before the next one starts (after the backoff the
 supervisor chose). Whatever ends the task, ``_termination`` runs
 last. What no supervisor handles (a bug in the runtime; ``SystemExit`` or
@@ -80,10 +80,11 @@ async def run_actor(cell: Cell) -> None:
         while True:
             try:
                 if resumed:
-                    # Idle since its last run: its incarnation goes on.
+                    # Idle since its last run: its incarnation goes on, and
+                    # the run may end idle again (_hibernation).
                     resumed = False
-                    await run_loop(cell, None)
-                    return  # (a run that has handled mail never ends idle)
+                    await run_loop(cell, resume)
+                    return  # idle again: the next mail starts a new run
                 if delay:  # backoff: the old incarnation has ended already
                     await cell.backoff(delay)
                     delay = 0.0
@@ -107,10 +108,9 @@ async def run_actor(cell: Cell) -> None:
                     done.set()
                     done = None
                 cell.state = RUNNING
-                # The first run of a first incarnation may end idle; not the
-                # guardian's (the system's scope waits for its one run).
-                idle = not restarting and cell.parent is not None
-                await run_loop(cell, resume if idle else None)
+                # Any run may end idle but the guardian's (the system's
+                # scope waits for its one run).
+                await run_loop(cell, resume if cell.parent is not None else None)
                 return  # idle: the next mail starts a new run
             except Restart as restart:
                 if done is not None:  # a start it was waiting for failed

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from ._clock import Clock
     from ._deadlines import AskDeadlines
+    from ._hibernation import Hibernation
     from ._pool import PoolRef
     from ._registry import Registry
     from ._strategies import SupervisorStrategy
@@ -85,6 +86,8 @@ class Runtime:
         "from_thread",
         "guardian",
         "guardian_per_child",
+        "hibernate_after",
+        "hibernation",
         "log_failures",
         "loop_token",
         "make_timers",
@@ -169,6 +172,10 @@ class Runtime:
         self.clock: Clock | None = None
         #: The remote extension (``ActorSystem(remote=...)``), or None.
         self.remote: RemoteExtension | None = None
+        #: Seconds an actor that has had mail stays idle before it gives up
+        #: its task (None: never); the tick that does it, made on entry.
+        self.hibernate_after: float | None = None
+        self.hibernation: Hibernation | None = None
         #: Cells whose task has not run yet: a task cancelled before its first
         #: step never runs (asyncio), so the exit settles them itself.
         self.unstarted: set[Cell] = set()

@@ -20,6 +20,7 @@ from ._actor import Actor
 from ._clock import Clock
 from ._dead_letters import DeadLetter, DeadLetters
 from ._errors import ClusterNotStarted, SystemNotRunning
+from ._hibernation import DEFAULT_HIBERNATE_AFTER
 from ._log import FailureLogging, check_log_failures
 from ._pool_spawn import spawn_pool
 from ._runtime import Runtime
@@ -30,7 +31,12 @@ from ._system_scope import SystemScope
 from ._telemetry import Telemetry
 from ._threads import FromThread
 from ._timers import TimerScheduler
-from ._validation import check_count, check_limit, check_seconds_type
+from ._validation import (
+    check_count,
+    check_duration,
+    check_limit,
+    check_seconds_type,
+)
 from .channel.lowlevel import Backend
 from .extension import R, RemoteExtension
 
@@ -129,15 +135,25 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
             ``actors.persistence.SnapshotStore``). None (the default): the
             journal, when it stores snapshots too (the SQLite and memory
             journals do).
+        hibernate_after: seconds an actor that has had mail stays idle (its
+            mailbox empty, no handler running) before it gives up its task,
+            as OTP's ``hibernate_after``: it then holds no task, as an actor
+            that never had mail, and the next message, stop or command
+            starts it again with the same instance and state (a task start:
+            tens of microseconds). It hibernates after between this and
+            twice this long (one tick per system, on ``clock`` when given).
+            Default 1 second. None: an actor keeps its task until it stops
+            once it has had mail.
 
     Raises:
         TypeError: ``strategy`` is not a SupervisorStrategy; ``drain`` or
             ``dead_letters_kept`` is not an integer; ``shutdown_timeout`` is
             not a number; ``telemetry`` is neither None nor a Telemetry;
             ``log_failures`` is neither a bool nor a FailureLogging;
-            ``clock`` is neither None nor a Clock.
+            ``clock`` is neither None nor a Clock; ``hibernate_after`` is
+            neither None nor a number.
         ValueError: ``drain`` < 1, ``dead_letters_kept`` < 0,
-            ``shutdown_timeout`` < 0.
+            ``shutdown_timeout`` < 0; ``hibernate_after`` not > 0 and finite.
     """
 
     def __init__(
@@ -153,6 +169,7 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
         clock: Clock | None = None,
         journal: object = None,
         snapshot_store: object = None,
+        hibernate_after: float | None = DEFAULT_HIBERNATE_AFTER,
     ) -> None:
         per_child = strategy is None
         if strategy is None:
@@ -180,6 +197,8 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
                 f"clock must be an actors.testing.Clock (e.g. ManualClock()) or "
                 f"None, not {clock!r}"
             )
+        if hibernate_after is not None:
+            hibernate_after = check_duration("hibernate_after", hibernate_after)
         self.shutdown_timeout = shutdown_timeout
         self._remote = remote
         # Held for actors.persistence (the runtime never uses them).
@@ -207,6 +226,7 @@ class ActorSystem(SystemScope, ActorNames, Generic[R]):
         self._runtime.guardian_per_child = per_child
         self._runtime.log_failures = failure_logging
         self._runtime.clock = clock
+        self._runtime.hibernate_after = hibernate_after
 
     # -- what it is and how it is doing ----------------------------------------
 

@@ -19,6 +19,7 @@ from ._actor import Actor
 from ._actor_task import run_actor
 from ._deadlines import ask_deadlines
 from ._errors import SystemNotRunning
+from ._hibernation import Hibernation
 from ._lifecycle import StopReason, current_cell
 from ._threads import call_soon_in_loop, in_loop_thread
 from .channel.lowlevel import current_backend, task_spawner
@@ -141,6 +142,8 @@ class SystemScope:
         # cancel scope stack.
         backend = runtime.backend = current_backend()
         runtime.deadlines = ask_deadlines(runtime, backend)
+        if runtime.hibernate_after is not None:
+            runtime.hibernation = Hibernation(runtime, runtime.hibernate_after)
         runtime.loop_token = anyio.lowlevel.current_token()
         guardian = runtime.make_cell(
             None, "user", _Guardian, (), {}, None, runtime.drain, "permanent", None
@@ -323,6 +326,8 @@ class SystemScope:
                     logger.exception("actor system: stopping %r failed", self._remote)
         if runtime.deadlines is not None:
             runtime.deadlines.close()  # ends the Trio deadline task
+        if runtime.hibernation is not None:
+            runtime.hibernation.close()  # (every actor's run has ended)
 
     def _surface(self, group: BaseExceptionGroup[BaseException]) -> BaseException:
         """The one exception to raise from ``async with`` for a task group's."""

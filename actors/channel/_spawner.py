@@ -122,6 +122,9 @@ class _AsyncioSpawner(TaskSpawner):
             scopes.discard(scope)
             self._live -= 1
             if not self._live:
+                # A set keeps its table when emptied: a new one lets the
+                # peak's go (a burst of tasks, then none).
+                self._scopes = set()
                 self._wake()
 
     def _wake(self) -> None:

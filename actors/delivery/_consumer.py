@@ -62,7 +62,6 @@ from ..extension import host_of
 from ..mailbox import MailboxClosed
 from ._consumer_state import (
     FAILED,
-    RECENT_JOBS,
     ConsumerState,
     ConsumerStatistics,
     Stream,
@@ -122,8 +121,9 @@ class _ConsumerActor(Actor[Any]):
                 self._prune(stream, message.confirmed)
                 state.request(message.producer_id, stream)
         elif message is _FLUSH:
+            due, state.grants_due = state.grants_due, {}
             for producer_id, stream in state.streams.items():
-                if stream.confirmed > stream.reported:
+                if stream.confirmed > stream.reported or producer_id in due:
                     state.request(producer_id, stream)
             lane = state.lane
             if lane is not None and lane.inflight and not lane.failing:
@@ -200,8 +200,11 @@ class _ConsumerActor(Actor[Any]):
         self._prune(stream, message.confirmed)
         accepted = stream.accepted
         if first + count - 1 <= accepted:
+            # Seen already: the confirmation again (one grant for a burst of
+            # duplicates, soon: they come in a resend's batches).
             state.duplicates += count
-            state.request(producer_id, stream)
+            state.grant(producer_id, stream)
+            self._flush_soon()
             return
         if first > accepted + 1:
             state.out_of_order += count
@@ -212,97 +215,31 @@ class _ConsumerActor(Actor[Any]):
         skip = accepted + 1 - first
         state.duplicates += skip
         wants = set(message.wants_reply) if message.wants_reply else None
-        if state.lane is not None:
-            self._hand(message, stream, skip, wants)
+        deliveries, answered = self._unpack(message, stream, skip)
+        if not deliveries:
             return
-        tags, bodies = message.tags, message.bodies
-        window, half_window = state.window, state.half_window
-        codec = state.codec() if messages is None else None
-        recent = state.recent_jobs
-        sync = state.handler if state.sync_handler else None
-        consumer, timeout = state.consumer, state.delivery_timeout
-        for index in range(skip, count):
-            seq_nr = first + index
-            if seq_nr > stream.reported + window and stream.reported >= 0:
-                state.bad_input += count - index  # past the demand it was given
-                break
-            if codec is not None:
-                try:
-                    payload = codec.decode(tags[index], bodies[index])
-                except Exception:
-                    state.bad_input += 1
-                    break
-            else:
-                assert messages is not None
-                payload = messages[index]
-            job_id = job_ids[index] if job_ids else 0
-            job = (producer_id, job_id)
-            if job_id and job in recent:
-                reply = recent[job]  # run here already: confirm, do not run again
-                state.duplicates += 1
-            else:
-                delivery = Delivery(
-                    payload, producer_id, message.epoch, seq_nr, job_id or None
-                )
-                if sync is not None:
-                    # A sync handler, called inline (no coroutine per message);
-                    # what it raises goes to the retrying path.
-                    try:
-                        reply = sync(delivery)
-                    except Exception:
-                        state.handler_failures += 1
-                        reply = await self._hand_over(delivery, True)
-                    else:
-                        if reply is not None and inspect.isawaitable(reply):
-                            state.sync_handler = False
-                            sync = None
-                            reply = await self._finish(delivery, reply)
-                elif consumer is not None:
-                    # The consumer actor, asked inline (no coroutine of ours
-                    # per message); a failure goes to the retrying path.
-                    try:
-                        reply = await consumer.ask(delivery, timeout)
-                    except ActorStopped:
-                        self.context.stop()
-                        return
-                    except Exception:
-                        state.handler_failures += 1
-                        reply = await self._hand_over(delivery, True)
-                else:
-                    reply = await self._hand_over(delivery)
-                if reply is _GONE:
-                    return
-                if job_id:
-                    recent[job] = reply
-                    if len(recent) > RECENT_JOBS:
-                        recent.popitem(last=False)
-            stream.confirmed = stream.accepted = seq_nr
-            state.delivered += 1
-            if wants is not None and seq_nr in wants:
-                state.keep_reply(stream, seq_nr, reply)
-            # A Request when half the window is confirmed, within a batch
-            # too: the producer sends the next half while this one is
-            # handled (batched under load, pipelined).
-            if seq_nr - stream.reported >= half_window:
-                state.request(producer_id, stream)
-        progress = state.progress
-        if progress is not None:
-            state.progress = None
-            progress.set()
-        # The rest soon after (a short timer: prompt when idle, one per burst).
-        if stream.confirmed > stream.reported and not self.context.timers.is_active(
-            "flush"
-        ):
-            self.context.timers.start_single("flush", _FLUSH, _FLUSH_DELAY)
-
-    def _hand(
-        self, message: Sequenced, stream: Stream, skip: int, wants: set[int] | None
-    ) -> None:
-        """Hand the messages of ``message`` from index ``skip`` on to the
-        consumer as one batch on the lane (see ``_handover``)."""
-        state = self.state
         lane = state.lane
-        assert lane is not None
+        if lane is None:
+            await self._handle(producer_id, stream, deliveries, answered, wants)
+            return
+        # A local consumer actor: the batch goes to its mailbox (_handover).
+        stream.accepted = deliveries[-1].seq_nr
+        try:
+            lane.hand(Batch(stream, producer_id, deliveries, wants, answered))
+        except MailboxClosed:
+            self.context.stop()  # the consumer stopped (its Terminated comes)
+            return
+        self._flush_soon()
+
+    def _unpack(
+        self, message: Sequenced, stream: Stream, skip: int
+    ) -> tuple[list[Delivery[Any]], dict[int, Any] | None]:
+        """The deliveries of ``message`` from index ``skip`` on, and the
+        replies of the jobs among them run here lately, by number (confirmed
+        without running them again; None: none). A message past the demand
+        this consumer gave, or one that does not decode, ends the batch
+        there: it and the rest are dropped and counted (``bad_input``)."""
+        state = self.state
         producer_id, epoch = message.producer_id, message.epoch
         first, count = message.seq_nr, message.count
         messages, tags, bodies = message.messages, message.tags, message.bodies
@@ -321,7 +258,7 @@ class _ConsumerActor(Actor[Any]):
                 try:
                     payload = codec.decode(tags[index], bodies[index])
                 except Exception:
-                    state.bad_input += 1
+                    state.bad_input += count - index
                     break
             else:
                 assert messages is not None
@@ -337,15 +274,67 @@ class _ConsumerActor(Actor[Any]):
             deliveries.append(
                 Delivery(payload, producer_id, epoch, seq_nr, job_id or None)
             )
-        if not deliveries:
-            return
-        stream.accepted = first + skip + len(deliveries) - 1
-        try:
-            lane.hand(Batch(stream, producer_id, deliveries, wants, answered))
-        except MailboxClosed:
-            self.context.stop()  # the consumer stopped (its Terminated comes)
-            return
-        self._flush_soon()
+        return deliveries, answered
+
+    async def _handle(
+        self,
+        producer_id: str,
+        stream: Stream,
+        deliveries: list[Delivery[Any]],
+        answered: dict[int, Any] | None,
+        wants: set[int] | None,
+    ) -> None:
+        """Hand ``deliveries`` over one at a time: the handler called inline
+        (a sync one without a coroutine per message), or the consumer asked;
+        each return confirms its message; a failure goes to the retrying
+        path (``_hand_over``). The grants due go out before each yield."""
+        state = self.state
+        sync = state.handler if state.sync_handler else None
+        consumer, timeout = state.consumer, state.delivery_timeout
+        for delivery in deliveries:
+            seq_nr = delivery.seq_nr
+            if answered is not None and seq_nr in answered:
+                reply = answered[seq_nr]  # run here already
+            elif sync is not None:
+                try:
+                    reply = sync(delivery)
+                except Exception:
+                    state.handler_failures += 1
+                    state.send_grants()
+                    reply = await self._hand_over(delivery, True)
+                else:
+                    if reply is not None and inspect.isawaitable(reply):
+                        state.sync_handler = False
+                        sync = None
+                        state.send_grants()
+                        reply = await self._finish(delivery, reply)
+            elif consumer is not None:
+                # The consumer actor, asked inline (no coroutine of ours per
+                # message); a failure goes to the retrying path.
+                state.send_grants()
+                try:
+                    reply = await consumer.ask(delivery, timeout)
+                except ActorStopped:
+                    self.context.stop()
+                    return
+                except Exception:
+                    state.handler_failures += 1
+                    reply = await self._hand_over(delivery, True)
+            else:
+                state.send_grants()
+                reply = await self._hand_over(delivery)
+            if reply is _GONE:
+                return
+            stream.accepted = seq_nr
+            state.settle(producer_id, stream, delivery, reply, wants)
+        state.send_grants()
+        progress = state.progress
+        if progress is not None:
+            state.progress = None
+            progress.set()
+        # The rest soon after (a short timer: prompt when idle, one per burst).
+        if stream.confirmed > stream.reported:
+            self._flush_soon()
 
     def _resend(self, producer_id: str, stream: Stream, from_seq_nr: int) -> None:
         state = self.state

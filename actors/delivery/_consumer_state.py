@@ -17,7 +17,7 @@ import msgspec
 
 from .. import ActorRef, ActorSystem
 from ._delivery import Delivery
-from ._handover import Batch, Lane
+from ._handover import Lane
 from ._protocol import MAX_ID, Request
 from ._wire import codec_of, is_remote
 
@@ -123,6 +123,10 @@ class ConsumerState:
         self.lane: Lane | None = None
         #: Seconds before the next retry of a failed hand-over on the lane.
         self.retry_delay = retry_interval
+        #: Producer id -> stream whose grant (a ``Request``) is due: sent
+        #: once by ``send_grants``, however many confirmations made it due
+        #: in between (one grant per batch, or before the handler yields).
+        self.grants_due: dict[str, Stream] = {}
         self._codec: Any = None
 
     def codec(self) -> Any:
@@ -158,8 +162,23 @@ class ConsumerState:
             stream.accepted = max(stream.accepted, stream.confirmed)
         return stream
 
+    def grant(self, producer_id: str, stream: Stream) -> None:
+        """A grant to ``producer_id`` is due: ``send_grants`` sends it (one
+        ``Request`` with the confirmation and demand as they are then)."""
+        self.grants_due[producer_id] = stream
+
+    def send_grants(self) -> None:
+        """Send every grant due, one ``Request`` per producer (called at the
+        end of a batch, before a handler yields, and by the flush timer)."""
+        due = self.grants_due
+        if due:
+            self.grants_due = {}
+            for producer_id, stream in due.items():
+                if self.streams.get(producer_id) is stream:  # not replaced since
+                    self.request(producer_id, stream)
+
     def request(self, producer_id: str, stream: Stream) -> None:
-        """Tell the producer the confirmation and the demand."""
+        """Tell the producer the confirmation and the demand now."""
         assert self.ref is not None
         stream.reported = stream.confirmed
         remote: list[tuple[int, str, msgspec.Raw]] = []
@@ -182,27 +201,44 @@ class ConsumerState:
         with contextlib.suppress(Exception):
             stream.producer.tell(message)
 
-    def confirm(self, batch: Batch, delivery: Delivery[Any], reply: object) -> None:
-        """The lane's: ``delivery`` was handled (in the consumer's task)."""
-        stream, seq_nr = batch.stream, delivery.seq_nr
-        job_id = delivery.job_id
+    def settle(
+        self,
+        producer_id: str,
+        stream: Stream,
+        delivery: Delivery[Any],
+        reply: object,
+        wants: set[int] | None,
+    ) -> None:
+        """``delivery`` was handled (its handler returned ``reply``; the lane
+        calls it in the consumer's task): confirm it, remember its job, keep
+        the reply its producer waits for (``wants``), and make a grant due
+        per half window confirmed."""
+        seq_nr, job_id = delivery.seq_nr, delivery.job_id
         if job_id is not None:
             recent = self.recent_jobs
-            recent[(batch.producer_id, job_id)] = reply
+            recent[(producer_id, job_id)] = reply
             if len(recent) > RECENT_JOBS:
                 recent.popitem(last=False)
         stream.confirmed = seq_nr
         self.delivered += 1
-        wants = batch.wants
         if wants is not None and seq_nr in wants:
             self.keep_reply(stream, seq_nr, reply)
-        # A Request when half the window is confirmed, within a batch too:
-        # the producer sends the next half meanwhile.
+        # A grant when half the window is confirmed: sent at the end of the
+        # batch, or before the handler yields (the producer sends the next
+        # half meanwhile), one Request however many halves.
         if seq_nr - stream.reported >= self.half_window:
-            self.request(batch.producer_id, stream)
+            self.grants_due[producer_id] = stream
+
+    def yielding(self) -> None:
+        """The lane's: the handler is about to yield (it returned an
+        awaitable): the grants due go out first."""
+        if self.grants_due:
+            self.send_grants()
 
     def progressed(self) -> None:
         """The lane's: a batch is confirmed to its end."""
+        if self.grants_due:
+            self.send_grants()
         self.retry_delay = self.retry_interval
         progress = self.progress
         if progress is not None:
@@ -211,6 +247,8 @@ class ConsumerState:
 
     def failed(self) -> None:
         """The lane's: a hand-over failed; the controller retries it."""
+        if self.grants_due:  # what was confirmed before it
+            self.send_grants()
         self.handler_failures += 1
         ref = self.ref
         if ref is not None:

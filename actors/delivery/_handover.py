@@ -50,8 +50,20 @@ _PLAIN_MAX: Final = 1024
 class Sink(Protocol):
     """What a lane reports to (the consumer controller's state)."""
 
-    def confirm(self, batch: Batch, delivery: Delivery[Any], reply: object) -> None:
-        """``delivery`` of ``batch`` was handled: ``reply`` confirms it."""
+    def settle(
+        self,
+        producer_id: str,
+        stream: Any,
+        delivery: Delivery[Any],
+        reply: object,
+        wants: set[int] | None,
+    ) -> None:
+        """``delivery`` (of ``producer_id``'s ``stream``) was handled:
+        ``reply`` confirms it; ``wants``: the numbers whose reply is kept."""
+        ...
+
+    def yielding(self) -> None:
+        """The handler returned an awaitable: it is about to yield."""
         ...
 
     def progressed(self) -> None:
@@ -169,7 +181,9 @@ class Handover(Signal):
         if self.generation != lane.generation:
             return  # queued before a failure: handed over again since
         batch = self.batch
-        confirm = lane.sink.confirm
+        sink = lane.sink
+        settle = sink.settle
+        producer_id, stream, wants = batch.producer_id, batch.stream, batch.wants
         deliveries, answered = batch.deliveries, batch.answered
         index, end = batch.done, len(batch.deliveries)
         plain = _PLAIN
@@ -183,6 +197,7 @@ class Handover(Signal):
                     reply = receive(delivery)
                     # Most replies are of a plain class: one set lookup.
                     if reply.__class__ not in plain and _awaitable(reply.__class__):
+                        sink.yielding()  # the grants due go out first
                         reply = await reply
                 except Exception:
                     lane.fail()
@@ -192,11 +207,11 @@ class Handover(Signal):
                     return
             index += 1
             batch.done = index
-            confirm(batch, delivery, reply)
+            settle(producer_id, stream, delivery, reply, wants)
         inflight = lane.inflight
         if inflight and inflight[0] is batch:
             inflight.popleft()
-        lane.sink.progressed()
+        sink.progressed()
 
     def undelivered(self, cell: object) -> None:
         """The consumer stopped before this reached the front: its messages

@@ -25,7 +25,7 @@ class MailboxStatistics(NamedTuple):
     waiting_senders: int  #: tasks parked in ``send`` for a unit of quota
     peak_queue_length: int  #: the most items (messages and signals) queued at once
     units_in_use: int  #: quota units held by queued messages
-    wakeups: int  #: times a send woke the parked consumer
+    wakeups: int  #: times the parked consumer was woken (sends, close, interrupts)
 
 
 class MailboxInspection(RuntimeReceive[M]):
@@ -34,7 +34,6 @@ class MailboxInspection(RuntimeReceive[M]):
     __slots__ = ()  # the state's slots are declared by RuntimeReceive
 
     _capacity: int | None
-    _wakeups: int
 
     @property
     def closed(self) -> bool:

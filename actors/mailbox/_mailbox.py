@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from anyio import WouldBlock
 
 from ..channel.lowlevel import (
     DELIVERED,
     Backend,
-    ReceiveWaiter,
     SendWaiter,
     Stale,
+    Waiter,
     check_limit,
     ki_protected,
 )
@@ -70,11 +70,11 @@ class Mailbox(MailboxInspection[M]):
         self._capacity = capacity
         self._queue: deque[M | Signal] = deque()
         self._signals = 0  # signals in the queue, so messages need no wrapper
-        self._consumer: ReceiveWaiter[Any] | None = None
+        self._consumer: Waiter | None = None
         # The one consumer parks on this same waiter every time (re-armed with
         # a fresh handle per park), so waiting allocates no waiter object;
         # made at the first park (an actor that never waits has none).
-        self._waiter: ReceiveWaiter[Any] | None = None
+        self._waiter: Waiter | None = None
         self._backend: Backend | None = None
         self._closed = False
         # The queue only shrinks when items are taken, so its peak is recorded

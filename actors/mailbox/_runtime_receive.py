@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from ..channel.lowlevel import Backend, ReceiveWaiter, ki_protected
+from ..channel.lowlevel import Backend, Stale, Waiter, ki_protected
 from ._errors import EndOfMailbox
 from ._signal import Signal
 
@@ -55,7 +55,7 @@ class RuntimeReceive(Generic[M]):
     # slots are, so both classes' methods see one layout).
     _backend: Backend | None
     _closed: bool
-    _consumer: ReceiveWaiter[Any] | None
+    _consumer: Waiter | None
     _peak: int
     _queue: deque[M | Signal]
     _quota: Quota[M]
@@ -63,7 +63,8 @@ class RuntimeReceive(Generic[M]):
     #: is parked, the callback of ``wait_detached`` while none is.
     _resolve: Callable[[Any, Any], None]
     _signals: int
-    _waiter: ReceiveWaiter[Any] | None
+    _waiter: Waiter | None
+    _wakeups: int
 
     if TYPE_CHECKING:
 
@@ -71,9 +72,13 @@ class RuntimeReceive(Generic[M]):
 
         def _get_backend(self) -> Backend: ...
 
-    def _new_waiter(self) -> ReceiveWaiter[Any]:
-        """The waiter the consumer parks on, made at its first park."""
-        waiter = self._waiter = ReceiveWaiter(1, self)
+    def _new_waiter(self) -> Waiter:
+        """The waiter the consumer parks on, made at its first park: only its
+        ``handle`` is used (the mailbox hands items over in the receive
+        step, never to a waiter), so a bare ``Waiter``, not a channel's
+        ``ReceiveWaiter`` with its list of items (about 100 bytes less per
+        idle actor)."""
+        waiter = self._waiter = Waiter()
         return waiter
 
     @ki_protected
@@ -231,7 +236,7 @@ class RuntimeReceive(Generic[M]):
         return True
 
     @ki_protected
-    async def wait_ready(self) -> None:
+    async def wait_ready(self) -> bool:
         """Wait until an item is queued or the mailbox is closed, taking
         nothing; for a caller whose
         [``take_ready``][actors.mailbox.Mailbox.take_ready] just found nothing
@@ -240,6 +245,11 @@ class RuntimeReceive(Generic[M]):
         On Trio it first checkpoints once more (see ``Backend.recheck``);
         then it parks until a send wakes it. Returns at once if the mailbox
         is closed. A cancelled wait leaves every item queued.
+
+        Returns:
+            True when ``interrupt_wait``
+            ended the wait (whatever has been queued since); False when an
+            item is queued or the mailbox is closed.
 
         Raises:
             RuntimeError: another task is already waiting on this mailbox.
@@ -258,9 +268,54 @@ class RuntimeReceive(Generic[M]):
             self._resolve = backend.resolve
             handle = waiter.handle = backend.new_handle()
             try:
-                await handle
+                # A send resumes it with None, interrupt_wait with True: a
+                # truth test per wake, no call.
+                if await handle:
+                    return True
             except BaseException:
                 # Cancelled, woken or not: nothing was taken.
                 if self._consumer is waiter:
                     self._consumer = None
                 raise
+        return False
+
+    def park_stamp(self) -> int:
+        """Which park the consumer's task is in: -1 when no task is parked on
+        this mailbox (it runs, waits elsewhere, or waits detached), else a
+        number that stays the same for as long as that task stays parked and
+        changes at each wake. Two looks that read the same number (not -1)
+        saw one park that lasted from the first to the second: how the actor
+        runtime finds the actors that stayed idle between two of its ticks.
+        Never waits."""
+        backend = self._backend
+        if (
+            self._consumer is None
+            or backend is None
+            or self._resolve is not backend.resolve  # detached: no task
+        ):
+            return -1
+        return self._wakeups
+
+    @ki_protected
+    def interrupt_wait(self) -> bool:
+        """End the wait of the task parked in
+        [``wait_ready``][actors.mailbox.Mailbox.wait_ready] with nothing
+        queued: it returns True (what the actor runtime does to an actor that
+        stayed idle, which then gives up its task). A consumer parked in
+        another receive is woken too, and parks again. Never waits.
+
+        Returns:
+            True if a parked task was woken; False if none was parked (or
+            its task was cancelled first), and nothing changed.
+        """
+        consumer = self._consumer
+        backend = self._backend
+        if consumer is None or backend is None or self._resolve is not backend.resolve:
+            return False
+        self._consumer = None
+        try:
+            self._resolve(consumer.handle, True)
+        except Stale:  # its task was cancelled first: it unqueues itself
+            return False
+        self._wakeups += 1
+        return True

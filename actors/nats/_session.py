@@ -1,6 +1,8 @@
 """The client's machinery: one connection at a time, served by three tasks.
 
-A reader task parses with a buffer and delivers to subscriptions; a writer task
+A reader task parses with a buffer and delivers to subscriptions (on asyncio,
+the transport's callback does it as it reads, ``_direct.inline_reader``, and
+the reader task waits for the connection's end); a writer task
 drains the outbound channel with ``receive_many`` and writes one buffer per
 wake (as async-nats' ``poll_recv_many``); a pinger detects a stale connection.
 A command queued while the writer is idle and no burst is under way is written
@@ -26,12 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-from anyio.abc import ByteStream, SocketAttribute, TaskGroup
+from anyio.abc import TaskGroup
 
 from ..channel import WouldBlock, create_memory_object_stream
 from ..channel.lowlevel import EMPTY, Backend, Slot
 from ._auth import Credentials
 from ._connection import Connection, Server, error_for, parse_server
+from ._direct import direct_reader, direct_writer, inline_reader
 from ._errors import (
     ConnectionClosedError,
     DisconnectedError,
@@ -66,116 +69,6 @@ class _Ping:
         if self.event is not None:
             self.error = error
             self.event.set()
-
-
-def direct_writer(stream: ByteStream) -> Callable[[bytes], int] | None:
-    """A sync write of as many bytes as the stream takes at once (the count
-    written; 0: none, write through the writer), or None when the stream has
-    none (TLS). Chosen once per connection: the asyncio transport (which
-    buffers what the socket does not take, unless paused), or the raw
-    non-blocking socket (Trio)."""
-    transport: Any = getattr(stream, "_transport", None)
-    protocol: Any = getattr(stream, "_protocol", None)
-    if transport is not None and hasattr(protocol, "write_event"):
-        write = transport.write
-
-        def write_asyncio(data: bytes) -> int:
-            # Paused (the protocol makes a new event then): the writer waits.
-            if not protocol.write_event.is_set():
-                return 0
-            write(data)
-            return len(data)
-
-        return write_asyncio
-    if type(stream).__module__ == "anyio._backends._trio":
-        try:
-            sock = stream.extra(SocketAttribute.raw_socket)
-        except Exception:
-            return None
-        send = sock.send
-
-        def write_raw(data: bytes) -> int:
-            try:
-                return send(data)
-            except OSError:  # would block, or broken: the writer deals with it
-                return 0
-
-        return write_raw
-    return None
-
-
-def direct_reader(stream: ByteStream) -> Callable[[int], Any] | None:
-    """On asyncio, a ``receive`` that leaves the transport reading (anyio's
-    resumes and pauses reading around each call: two system calls per
-    message on a request/reply path) and takes every chunk read since the
-    last call at once; on Trio, see ``_trio_reader``; None for other streams
-    (TLS: the stream's own ``receive`` is used).
-    What waits is bounded: the reader task takes it all each time it runs,
-    and the loop reads at most one chunk per connection per iteration.
-    Chosen once per connection."""
-    transport: Any = getattr(stream, "_transport", None)
-    protocol: Any = getattr(stream, "_protocol", None)
-    queue = getattr(protocol, "read_queue", None)
-    if transport is None or queue is None or not hasattr(protocol, "read_event"):
-        if type(stream).__module__ == "anyio._backends._trio":
-            return _trio_reader(stream)
-        return None
-    transport.resume_reading()
-    if isinstance(getattr(transport, "max_size", None), int):
-        # asyncio's selector transport reads up to 256 KiB at a time into a
-        # fresh bytes object: above malloc's mmap threshold, so every read
-        # is an mmap, a page fault, an mremap and a munmap (three system
-        # calls more per message on a request/reply path). READ_SIZE reads
-        # come from the heap. (uvloop reads into a buffer of its own.)
-        transport.max_size = READ_SIZE
-
-    async def receive(max_bytes: int) -> bytes:
-        while not queue:
-            if protocol.exception is not None:
-                raise anyio.BrokenResourceError from protocol.exception
-            if protocol.is_at_eof or transport.is_closing():
-                raise anyio.EndOfStream
-            event = protocol.read_event
-            event.clear()
-            await event.wait()
-        if len(queue) == 1:
-            data: bytes = queue.popleft()
-        else:
-            data = b"".join(queue)
-            queue.clear()
-        return data
-
-    return receive
-
-
-def _trio_reader(stream: ByteStream) -> Callable[[int], Any] | None:
-    """On Trio, a ``receive`` that waits for the socket to be readable, then
-    reads: the reader calls it when it has handled everything, so the try
-    first (a failed system call) and the schedule point after a read that
-    Trio's socket ``recv`` makes are saved."""
-    try:
-        sock = stream.extra(SocketAttribute.raw_socket)
-    except Exception:
-        return None
-    import trio
-
-    wait_readable = trio.lowlevel.wait_readable
-    recv = sock.recv
-
-    async def receive(max_bytes: int) -> bytes:
-        while True:
-            await wait_readable(sock)  # a checkpoint
-            try:
-                data: bytes = recv(max_bytes)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    return receive
 
 
 #: ``_Reply.state`` once answered: a reply message, or the client's failure.
@@ -358,27 +251,65 @@ class Session:
                     sub.deliver(op)
             else:
                 self._dispatch(conn, op)
-        receive = direct_reader(conn.stream) or conn.stream.receive
+        inline = inline_reader(conn.stream)
+        try:
+            if inline is not None:
+                inline.start(self._feeder(conn, inline.failed))
+                await inline.wait()  # returns never: it raises at the end
+            feed = self._feeder(conn, None)
+            receive = direct_reader(conn.stream) or conn.stream.receive
+            while True:
+                feed(await receive(READ_SIZE))
+        except anyio.EndOfStream:
+            raise DisconnectedError("the server closed the connection") from None
+
+    def _feeder(
+        self, conn: Connection, failed: Callable[[Exception], None] | None
+    ) -> Callable[[bytes], None]:
+        """What handles each chunk read from ``conn``: parse, deliver each
+        message to its subscription, act on the other operations; in the
+        reader task (what cannot be handled raises there), or as the
+        transport's callback (it goes to ``failed``: see
+        ``_direct.InlineReader``)."""
+        subs = self._subs
         parse = conn.parser.parse
-        while True:
-            try:
-                data = await receive(READ_SIZE)
-            except anyio.EndOfStream:
-                raise DisconnectedError("the server closed the connection") from None
+        dispatch = self._dispatch
+        report = self._report
+
+        def feed(data: bytes) -> None:
             # Data came in: a new step of the conversation, so the first
             # command it leads to may be written at once (see _enqueue).
             self._burst = False
             received = 0
-            for op in parse(data):
-                # Per message: one type check, one dict lookup, one call.
-                if type(op) is Msg:
-                    received += 1
-                    sub = subs.get(op.sid)
-                    if sub is not None:
-                        sub.deliver(op)
-                else:
-                    self._dispatch(conn, op)
-            self._received += received
+            try:
+                for op in parse(data):
+                    # Per message: one type check, one dict lookup, one call
+                    # (the callback's: Subscription.deliver written out for a
+                    # subscription with a callback and no limit).
+                    if type(op) is Msg:
+                        received += 1
+                        sub = subs.get(op.sid)
+                        if sub is None:
+                            continue
+                        callback = sub._callback
+                        if callback is None or sub.max_msgs:
+                            sub.deliver(op)
+                            continue
+                        sub.delivered += 1
+                        try:
+                            callback(op)
+                        except Exception as exc:
+                            report(exc)
+                    else:
+                        dispatch(conn, op)
+            except Exception as exc:
+                if failed is None:
+                    raise
+                failed(exc)
+            finally:
+                self._received += received
+
+        return feed
 
     async def _write_loop(self, conn: Connection) -> None:
         send = conn.stream.send
@@ -403,8 +334,8 @@ class Session:
     ) -> None:
         direct = self._write_now is not None
         while True:
-            # The send before made a checkpoint already: take what came in
-            # meanwhile without another one; wait only when there is nothing.
+            # Take what came in meanwhile without a checkpoint; wait only when
+            # there is nothing.
             try:
                 items = receive_nowait_many(WRITE_BATCH)
             except WouldBlock:
@@ -430,7 +361,13 @@ class Session:
             if space is not None and self._pending_bytes < self._max_pending:
                 self._space = None
                 space.set()
-            await send(data)
+            # Written at once when the transport takes it (no checkpoint,
+            # so no loop iteration per write: the next items wake this task
+            # when they come); the rest through the stream's send.
+            write_now = self._write_now
+            written = 0 if write_now is None else write_now(data)
+            if written < len(data):
+                await send(data[written:] if written else data)
             self._writes += 1
             self._bytes_written += len(data)
 

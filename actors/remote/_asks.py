@@ -228,6 +228,11 @@ class Asks:
         if not answered:
             raise AskTimeout(f"{ref.address} did not reply within {timeout} s")
         if pending.state == FAILED:
+            # A checkpoint before the failure: an answer read inline (asyncio)
+            # can wake the asker before a cancel scope's pending cancellation
+            # is delivered, and a retry loop around a failing ask must still
+            # see it (the replies' path stays without one).
+            await anyio.lowlevel.checkpoint()
             raise pending.outcome
         return pending.outcome
 

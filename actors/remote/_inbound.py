@@ -366,7 +366,16 @@ class Inbound(InboundControl):
     ) -> None:
         observer = self.observer
         if observer is None:
-            self._serve(envelope, sender, reply_to, None)
+            # _serve written out: a call saved per inbound ask.
+            try:
+                message = self._codec.decode(envelope.tag, envelope.body)
+            except DecodeError as exc:
+                self.bad(sender, "undecodable message", exc)
+                self._serving.fail(sender, reply_to, envelope.ask_id, exc)
+                return
+            self._serving.serve(
+                envelope.path, envelope.ask_id, message, sender, reply_to
+            )
             return
         receipt = observer.receive(self._parent, "ask", envelope.path, sender)
         try:
@@ -383,7 +392,7 @@ class Inbound(InboundControl):
         envelope: AskEnvelope,
         sender: NodeAddress | None,
         reply_to: str | None,
-        receipt: Receipt | None,
+        receipt: Receipt,
     ) -> None:
         ask_id = envelope.ask_id
         try:

@@ -250,6 +250,7 @@ class Outbound:
             item = BufferedTraced(envelope, headers)
         try:
             self._try_send(item)
+            self._writer.idle = False  # it has one to take now
         except MailboxFull:
             raise MailboxFull(
                 f"the outbound buffer to {self.peer} is full "
@@ -283,6 +284,7 @@ class Outbound:
             if len(envelope) > self._writer.limit - HEADER_ALLOWANCE:
                 self._check_size(envelope, HEADER_ALLOWANCE)
             item = BufferedTraced(envelope, headers)
+        self._writer.idle = False  # one to take, or a sender waiting
         try:
             await self._buffer.send(item)
         except MailboxClosed:
@@ -300,34 +302,38 @@ class Outbound:
             self._check_size(envelope)
         try:
             self._buffer.send_signal(BufferedSystem(envelope))
+            self._writer.idle = False  # it has one to take now
         except MailboxClosed:
             raise self._unreachable()  # noqa: B904 - its cause is set
 
     def put_now(self, envelope: bytes, headers: dict[str, str] | None = None) -> bool:
         """Publish ``envelope`` in a frame of its own at once, if that keeps
-        FIFO and the window: nothing is buffered, the writer holds nothing,
-        the window has room and the client has written everything (so
-        nothing is batching right now). Never waits, never a checkpoint.
+        FIFO and the window: nothing is buffered and the writer holds
+        nothing (``Writer.idle``), the window has room and the client has written
+        everything (so nothing is batching right now). Never waits, never a
+        checkpoint.
 
         Returns:
             True when it was published; False when nothing was done (then
-            buffer it with ``put`` or ``put_system``).
+            buffer it with ``put`` or ``put_system``, which raise
+            ``NodeUnreachable`` when the buffer is closed).
 
         Raises:
             FrameTooLarge: it does not fit one NATS message.
-            NodeUnreachable: the buffer was closed or aborted.
         """
-        allowance = 0 if headers is None else HEADER_ALLOWANCE
-        if len(envelope) > self._writer.limit - allowance:
-            self._check_size(envelope, allowance)
-        buffer = self._buffer
         writer = self._writer
-        if writer.busy or len(buffer) or self._window.full:
+        # Cheapest first (an ask or answer among many in flight fails here):
+        # attributes only, no call.
+        if not writer.idle:
             return False
+        window = self._window
+        if window.in_flight >= window.limit:
+            return False
+        allowance = 0 if headers is None else HEADER_ALLOWANCE
+        if len(envelope) > writer.limit - allowance:
+            self._check_size(envelope, allowance)
         if self._client.pending_bytes:
             return False
-        if buffer.closed:
-            raise self._unreachable()
         try:
             writer.send_frame([envelope], self._client.publish_nowait, headers)
         except Exception as exc:  # the client is closed: dropped, as the writer
@@ -364,6 +370,7 @@ class Outbound:
     def close(self) -> None:
         """Take no more envelopes; the writer publishes what is buffered and
         returns. Senders waiting for room get ``NodeUnreachable``. Idempotent."""
+        self._writer.idle = False  # nothing is published at once any more
         self._buffer.close()
         self._window.open()
 
@@ -372,6 +379,7 @@ class Outbound:
         ``error``): the peer is gone. Waiting senders get ``NodeUnreachable``
         with ``error`` as its cause. Idempotent."""
         self._error = error
+        self._writer.idle = False  # nothing is published at once any more
         self._buffer.close()
         items = self._buffer.take_all()
         if items:

@@ -90,6 +90,7 @@ class Writer:
         "bytes",
         "envelopes",
         "frames",
+        "idle",
         "limit",
         "peer",
         "window",
@@ -117,6 +118,12 @@ class Writer:
         self.limit = wire.max_envelope(client.max_payload)
         #: It holds envelopes it has not yet handed to the client.
         self.busy = False
+        #: Nothing is buffered and it holds nothing (it has not started, or
+        #: it waits for envelopes): set before it waits with the buffer
+        #: empty, cleared when it wakes and by whatever buffers an envelope
+        #: (``Outbound``), so while it is set an envelope published at once
+        #: keeps its FIFO place.
+        self.idle = True
         self.frames = 0  #: NATS messages published
         self.envelopes = 0  #: envelopes in them
         self.bytes = 0  #: their payload bytes
@@ -163,10 +170,15 @@ class Writer:
             if window.in_flight >= window.limit:
                 # Wait with nothing in hand: the buffer stays full meanwhile.
                 await window.wait_for_room(closed, ask_for_ack)
+            # Only with nothing buffered: the take checkpoints first, also
+            # with envelopes queued, and those must not be overtaken.
+            self.idle = not len(buffer)
             try:
                 items = await receive(batch)
             except EndOfMailbox:
                 return
+            finally:
+                self.idle = False
             self.batches += 1
             self.busy = True
             try:

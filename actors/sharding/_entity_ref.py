@@ -38,11 +38,20 @@ class EntityRef(Generic[M]):
         shard: the key's shard.
     """
 
-    __slots__ = ("_active", "_inflight", "_state", "key", "shard", "type_name")
+    __slots__ = (
+        "_active",
+        "_inflight",
+        "_remote",
+        "_state",
+        "key",
+        "shard",
+        "type_name",
+    )
 
     def __init__(self, state: TypeState, key: str) -> None:
         self._state = state
         self._inflight = state.inflight
+        self._remote = state.remote
         self._active: Active | None = None
         self.type_name = state.entity.type_name
         self.key = key
@@ -64,19 +73,29 @@ class EntityRef(Generic[M]):
             BufferFull: ``Entity.buffer`` messages of the entity's shard wait
                 already (no home yet, hand-off, passivation); the message is
                 a dead letter.
-            MailboxFull: the running entity's mailbox is at its capacity.
+            MailboxFull: the running entity's mailbox is at its capacity,
+                or (its shard on another node) this node's share of that
+                node's region, or its outbound buffer to that node, is full.
+            TypeError: the entity's shard is on another node and the
+                message's type is not registered on the codec.
             ShardingError: the ``Sharding`` is not running.
         """
-        # The fast path, written out (a call saved per message): the entry
-        # this ref used last while it is still open, else a lookup.
+        # The fast paths, written out (a call saved per message): the entry
+        # this ref used last while it is still open, else a lookup; or the
+        # shard's home on another node.
+        shard = self.shard
         active = self._active
         if active is None or not active.open:
+            home = self._remote[shard]
+            if home is not None and not self._inflight[shard]:
+                home.tell(self.key, message)
+                return
             active = self._active = self._state.active.get(self.key)
-        if active is not None and not self._inflight[self.shard]:
+        if active is not None and not self._inflight[shard]:
             active.count += 1
             active.tell(message)
             return
-        self._state.send_slow(self.shard, self.key, message)
+        self._state.send_slow(shard, self.key, message)
 
     async def send(self, message: M) -> None:
         """Send ``message``, waiting for room in the running entity's mailbox
@@ -87,12 +106,22 @@ class EntityRef(Generic[M]):
             BufferFull, ShardingError: as ``tell``.
             ActorStopped: the entity stopped while the sender waited.
         """
-        active = self._running()
-        if active is not None:
+        shard = self.shard
+        active = self._active
+        if active is None or not active.open:
+            home = self._remote[shard]
+            while home is not None and not self._inflight[shard]:
+                if not home.full():
+                    home.tell(self.key, message)
+                    return
+                await home.room()  # then the paths are looked at again
+                home = self._remote[shard]
+            active = self._active = self._state.active.get(self.key)
+        if active is not None and not self._inflight[shard]:
             active.count += 1
             await active.ref.send(message)
             return
-        self._state.send_slow(self.shard, self.key, message)
+        self._state.send_slow(shard, self.key, message)
 
     # ask is a plain method returning the coroutine to await: on the fast
     # path the entity's own ActorRef.ask coroutine, so a sharded ask costs no

@@ -8,7 +8,9 @@ after its lease expired runs the tasks that were ready first, and an entity
 could handle a message already in its mailbox before the fence's timer fires,
 while another node holds the shard. The guard closes that window: before
 each message, the entity's class (swapped for a subclass made once per
-entity class) checks the lease's ``valid_until``; past it, the message is
+entity class) checks the lease's ``valid_until`` (its shard's
+``LeaseTerm``: ``term.until > term.now()``, two attribute loads and a clock
+read; the clock read is what closes the window, so it stays); past it, the message is
 not handled: it is a dead letter (counted in ``dropped``), and an ``ask``
 gets a ``ShardingError``. So no entity handles a message outside its node's
 lease. A handler the entity switches to with ``become`` (Akka's behaviours)
@@ -25,28 +27,30 @@ from typing import Any, Final
 
 from .. import Actor, DeadLetter, ErrorReply
 from ._errors import ShardingError
-from ._lease import Leases
+from ._lease import Leases, LeaseTerm
 from ._state import TypeState
 
 __all__ = ["guard"]
 
-#: The attribute of a guarded instance that holds its check.
+#: The attributes of a guarded instance that hold its check and its lease
+#: term (the term apart: one attribute load per message).
 _CHECK: Final = "_actors_sharding_lease"
+_TERM: Final = "_actors_sharding_term"
 #: entity class -> its guarded subclass (bounded by the classes of entities)
 _GUARDED: dict[type, type] = {}
 
 
 class _Check:
-    """Whether the lease of one entity's shard is valid now."""
+    """The lease term of one entity's shard (``term.until > term.now()``
+    while it may handle a message), and what a refusal needs."""
 
-    __slots__ = ("held", "now", "shard", "types")
+    __slots__ = ("shard", "term", "types")
 
     def __init__(self, types: TypeState, leases: Leases, shard: int) -> None:
         self.types = types
-        # The leases' own table (shard -> (revision, valid until)): one dict
-        # lookup per message, no method call.
-        self.held = leases._held
-        self.now = types.now
+        # The shard's term: one object for the leases' life, updated in
+        # place when the lease is taken, renewed or given up.
+        self.term = leases.term(shard)
         self.shard = shard
 
     def refused(self, message: object) -> ErrorReply:
@@ -73,19 +77,21 @@ def _guarded_handler(check: _Check, handler: Callable[[Any], Any]) -> Any:
         return handler  # guarded already (unbecome, then become it again)
     if inspect.iscoroutinefunction(handler):
 
+        term = check.term
+
         async def behaviour(message: Any) -> Any:
-            held = check.held.get(check.shard)
-            if held is None or check.now() >= held[1]:
-                return check.refused(message)
-            return await handler(message)
+            if term.until > term.now():
+                return await handler(message)
+            return check.refused(message)
 
     else:
 
+        term = check.term
+
         def behaviour(message: Any) -> Any:  # type: ignore[misc]
-            held = check.held.get(check.shard)
-            if held is None or check.now() >= held[1]:
-                return check.refused(message)
-            return handler(message)
+            if term.until > term.now():
+                return handler(message)
+            return check.refused(message)
 
     setattr(behaviour, _CHECK, check)
     return behaviour
@@ -99,20 +105,18 @@ def _subclass(cls: type) -> type:
     if inspect.iscoroutinefunction(inner):
 
         async def receive(self: Any, message: Any) -> Any:
-            check: _Check = self.__dict__[_CHECK]
-            held = check.held.get(check.shard)
-            if held is None or check.now() >= held[1]:
-                return check.refused(message)
-            return await inner(self, message)
+            term: LeaseTerm = self._actors_sharding_term
+            if term.until > term.now():
+                return await inner(self, message)
+            return self.__dict__[_CHECK].refused(message)
 
     else:
 
         def receive(self: Any, message: Any) -> Any:  # type: ignore[misc]
-            check: _Check = self.__dict__[_CHECK]
-            held = check.held.get(check.shard)
-            if held is None or check.now() >= held[1]:
-                return check.refused(message)
-            return inner(self, message)
+            term: LeaseTerm = self._actors_sharding_term
+            if term.until > term.now():
+                return inner(self, message)
+            return self.__dict__[_CHECK].refused(message)
 
     inner_become: Callable[..., None] = cls.become  # type: ignore[attr-defined]
 
@@ -173,6 +177,7 @@ def guard(
         actor.__class__ = _subclass(type(actor))
         check = _Check(types, leases, shard)
         object.__setattr__(actor, _CHECK, check)
+        object.__setattr__(actor, _TERM, check.term)
         _guard_behaviours(actor)
         return actor
 

@@ -21,13 +21,14 @@ nodes and the store run at the same rate within ``margin`` over one ``ttl``
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 from typing import Literal, NamedTuple, final
 
 from ._errors import PlacementConflict, PlacementUnavailable
 from ._store import PlacementStore
 
-__all__ = ["LeaseEvent", "Leases", "lease_key"]
+__all__ = ["LeaseEvent", "LeaseTerm", "Leases", "lease_key"]
 
 
 LeaseKind = Literal["acquired", "renewed", "released", "given-up"]
@@ -52,6 +53,27 @@ class LeaseEvent(NamedTuple):
     #: until when the node counts the lease valid (acquired, renewed), else
     #: None
     valid_until: float | None
+
+
+@final
+class LeaseTerm:
+    """How long this node's lease of one shard is valid: what an entity's
+    guard reads before each message (``until > now()``: two attribute loads
+    and a clock read, no lookup). One per shard for the life of its
+    ``Leases``: ``until`` is the lease's ``valid_until`` while the node holds
+    it, ``-inf`` while it does not; ``revision`` is the store revision last
+    written (0 while not held)."""
+
+    __slots__ = ("now", "revision", "until")
+
+    def __init__(self, now: Callable[[], float]) -> None:
+        #: the leases' clock (seconds)
+        self.now = now
+        self.until = -math.inf
+        self.revision = 0
+
+    def __repr__(self) -> str:
+        return f"LeaseTerm(until={self.until}, revision={self.revision})"
 
 
 def lease_key(type_name: str, shard: int) -> str:
@@ -82,6 +104,7 @@ class Leases:
     __slots__ = (
         "_held",
         "_key",
+        "_terms",
         "margin",
         "node",
         "now",
@@ -118,8 +141,31 @@ class Leases:
         self.margin = margin
         self._key = node.encode()
         self.observer = observer
-        #: shard -> (revision, valid until on this node's clock)
-        self._held: dict[int, tuple[int, float]] = {}
+        #: shard -> its term, for the shards held (valid until on this
+        #: node's clock)
+        self._held: dict[int, LeaseTerm] = {}
+        #: shard -> its term, held or not (made at the first ``term``)
+        self._terms: dict[int, LeaseTerm] = {}
+
+    def term(self, shard: int) -> LeaseTerm:
+        """The term of ``shard``'s lease (the same object for as long as these
+        leases live: an entity's guard keeps it)."""
+        term = self._terms.get(shard)
+        if term is None:
+            term = self._terms[shard] = LeaseTerm(self.now)
+        return term
+
+    def _hold(self, shard: int, revision: int, until: float) -> None:
+        term = self.term(shard)
+        term.revision = revision
+        term.until = until
+        self._held[shard] = term
+
+    def _drop(self, shard: int) -> LeaseTerm | None:
+        term = self._held.pop(shard, None)
+        if term is not None:
+            term.until = -math.inf
+        return term
 
     def holds(self, shard: int) -> bool:
         """Whether this node holds ``shard``'s lease (and has not given it up)."""
@@ -129,7 +175,7 @@ class Leases:
         """When this node gives ``shard``'s lease up unless renewed (None: not
         held)."""
         held = self._held.get(shard)
-        return None if held is None else held[1]
+        return None if held is None else held.until
 
     @property
     def held(self) -> list[int]:
@@ -174,7 +220,7 @@ class Leases:
             except PlacementConflict:
                 return False
         until = before + self.ttl - self.margin
-        self._held[shard] = (revision, until)
+        self._hold(shard, revision, until)
         self._tell(shard, "acquired", until)
         return True
 
@@ -197,21 +243,22 @@ class Leases:
             held = self._held.get(shard)
             if held is None:
                 continue  # released meanwhile
+            revision = held.revision
             key = lease_key(self.type_name, shard)
             before = self.now()
             try:
-                new = await self.store.update(key, self._key, held[0])
+                new = await self.store.update(key, self._key, revision)
             except PlacementConflict:
-                if self._held.get(shard) == held:
-                    del self._held[shard]
+                if self._held.get(shard) is held and held.revision == revision:
+                    self._drop(shard)
                     lost.append(shard)
                     self._tell(shard, "given-up", None)
             except PlacementUnavailable:
                 continue
             else:
-                if self._held.get(shard) == held:
+                if self._held.get(shard) is held and held.revision == revision:
                     until = before + self.ttl - self.margin
-                    self._held[shard] = (new, until)
+                    self._hold(shard, new, until)
                     self._tell(shard, "renewed", until)
                 else:
                     # Released while this renewal was on its way: the release
@@ -225,9 +272,9 @@ class Leases:
         they are given up (no longer held) and their entities must stop now,
         ``margin`` seconds before anyone else may take them."""
         now = self.now()
-        gone = [shard for shard, (_, until) in self._held.items() if until <= now]
+        gone = [shard for shard, term in self._held.items() if term.until <= now]
         for shard in gone:
-            del self._held[shard]
+            self._drop(shard)
             self._tell(shard, "given-up", None)
         return gone
 
@@ -235,14 +282,14 @@ class Leases:
         """Give every lease up now, without releasing it (it expires: the
         entities may still be stopping); their entities must stop now."""
         gone = sorted(self._held)
-        self._held.clear()
         for shard in gone:
+            self._drop(shard)
             self._tell(shard, "given-up", None)
         return gone
 
     def next_deadline(self) -> float | None:
         """The earliest ``valid_until`` of the leases held (None: none held)."""
-        return min((until for _, until in self._held.values()), default=None)
+        return min((term.until for term in self._held.values()), default=None)
 
     async def release(self, shard: int) -> bool:
         """Give ``shard``'s lease back at once (after its entities stopped), so
@@ -253,12 +300,13 @@ class Leases:
             store did not answer or held another revision (it then expires
             on its own).
         """
-        held = self._held.pop(shard, None)
+        held = self._drop(shard)
         if held is None:
             return False
+        revision, held.revision = held.revision, 0
         self._tell(shard, "released", None)
         try:
-            await self.store.delete(lease_key(self.type_name, shard), held[0])
+            await self.store.delete(lease_key(self.type_name, shard), revision)
         except (PlacementConflict, PlacementUnavailable):
             return False
         return True

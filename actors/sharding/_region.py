@@ -20,8 +20,8 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from .. import ActorRef, Result, Terminated
-from ._downing import Downing
 from ._region_base import region_name
+from ._region_leave import Departure
 from ._region_messages import (
     Acquired,
     Downed,
@@ -52,13 +52,15 @@ _FENCE: Final = "sharding-fence"
 _MOVE_ROUNDS: Final = 4
 
 
-class ShardRegion(Downing):
+class ShardRegion(Departure):
     """One entity type on one node (see the module docstring; what it holds
     and its plumbing are ``RegionBase``'s)."""
 
     def on_start(self) -> None:
         self.types.region = self.context.self_ref
         self.context.timers.start_periodic(_TICK, _TICK, self.renew_every)
+        if self.wire is not None:  # its queues to peers on other nodes
+            self.context.run(self.wire.links.run, then=lambda r: r.value)
         if not self.hosting:
             return  # a proxy: no membership, no shards, nothing remembered
         self._round("join", self.coordination.join, self._joined)
@@ -76,7 +78,9 @@ class ShardRegion(Downing):
 
     def receive(self, message: Any) -> Any:
         kind = type(message)
-        if kind is Deliver:
+        if kind is self.fast_kind:  # a peer node's remote fast path
+            self.wire.tells_in(message, self.receive)
+        elif kind is Deliver:
             if message.shard in self.moving_away:
                 self.parked.setdefault(message.shard, deque()).append(message)
             else:
@@ -221,6 +225,7 @@ class ShardRegion(Downing):
         for message in held:
             types.delivered(shard)
             self._tell(peer, Forward(message))
+        self._open_fast(shard)
         if shard in self.rehoming:
             self.rehoming.discard(shard)
             if not held:
@@ -228,22 +233,6 @@ class ShardRegion(Downing):
         if self.leaving is not None:
             self._moved(shard)
         self._leave_if_done()
-
-    def _moved(self, shard: int) -> None:
-        for peer in self.told:
-            self._tell(peer, ShardMoved(shard))
-
-    def _peer_leaving(self, node: str) -> None:
-        self.departed.add(node)
-        for shard, (name, _) in list(self.homes.items()):
-            if name == node:
-                del self.homes[shard]
-                self.moving_away[shard] = node
-
-    def _unpark(self, shard: int) -> None:
-        self.moving_away.pop(shard, None)
-        for message in self.parked.pop(shard, ()):
-            self._route(message)
 
     def _acquired(self, shard: int) -> None:
         if shard in self.shards or not self.leases.holds(shard):
@@ -395,60 +384,3 @@ class ShardRegion(Downing):
         else:
             self.pending.pop(shard, None)
         self._leave_if_done()
-
-    def _drop_pending(self, shard: int, reason: str) -> None:
-        types = self.types
-        for message in self.pending.pop(shard, ()):
-            types.delivered(shard)
-            types.drop(message.message, reason)
-
-    def _leave(self, message: Leave) -> None:
-        """Leave the membership, tell the peers (they hold back their new
-        messages for this node's shards), then hand the shards off; each
-        handed-off shard's messages go to its next home, then its
-        ``ShardMoved`` to the peers."""
-        if self.leaving is not None:
-            return
-        self.leaving = message
-        if self.downed_self:
-            # Declared down: hosts nothing, peers refuse it: a dead letter.
-            for shard in list(self.pending):
-                self._drop_pending(shard, "this node was declared down")
-            self._leave_if_done()
-            return
-        coordination = self.coordination
-        node = self.leases.node
-
-        async def announce() -> list[str]:
-            await coordination.leave()
-            return [peer for peer in await coordination.members() if peer != node]
-
-        def then(result: Result[list[str]]) -> object:
-            self.busy.discard("leave")
-            for peer_node in result.value if result.ok else []:
-                peer = self._peer(peer_node)
-                if peer is not None:
-                    self._tell(peer, Leaving(node, self.context.self_ref))
-                    self.told.append(peer)
-                    self.unacked.add(peer_node)
-            for shard in list(self.shards):
-                self.hand_off(shard)
-            for shard in list(self.pending):
-                if shard not in self.handing_off:
-                    self._locate(shard)
-            self._leave_if_done()
-            return result
-
-        self.busy.add("leave")
-        self._store_call(announce, then)
-
-    def _leave_if_done(self) -> None:
-        leaving = self.leaving
-        if leaving is None or "leave" in self.busy or self.unacked:
-            return  # still announcing, or peers may still send
-        if self.shards or self.handing_off:
-            return
-        if any(self.pending.values()) or self.locating:
-            return
-        self.context.timers.cancel_all()
-        leaving.done.set()

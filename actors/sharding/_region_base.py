@@ -21,9 +21,10 @@ from ._region_messages import Leave
 from ._state import Deliver, TypeState
 from ._store import PlacementStore
 
-__all__ = ["RegionBase", "region_name"]
+__all__ = ["RegionBase", "ShardTable", "region_name"]
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 #: Ended remote peer regions remembered (the oldest forgotten beyond): a
 #: node's incarnation never comes back, so this only keeps the table small.
@@ -33,6 +34,46 @@ _MAX_DOWN = 4096
 def region_name(type_name: str, node: str) -> str:
     """The actor name of a node's region of a type."""
     return f"sharding-{type_name}-{node}"
+
+
+class ShardTable(dict[int, V]):
+    """A region's table by shard whose every change (an entry set, replaced
+    or removed) first calls ``changed(shard)``: the region's homes, held
+    messages, moves and hosted shards, each of which a change of may end the
+    shard's remote fast path (the region opens it again where it may)."""
+
+    __slots__ = ("_changed",)
+
+    def __init__(self, changed: Callable[[int], object]) -> None:
+        super().__init__()
+        self._changed = changed
+
+    def __setitem__(self, shard: int, value: V) -> None:
+        self._changed(shard)
+        super().__setitem__(shard, value)
+
+    def __delitem__(self, shard: int) -> None:
+        self._changed(shard)
+        super().__delitem__(shard)
+
+    def setdefault(self, shard: int, default: V) -> V:
+        self._changed(shard)
+        return super().setdefault(shard, default)
+
+    def pop(self, shard: int, *default: Any) -> Any:
+        self._changed(shard)
+        return super().pop(shard, *default)
+
+    def popitem(self) -> tuple[int, V]:
+        raise TypeError("a ShardTable is changed by shard")
+
+    def clear(self) -> None:
+        for shard in self:
+            self._changed(shard)
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a ShardTable is changed by shard")
 
 
 class RegionBase(Actor[Any]):
@@ -73,8 +114,10 @@ class RegionBase(Actor[Any]):
         self.store_timeout = store_timeout
         self.hosting = hosting
         self.wire = wire
-        #: the message kinds that come from peers on other nodes
+        #: the message kinds that come from peers on other nodes, and the
+        #: kind of a peer's remote fast path (None: no peers on other nodes)
         self.wire_kinds: frozenset[type] = frozenset() if wire is None else wire.kinds
+        self.fast_kind: type | None = None if wire is None else wire.fast_kind
         #: remote peer regions watched, and those that ended (their node
         #: down, or their sharding left): never sent to again
         self.watched: dict[ActorRef[Any], tuple[str, object]] = {}
@@ -88,15 +131,19 @@ class RegionBase(Actor[Any]):
         #: whether a peer declared this node's incarnation down (it hosts
         #: nothing again: the node rejoins as a new incarnation)
         self.downed_self = False
+        # A change of the tables of a shard's homes, held messages, moves
+        # and hosting ends its remote fast path (``_close_fast``); the
+        # region opens it where a shard is homed on another node.
+        close = self._close_fast
         #: shard -> its Shard actor, for the shards hosted here
-        self.shards: dict[int, ActorRef[Any]] = {}
+        self.shards: ShardTable[ActorRef[Any]] = ShardTable(close)
         #: shard -> messages held until the shard has a home
-        self.pending: dict[int, deque[Deliver]] = {}
+        self.pending: ShardTable[deque[Deliver]] = ShardTable(close)
         #: shards whose home is being found; those given to this node by a peer
         self.locating: set[int] = set()
         self.allocated: set[int] = set()
         #: shard -> the peer region its messages go to
-        self.homes: dict[int, tuple[str, ActorRef[Any]]] = {}
+        self.homes: ShardTable[tuple[str, ActorRef[Any]]] = ShardTable(close)
         self.handing_off: set[int] = set()
         #: shards this node handed off (a Forward for one goes on to the
         #: home it found next; bounded by the shard count)
@@ -111,7 +158,7 @@ class RegionBase(Actor[Any]):
         #: shard -> the leaving node it was homed on: this node's new
         #: messages for it wait in ``parked`` until that node's ShardMoved,
         #: so they never overtake what it still forwards (per-sender order)
-        self.moving_away: dict[int, str] = {}
+        self.moving_away: ShardTable[str] = ShardTable(close)
         self.parked: dict[int, deque[Deliver]] = {}
         #: shards handed off here whose next home must take them at once
         #: (remembered entities), with or without a message
@@ -119,6 +166,32 @@ class RegionBase(Actor[Any]):
         #: peers that announced their leave; (leaving) peers yet to ack ours
         self.departed: set[str] = set()
         self.unacked: set[str] = set()
+
+    def on_stop(self) -> None:
+        if self.wire is not None:  # what waits for peers goes now, or counts
+            self.wire.links.flush()
+
+    def _close_fast(self, shard: int) -> None:
+        """End ``shard``'s remote fast path: its messages take the slow path
+        (this region) again."""
+        self.types.remote[shard] = None
+
+    def _open_fast(self, shard: int) -> None:
+        """Open ``shard``'s remote fast path when this region would send its
+        messages to a peer region on another node at once: the shard homed
+        there, nothing of it held, moving or hosted here."""
+        wire = self.wire
+        home = self.homes.get(shard)
+        if (
+            wire is None
+            or home is None
+            or not wire.is_remote(home[1])
+            or shard in self.pending
+            or shard in self.moving_away
+            or shard in self.shards
+        ):
+            return
+        self.types.remote[shard] = wire.home(home[1])
 
     def _store_call(
         self, call: Callable[[], Awaitable[T]], then: Callable[[Result[T]], object]

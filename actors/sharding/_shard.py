@@ -218,7 +218,7 @@ class Shard(Actor[Any]):
         types = self.types
         ref = self.context.spawn(self.factory, key, name=_name(key))
         self.context.watch(ref)
-        active = Active(ref)
+        active = Active(ref, self.state.shard)
         self.state.entities[key] = active
         types.active[key] = active
         self.by_ref[ref] = key

@@ -197,6 +197,8 @@ class Sharding:
         self._entities = types
         self._types: dict[str, TypeState] = {}
         self._regions: dict[str, ActorRef[Any]] = {}
+        #: the regions' queues to their peers on other nodes (on a node)
+        self._links: list[Any] = []
         self._running = False
 
     @property
@@ -243,6 +245,7 @@ class Sharding:
         self.cluster._start(None if address is None else address[1])
         for name, entity in self._entities.items():
             state = TypeState(entity, self.node, self.system, now)
+            wire = None if wires is None else wires.RegionWire(remote, state)
             state.on_downed = self.cluster._declared_down
             leases = Leases(
                 self.store, name, self.node, now, self.lease_margin, self._on_lease
@@ -260,12 +263,14 @@ class Sharding:
                 self.renew_every,
                 self.renew_every,  # a store call's timeout
                 entity.role is None or entity.role in self.roles,
-                None if wires is None else wires.RegionWire(remote, state),
+                wire,
                 name=region_name(name, self.node),
             )
             state.region = region
             self._types[name] = state
             self._regions[name] = region
+            if wire is not None:
+                self._links.append(wire.links)
             telemetry = self.system.telemetry
             if telemetry is not None:  # opentelemetry is installed
                 from ._telemetry import watch
@@ -280,6 +285,7 @@ class Sharding:
         for state in self._types.values():
             state.region = None
         self._regions.clear()
+        self._links.clear()
         self._types.clear()
         await self.cluster._stop()
 
@@ -309,6 +315,8 @@ class Sharding:
                 region.tell(Leave(done))
                 if region.is_alive:
                     await done.wait()
+            for links in self._links:  # the last forwards and moves go out
+                await links.drained()
             await cluster._set_status("exiting")
         for name, region in self._regions.items():
             region.stop()

@@ -4,7 +4,11 @@ shards (which change it), all in the event loop's thread.
 
 The fast path: an ``EntityRef`` whose entity is active here, and whose shard
 has no message of ours still on its way through the region (``inflight``),
-hands its message straight to the entity's mailbox. Any other message takes
+hands its message straight to the entity's mailbox. The remote fast path:
+one whose shard is homed on another node, where this node's region would
+send the message at once (``remote``: the region opens and closes it), and
+with nothing of the shard in flight here, sends it straight to that node's
+region, behind everything this node sent there before. Any other message takes
 the slow path (region, then shard) and counts in ``inflight`` until it is in
 the entity's mailbox or dropped as a dead letter, so a later message of the
 same sender never overtakes it: per-sender order holds across activation,
@@ -35,10 +39,11 @@ class Active:
     the fast path (an ``EntityRef`` keeps the last one it used and checks
     this instead of looking the key up again)."""
 
-    __slots__ = ("count", "open", "ref", "tell")
+    __slots__ = ("count", "open", "ref", "shard", "tell")
 
-    def __init__(self, ref: ActorRef[Any]) -> None:
+    def __init__(self, ref: ActorRef[Any], shard: int) -> None:
         self.ref = ref
+        self.shard = shard
         self.tell = ref.tell  # bound once: one attribute load per message less
         self.count = 0
         self.open = True
@@ -123,6 +128,7 @@ class TypeState:
         "on_downed",
         "passivations",
         "region",
+        "remote",
         "system",
     )
 
@@ -141,6 +147,10 @@ class TypeState:
         self.active: dict[str, Active] = {}
         #: per shard: slow-path messages not yet in an entity's mailbox
         self.inflight = [0] * entity.shards
+        #: per shard: its home on another node while this node's region
+        #: sends its messages straight there (a ``_link.PeerLink``: the
+        #: remote fast path), else None
+        self.remote: list[Any] = [None] * entity.shards
         #: shard -> ShardState, the shards hosted here
         self.hosted: dict[int, ShardState] = {}
         self.region: ActorRef[Any] | None = None

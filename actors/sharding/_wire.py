@@ -18,14 +18,17 @@ imports it only for a system that is a node.
 from __future__ import annotations
 
 import itertools
+import logging
+from collections.abc import Callable
 from typing import Any, Final, final
 
 import msgspec
 
-from .. import ActorRef, DeadLetter
+from .. import ActorRef, DeadLetter, MailboxFull
 from ..remote import DecodeError, NodeAddress, RefAddress, Remote, RemoteRef
 from ._errors import BufferFull, ShardingError
 from ._hash import MAX_KEY_BYTES, shard_of
+from ._link import Links, PeerLink, WireTell, WireTells
 from ._region_messages import (
     Forward,
     HandOffShard,
@@ -37,6 +40,8 @@ from ._region_messages import (
 from ._state import Deliver, Locate, TypeState
 
 __all__ = ["RegionWire", "node_address_of", "node_of", "register", "text_of"]
+
+logger = logging.getLogger("actors.sharding")
 
 #: The most slow-path asks of one region waiting for a peer's answer at once
 #: (more fail at once with ShardingError): the table is bounded.
@@ -95,6 +100,7 @@ class WireHandOffShard(msgspec.Struct, frozen=True, array_like=True):
 
 
 _STRUCTS: tuple[type, ...] = (
+    WireTells,
     WireForward,
     WireLocate,
     WireLocated,
@@ -106,8 +112,9 @@ _STRUCTS: tuple[type, ...] = (
 )
 _ERRORS: tuple[type, ...] = (ShardingError, BufferFull)
 
-#: The message kinds a region hands to ``RegionWire.inbound``.
-KINDS: Final = frozenset(_STRUCTS)
+#: The message kinds a region hands to ``RegionWire.inbound`` (the remote
+#: fast path's ``WireTells`` go to ``RegionWire.tells_in``).
+KINDS: Final = frozenset(_STRUCTS) - {WireTells}
 
 
 def text_of(address: NodeAddress) -> list[str]:
@@ -169,7 +176,7 @@ class RegionWire:
         types: the region's type state.
     """
 
-    __slots__ = ("_ids", "asks", "codec", "remote", "types")
+    __slots__ = ("_ids", "asks", "codec", "links", "remote", "types")
 
     def __init__(self, remote: Remote, types: TypeState) -> None:
         self.remote = remote
@@ -179,8 +186,37 @@ class RegionWire:
         #: ask id -> (the waiting Locate, the peer it was sent to)
         self.asks: dict[int, tuple[Locate, ActorRef[Any]]] = {}
         self._ids = itertools.count(1)
+        #: the queues to the peer regions, drained in the region's
+        #: background (``links.run``)
+        self.links = Links(remote, self._unsent)
 
     kinds: Final = KINDS
+    #: the message kind of a peer's remote fast path (``tells_in``)
+    fast_kind: Final = WireTells
+
+    def home(self, peer: ActorRef[Any]) -> PeerLink:
+        """The link to the remote region ``peer``: the remote fast path of
+        the shards it hosts."""
+        assert isinstance(peer, RemoteRef)
+        return self.links.link(peer)
+
+    def _unsent(self, message: object, reason: str) -> None:
+        """A queued message that could not be sent: a user's message is a
+        dead letter (counted), a locate fails, the region's own are logged."""
+        if isinstance(message, WireTell | WireForward):
+            try:
+                payload = self.codec.decode(message.tag, message.body)
+            except DecodeError:
+                payload = message
+            self.types.drop(payload, reason)
+        elif isinstance(message, WireLocate):
+            waiting = self.asks.pop(message.ask_id, None)
+            if waiting is not None:
+                waiting[0].fail(
+                    ShardingError(f"the entity could not be reached: {reason}")
+                )
+        else:
+            logger.info("sharding message %r not sent: %s", message, reason)
 
     @property
     def address(self) -> NodeAddress:
@@ -210,15 +246,10 @@ class RegionWire:
 
     # -- out ----------------------------------------------------------------
 
-    def send(self, peer: ActorRef[Any], message: object) -> bool:
-        """Tell ``peer`` (a remote region or asker) ``message``; False when
-        the remote layer refused it (a full outbound buffer, a stopped
-        layer): it was not sent."""
-        try:
-            peer.tell(message)
-        except Exception:  # MailboxFull, SystemNotRunning, FrameTooLarge
-            return False
-        return True
+    def send(self, peer: ActorRef[Any], message: object) -> None:
+        """Queue ``message`` for ``peer`` (a remote region or asker) behind
+        everything queued for it (what cannot be sent is counted there)."""
+        self.home(peer).put(message)
 
     def to_peer(self, peer: ActorRef[Any], message: object) -> None:
         """Send a local region message to the remote region ``peer`` as its
@@ -253,22 +284,20 @@ class RegionWire:
             region = types.region
             assert region is not None
             self.asks[ask_id] = (message, peer)
-            locate = WireLocate(deliver.shard, deliver.key, ask_id, region)
-            if not self.send(peer, locate):
-                del self.asks[ask_id]
-                types.drop(message, "the peer region could not be sent to")
+            self.send(peer, WireLocate(deliver.shard, deliver.key, ask_id, region))
             return
         try:
             tag, body = self.codec.encode(message)
         except Exception as exc:  # not registered, or not encodable
             types.drop(message, f"the message cannot cross the wire: {exc}")
             return
-        wire = WireForward(deliver.shard, deliver.key, tag, msgspec.Raw(body))
-        if not self.send(peer, wire):
-            types.drop(message, "the peer region could not be sent to")
+        self.send(peer, WireForward(deliver.shard, deliver.key, tag, msgspec.Raw(body)))
 
     def peer_gone(self, peer: ActorRef[Any]) -> None:
-        """``peer`` ended: the asks waiting for its answer fail now."""
+        """``peer`` ended: what waits to be sent to it is dropped and
+        counted, and the asks waiting for its answer fail now."""
+        if isinstance(peer, RemoteRef):
+            self.links.gone(peer)
         for ask_id, (locate, sent_to) in list(self.asks.items()):
             if sent_to == peer:
                 del self.asks[ask_id]
@@ -281,6 +310,37 @@ class RegionWire:
                 del self.asks[ask_id]
 
     # -- in -----------------------------------------------------------------
+
+    def tells_in(self, message: WireTells, route: Callable[[Forward], object]) -> None:
+        """A peer's remote fast path, in order: each message into its
+        entity's mailbox at once when it runs here with nothing of its shard
+        in flight here (as a local ``EntityRef``'s fast path), else handed
+        to ``route`` as the ``Forward`` of the slow path at once (the region
+        starts, holds or sends it on; what follows for that shard then waits
+        behind it). A malformed one is dropped and counted."""
+        types = self.types
+        active_of = types.active.get
+        inflight = types.inflight
+        decode = self.codec.decode
+        for item in message.items:
+            key = item.key
+            try:
+                payload = decode(item.tag, item.body)
+            except DecodeError as exc:
+                self._bad(item, f"undecodable sharded message: {exc}")
+                continue
+            active = active_of(key)
+            if active is not None and not inflight[active.shard]:
+                active.count += 1
+                try:
+                    active.tell(payload)
+                except MailboxFull:
+                    types.drop(payload, "the entity's mailbox is full")
+                continue
+            if not key or len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+                self._bad(item, f"key {key[:64]!r} is not an entity key")
+                continue
+            route(Forward(Deliver(shard_of(key, types.entity.shards), key, payload)))
 
     def inbound(self, message: Any) -> object | None:
         """The local message a peer's Struct stands for, or None when it was

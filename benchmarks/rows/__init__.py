@@ -28,6 +28,7 @@ MODULES: Final = (
     "delivery",
     "delivery_jetstream",
     "sharding",
+    "sharding_remote",
 )
 
 

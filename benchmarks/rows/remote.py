@@ -14,8 +14,10 @@
   another connection. Unit: one round trip.
 * ``remote/ask/in_flight/100``: the same asks, 100 in flight at once (100
   tasks, each asking its share in turn). ``nats-py``: 100 tasks
-  ``request`` in turn on the one requester connection. Unit: one
-  round trip.
+  ``request`` in turn on the one requester connection; ``nats-py
+  (gather)``: waves of 100 ``request`` calls under ``asyncio.gather``
+  (nats-py's documented idiom; the ratio is against the faster of the two
+  in each round). Unit: one round trip.
 
 * ``remote/secret/tell``, ``remote/secret/ask``: the same tells (16 bytes)
   and asks with the cluster secret (``Remote(secret=...)``: every frame
@@ -238,6 +240,25 @@ async def nats_py_ask_in_flight(count: int) -> Sample:
     return sample
 
 
+async def nats_py_ask_gathered(count: int) -> Sample:
+    """nats-py's own idiom for requests in flight at once: ``IN_FLIGHT``
+    requests at a time under ``asyncio.gather`` (each wave waits for its
+    slowest), until ``count`` are answered."""
+    import asyncio
+
+    async with _nats_py_echo() as ask:
+        received = 0
+        start = now()
+        left = count
+        while left:
+            wave = min(IN_FLIGHT, left)
+            left -= wave
+            replies = await asyncio.gather(*(ask(ASK_PAYLOAD) for _ in range(wave)))
+            received += sum(1 for reply in replies if reply.data == ASK_PAYLOAD)
+        sample = Sample(now() - start, received)
+    return sample
+
+
 async def _first_answer(requester: Any, subject: str) -> None:
     """Wait until a request on ``subject`` is answered (untimed): nats-py's
     flush does not always cover the responder's SUB."""
@@ -347,12 +368,14 @@ else:
             f"remote/ask/in_flight/{IN_FLIGHT}",
             f"{IN_FLIGHT} 16-byte asks in flight at once (as many tasks, each "
             "asking in turn) to an echo actor of another system over "
-            "nats-server; nats-py: as many tasks requesting on one connection",
+            "nats-server; nats-py: as many tasks requesting on one connection, "
+            "or waves of as many requests under asyncio.gather",
             ASKS,
             QUICK_ASKS,
             (
                 Impl("ours", ours_ask_in_flight),
                 Impl("nats-py", nats_py_ask_in_flight, ASYNCIO_LOOPS),
+                Impl("nats-py (gather)", nats_py_ask_gathered, ASYNCIO_LOOPS),
             ),
             unit="round trip",
         )

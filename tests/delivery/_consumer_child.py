@@ -1,14 +1,15 @@
-"""A consumer node process for the crash tests: a consumer controller whose
-handler records each ``Order`` in a SQLite ledger keyed by the delivery's
-key (producer id, epoch, sequence number) in the same transaction as the
-effect, so a message handed over again after a crash is seen and skipped
-(effectively once).
+"""A consumer node process for the crash tests (started as ``python -m``
+this module): a consumer controller whose handler records each ``Order``
+in a SQLite ledger keyed by the delivery's key (producer id, epoch,
+sequence number) in the same transaction as the effect, so a message
+handed over again after a crash is seen and skipped (effectively once).
 
-``python _consumer_child.py URL CLUSTER LEDGER BACKEND`` registers to
-``/user/producer`` on the node ``producer`` and prints ``ready``, then
-``handled <seq nr>`` after each new effect was committed and ``again <seq
-nr>`` for a message the ledger had already (handled by a consumer that died
-before its confirmation got out). The test kills it with SIGKILL anywhere.
+``CONSUMER URL CLUSTER LEDGER BACKEND`` registers to ``/user/producer`` on
+the node ``producer`` (up before this starts: one lookup) and prints
+``ready``, then ``handled <seq nr>`` after each new effect was committed and
+``again <seq nr>`` for a message the ledger had already (handled by a
+consumer that died before its confirmation got out). The test kills it with
+SIGKILL anywhere.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import msgspec
 from actors import ActorSystem
 from actors.delivery import ConsumerController, Delivery
 from actors.remote import Remote
+
+from ._kill_campaign import run_child
 
 
 class Order(msgspec.Struct, frozen=True):
@@ -57,20 +60,11 @@ async def main(url: str, cluster: str, path: str) -> None:
         controller = ConsumerController.spawn(
             system, handler=handle, window=16, name="consumer"
         )
-        while True:
-            try:
-                producer = await system.remote.lookup("producer", "/user/producer")
-                break
-            except Exception:  # not up yet: ActorNotFound, NodeUnreachable
-                await anyio.sleep(0.05)
-        controller.register_to(producer)
+        controller.register_to(await system.remote.lookup("producer", "/user/producer"))
         print("ready", flush=True)
         await anyio.sleep_forever()
 
 
 if __name__ == "__main__":
     url, cluster, path, backend = sys.argv[1:5]
-    name, options = (
-        ("asyncio", {"use_uvloop": True}) if backend == "uvloop" else (backend, {})
-    )
-    anyio.run(main, url, cluster, path, backend=name, backend_options=options)
+    run_child(main, url, cluster, path, backend=backend)

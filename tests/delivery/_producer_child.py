@@ -1,12 +1,16 @@
-"""A producer node process for the crash tests: a durable producer (SQLite)
-sending ``Order(n)`` to the consumer node's controller, one line per
-accepted message, until ``total`` are accepted and confirmed.
+"""A producer node process for the crash tests (started as ``python -m``
+this module): a durable producer sending ``Order(n)`` to the consumer
+controller that registers to it, one line per accepted message, until
+``total`` are accepted and confirmed.
 
-``python _producer_child.py URL CLUSTER DB BACKEND TOTAL`` (``DB``: a SQLite
-file, or ``jetstream:STREAM`` for a JetStream journal on the node's own
-server) prints
-``ready <next seq nr> <unconfirmed>``, then ``accepted <seq nr>`` after each
-``send`` returned, then ``done``. The test kills it with SIGKILL anywhere.
+``PRODUCER URL CLUSTER DB BACKEND TOTAL`` (``DB``: a SQLite file, or
+``jetstream:STREAM`` for a JetStream journal on the node's own server)
+spawns the producer controller ``/user/producer`` (recovering its queue)
+and prints ``ready <next seq nr> <unconfirmed>``; the consumer registers to
+it then (``ConsumerController.register_to``: no lookup, no retry here), and
+``send`` waits for its demand. Then ``accepted <seq nr>`` after each
+``send`` returned, and ``done`` once every message is confirmed. The test
+kills it with SIGKILL anywhere.
 """
 
 from __future__ import annotations
@@ -14,17 +18,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import anyio
-import msgspec
-
 from actors import ActorSystem
 from actors.delivery import DurableProducerQueue, ProducerController
 from actors.persistence import Codec, JetStreamJournal, Journal, SqliteJournal
 from actors.remote import Remote
 
-
-class Order(msgspec.Struct, frozen=True):
-    n: int
+from ._consumer_child import Order
+from ._kill_campaign import run_child
 
 
 async def main(url: str, cluster: str, db: str, total: int) -> None:
@@ -39,13 +39,6 @@ async def main(url: str, cluster: str, db: str, total: int) -> None:
         producer: ProducerController[Any] = await ProducerController.start(
             system, "orders", queue=queue, resend_interval=0.2, name="producer"
         )
-        while True:
-            try:
-                ref = await system.remote.lookup("consumer", "/user/consumer")
-                break
-            except Exception:  # not up yet: ActorNotFound, NodeUnreachable
-                await anyio.sleep(0.05)
-        producer.register_consumer(ref)
         stats = producer.statistics()
         print("ready", producer.next_seq_nr, stats.unconfirmed, flush=True)
         while producer.next_seq_nr <= total:
@@ -57,7 +50,4 @@ async def main(url: str, cluster: str, db: str, total: int) -> None:
 
 if __name__ == "__main__":
     url, cluster, db, backend, total = sys.argv[1:6]
-    name, options = (
-        ("asyncio", {"use_uvloop": True}) if backend == "uvloop" else (backend, {})
-    )
-    anyio.run(main, url, cluster, db, int(total), backend=name, backend_options=options)
+    run_child(main, url, cluster, db, int(total), backend=backend)

@@ -1,15 +1,24 @@
-"""The processes of the work queue crash tests.
+"""The node processes of the durable work queue's kill campaign
+(``test_work_processes``), started as ``python -m`` this module.
 
-``python _work_children.py queue URL CLUSTER DB BACKEND TOTAL``: the node
-``queue`` with a durable ``WorkQueue`` (SQLite) named ``jobs``; sends
-``Task(n)`` until ``TOTAL`` jobs are accepted, printing ``accepted <id>``
-after each ``send`` returned (and ``redispatched <count> <time>`` when it
-gave a worker's jobs to others), then ``done`` once every job is done.
+``queue URL CLUSTER DB BACKEND``: the node ``queue`` with a durable
+``WorkQueue`` (SQLite ``DB``) named ``jobs``; prints ``ready <next job id>
+<jobs waiting>``, then sends ``Task(n)`` jobs as the test allows: on the
+line ``send N`` (stdin) it sends until job ``N`` is accepted, printing
+``accepted <id>`` after each ``send`` returned; on ``finish`` it waits until
+every job is done and prints ``done <last job id>``. Its observations, as
+they happen: ``worker <epoch> <node>`` when a worker registered (the
+numbering of its stream: each run records it), ``redispatched <epoch>
+<job id> ...`` when it gave a worker's unconfirmed jobs to others (that
+worker stopped, or its node was declared down).
 
-``python _work_children.py worker URL CLUSTER LEDGER BACKEND NAME``: the
-node ``NAME`` with a worker that finds ``/user/jobs`` on ``queue`` (again
-after it restarts) and records each run in the SQLite ``LEDGER`` (job id,
-process id, time) before its handler returns; prints ``ready``.
+``worker URL CLUSTER LEDGER BACKEND NAME``: the node ``NAME`` with a worker
+that finds ``/user/jobs`` on ``queue`` (again whenever the queue's actor
+ends); each run is recorded in the SQLite ``LEDGER`` before its handler
+returns: in ``runs`` (job id, process id, epoch, time: every run) and, in
+the same transaction, in ``effects`` keyed by the job id (the idempotent
+effect ``Delivery.job_id`` is for: a job run again is skipped there).
+Prints ``ready``.
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from actors.persistence import Codec, SqliteJournal
 from actors.remote import PhiAccrualFailureDetector, Remote
 from actors.testing.remote import FAST_HEARTBEAT_INTERVAL
 
+from ._kill_campaign import Commands, run_child
+
 
 class Task(msgspec.Struct, frozen=True):
     n: int
@@ -38,17 +49,17 @@ TYPES = [(Task, "Task")]
 
 
 def detector() -> PhiAccrualFailureDetector:
-    # A killed peer is down after about 2 s; a loaded machine's pauses are
-    # not taken for a death.
+    # A killed peer is down after about 3 s; a restart of nats-server (about
+    # a second without heartbeats) and a loaded machine's pauses are not
+    # taken for a death.
     return PhiAccrualFailureDetector(
         first_heartbeat_estimate=FAST_HEARTBEAT_INTERVAL,
-        acceptable_heartbeat_pause=2.0,
+        acceptable_heartbeat_pause=3.0,
         min_std_deviation=FAST_HEARTBEAT_INTERVAL,
     )
 
 
 def node(url: str, cluster: str, name: str) -> Remote:
-    """A node that tells a killed peer in about 2 s."""
     return Remote(
         url,
         system=cluster,
@@ -59,77 +70,95 @@ def node(url: str, cluster: str, name: str) -> Remote:
     )
 
 
-async def queue(url: str, cluster: str, db: str, total: int) -> None:
-    remote = node(url, cluster, "queue")
+def ledger(path: str) -> sqlite3.Connection:
+    """The worker's ledger (made if missing): every run, and the effects."""
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS runs"
+        " (job_id INTEGER, pid INTEGER, epoch TEXT, t REAL)"
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS effects (job_id INTEGER PRIMARY KEY)")
+    return db
+
+
+class ObservedQueue(WorkQueue[Task]):
+    """The work queue, saying on stdout when a worker registers and when a
+    worker's jobs go to others (what the test attributes a second run to)."""
+
+    def add_worker(self, consumer: ActorRef[Any]) -> bool:
+        added = super().add_worker(consumer)
+        if added:
+            node = getattr(consumer, "node", "?")
+            print("worker", self.workers[consumer].epoch, node, flush=True)
+        return added
+
+    def remove_worker(self, consumer: ActorRef[Any]) -> None:
+        channel = self.workers.get(consumer)
+        if channel is not None:
+            back = [p.job_id for p in channel.unconfirmed if p.job_id in self.jobs]
+            print("redispatched", channel.epoch, *back, flush=True)
+        super().remove_worker(consumer)
+
+
+async def queue(url: str, cluster: str, db: str) -> None:
     journal = SqliteJournal(db, synchronous="NORMAL")
-    async with journal, ActorSystem(remote=remote) as system:
-        durable = DurableProducerQueue(journal, Codec(Task))
-        jobs: WorkQueue[Any] = await WorkQueue.start(
+    async with journal, ActorSystem(remote=node(url, cluster, "queue")) as system:
+        jobs = await ObservedQueue.start(
             system,
             "jobs",
-            durable=durable,
+            durable=DurableProducerQueue(journal, Codec(Task)),
             capacity=8,
             resend_interval=0.3,
             name="jobs",
         )
         print("ready", jobs.next_job_id, jobs.statistics().waiting, flush=True)
-
-        async def report_redispatches() -> None:
-            # When the queue gave a worker's jobs to others (it stopped, or
-            # its node was declared down): the window of a second run.
-            seen = 0
-            while True:
-                await anyio.sleep(0.02)
-                now = jobs.statistics().redispatched
-                if now != seen:
-                    seen = now
-                    print("redispatched", now, time.time(), flush=True)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(report_redispatches)
-            while jobs.next_job_id <= total:
+        commands = Commands()
+        while True:
+            words = await commands.next()
+            if words[0] == "finish":
+                break
+            assert words[0] == "send", words
+            up_to = int(words[1])
+            while jobs.next_job_id <= up_to:
                 job_id = await jobs.send(Task(jobs.next_job_id))
                 print("accepted", job_id, flush=True)
-            await jobs.wait_done()
-            print("done", flush=True)
-            tg.cancel_scope.cancel()
+        await jobs.wait_done()
+        print("done", jobs.next_job_id - 1, flush=True)
 
 
 class Worker(Actor[Delivery[Task]]):
-    def __init__(self, ledger: str) -> None:
-        self.db = sqlite3.connect(ledger, timeout=30, isolation_level=None)
+    def __init__(self, path: str) -> None:
+        self.db = ledger(path)
 
     def receive(self, delivery: Delivery[Task]) -> None:
-        self.db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?)",
-            (delivery.job_id, os.getpid(), time.time()),
-        )
+        with self.db:  # the run and its effect in one transaction
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?)",
+                (delivery.job_id, os.getpid(), delivery.epoch, time.time()),
+            )
+            self.db.execute(
+                "INSERT OR IGNORE INTO effects VALUES (?)", (delivery.job_id,)
+            )
 
 
-async def worker(url: str, cluster: str, ledger: str, name: str) -> None:
-    remote = node(url, cluster, name)
-    async with ActorSystem(remote=remote) as system:
+async def worker(url: str, cluster: str, path: str, name: str) -> None:
+    async with ActorSystem(remote=node(url, cluster, name)) as system:
 
         async def find() -> ActorRef[Any]:
             return await system.remote.lookup("queue", "/user/jobs")
 
         WorkerController.spawn(
-            system, system.spawn(Worker, ledger), find, window=4, retry_interval=0.1
+            system, system.spawn(Worker, path), find, window=4, retry_interval=0.1
         )
         print("ready", flush=True)
         await anyio.sleep_forever()
 
 
 if __name__ == "__main__":
-    role, url, cluster, path, backend, last = sys.argv[1:7]
-    name, options = (
-        ("asyncio", {"use_uvloop": True}) if backend == "uvloop" else (backend, {})
-    )
+    role, url, cluster, path, backend = sys.argv[1:6]
     if role == "queue":
-        anyio.run(
-            queue, url, cluster, path, int(last), backend=name, backend_options=options
-        )
+        run_child(queue, url, cluster, path, backend=backend)
     else:
-        anyio.run(
-            worker, url, cluster, path, last, backend=name, backend_options=options
-        )
+        run_child(worker, url, cluster, path, sys.argv[6], backend=backend)

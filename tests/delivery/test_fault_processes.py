@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import random
 import secrets
-import signal
 import sqlite3
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -40,8 +38,17 @@ from actors.delivery import ConsumerController, ProducerController
 from actors.nats import NatsServer
 from actors.remote import Remote
 
+from . import _consumer_child
 from ._consumer_child import Order
-from .test_processes import BACKENDS, RUNS, SEED, Child, Ledger, _start
+from ._kill_campaign import (
+    BACKENDS,
+    Node,
+    long_mode,
+    node_group,
+    restart_broker,
+    start_node,
+)
+from .test_processes import TOTAL, Ledger, start_producer
 
 pytestmark = pytest.mark.anyio
 
@@ -52,8 +59,8 @@ def anyio_backend() -> Any:
     return "asyncio"
 
 
-CONSUMER = Path(__file__).with_name("_consumer_child.py")
-TOTAL = 150
+CONSUMER = _consumer_child.__name__
+RUNS, SEED = long_mode("ACTORS_DELIVERY_RUNS", "ACTORS_DELIVERY_SEED")
 #: The consumer child's window: what a dead consumer may have handled and
 #: not confirmed, so what may come again per kill.
 WINDOW = 16
@@ -61,13 +68,10 @@ WINDOW = 16
 
 async def _consumer(
     url: str, cluster: str, ledger: Path, backend: str, err: Path
-) -> Child:
-    process = await anyio.open_process(
-        [sys.executable, str(CONSUMER), url, cluster, str(ledger), backend],
-        stdout=-1,
-        stderr=err.open("ab"),
+) -> Node:
+    return await start_node(
+        "consumer", CONSUMER, url, cluster, ledger, backend, err=err
     )
-    return Child(process)
 
 
 async def _send_all(producer: ProducerController[Any], accepted: list[int]) -> None:
@@ -89,7 +93,7 @@ async def test_a_killed_consumer_node_gets_the_unconfirmed_again_and_skips_by_ke
         remote = Remote(
             nats_server.url, system=cluster, node="producer", types=[(Order, "Order")]
         )
-        async with ActorSystem(remote=remote) as system:
+        async with ActorSystem(remote=remote) as system, node_group() as nodes:
             producer: ProducerController[Any] = await ProducerController.start(
                 system, "orders", resend_interval=0.2, name="producer"
             )
@@ -99,33 +103,26 @@ async def test_a_killed_consumer_node_gets_the_unconfirmed_again_and_skips_by_ke
                 tg.start_soon(_send_all, producer, accepted)
                 for kill in range(3):
                     backend = BACKENDS[(run + kill + SEED) % len(BACKENDS)]
-                    child = await _consumer(
+                    child = nodes[f"consumer-{kill}"] = await _consumer(
                         nats_server.url, cluster, ledger, backend, err
                     )
-                    try:
+                    last = kill == 2
+                    stop_after = rng.randint(1, 50)
+                    handled = 0
+                    while True:
                         words = await child.line()
-                        assert words == ["ready"], (words, err.read_text())
-                        last = kill == 2
-                        stop_after = rng.randint(1, 50)
-                        handled = 0
-                        while True:
-                            words = await child.line()
-                            assert words[0] in ("handled", "again"), words
-                            tally[words[0]] += 1
-                            handled += words[0] == "handled"
-                            if int(words[1]) == TOTAL:
-                                break
-                            if not last and handled >= stop_after:
-                                child.process.send_signal(signal.SIGKILL)
-                                tally["kills"] += 1
-                                break
-                        if last:
-                            with anyio.fail_after(30):
-                                await producer.wait_confirmed(TOTAL)
-                    finally:
-                        if child.process.returncode is None:
-                            child.process.kill()
-                        await child.process.wait()
+                        assert words[0] in ("handled", "again"), words
+                        tally[words[0]] += 1
+                        handled += words[0] == "handled"
+                        if int(words[1]) == TOTAL:
+                            break
+                        if not last and handled >= stop_after:
+                            await child.kill()
+                            tally["kills"] += 1
+                            break
+                    if last:
+                        with anyio.fail_after(30):
+                            await producer.wait_confirmed(TOTAL)
                     if int(words[1]) == TOTAL:
                         break
         with sqlite3.connect(ledger) as db:
@@ -160,33 +157,27 @@ async def test_a_nats_server_restart_mid_stream_loses_nothing(
         remote = Remote(
             server.url, system=cluster, node="consumer", types=[(Order, "Order")]
         )
-        async with ActorSystem(remote=remote) as system:
+        async with ActorSystem(remote=remote) as system, node_group() as nodes:
             controller = ConsumerController.spawn(
                 system, system.spawn(Ledger, handled), window=16, name="consumer"
             )
             backend = BACKENDS[(run + SEED) % len(BACKENDS)]
             stream = f"jetstream:DLV{run}"
-            child = await _start(server.url, cluster, stream, backend, err)
-            try:
+            child = nodes["producer"] = await start_producer(
+                system, controller, server.url, cluster, stream, backend, err
+            )
+            restart_after = rng.randint(1, 100)
+            while True:
                 words = await child.line()
-                assert words[0] == "ready", (words, err.read_text())
-                restart_after = rng.randint(1, 100)
-                while True:
-                    words = await child.line()
-                    if words[0] == "done":
-                        break
-                    assert words[0] == "accepted", words
-                    accepted.add(int(words[1]))
-                    restart_after -= 1
-                    if restart_after == 0:
-                        server.stop(kill=True)
-                        server.start()
-                        tally["restarts"] += 1
-                assert await child.process.wait() == 0, err.read_text()
-            finally:
-                if child.process.returncode is None:
-                    child.process.kill()
-                await child.process.wait()
+                if words[0] == "done":
+                    break
+                assert words[0] == "accepted", words
+                accepted.add(int(words[1]))
+                restart_after -= 1
+                if restart_after == 0:
+                    await restart_broker(server)
+                    tally["restarts"] += 1
+            assert await child.process.wait() == 0, child.stderr_tail()
             with anyio.fail_after(30):
                 await controller.wait_confirmed("orders", TOTAL)
             stats = controller.statistics()

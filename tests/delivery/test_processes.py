@@ -13,39 +13,30 @@ The long mode runs many more rounds (figures printed with ``-s``)::
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
-import signal
-import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import anyio
-import anyio.abc
-import msgspec
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from actors import Actor, ActorSystem
 from actors.delivery import ConsumerController, Delivery
 from actors.nats import NatsServer
 from actors.remote import Remote
 
+from . import _producer_child
+from ._consumer_child import Order
+from ._kill_campaign import BACKENDS, Node, long_mode, node_group, start_node
+
 pytestmark = pytest.mark.anyio
 
-CHILD = Path(__file__).with_name("_producer_child.py")
-RUNS = int(os.environ.get("ACTORS_DELIVERY_RUNS", "1"))
-SEED = int(os.environ.get("ACTORS_DELIVERY_SEED", "26"))
-BACKENDS = ("asyncio", "uvloop", "trio")
+PRODUCER = _producer_child.__name__
+RUNS, SEED = long_mode("ACTORS_DELIVERY_RUNS", "ACTORS_DELIVERY_SEED")
 KILLS = 3
 TOTAL = 150
-#: Seconds a child may take to print its next line (start-up included).
-LINE_TIMEOUT = 60.0
-
-
-class Order(msgspec.Struct, frozen=True):
-    n: int
 
 
 class Ledger(Actor[Delivery[Order]]):
@@ -58,29 +49,22 @@ class Ledger(Actor[Delivery[Order]]):
         self.handled.append(delivery.message.n)
 
 
-class Child:
-    """A producer process and its output lines."""
-
-    def __init__(self, process: anyio.abc.Process) -> None:
-        self.process = process
-        assert process.stdout is not None
-        self.stdout = BufferedByteReceiveStream(process.stdout)
-
-    async def line(self) -> list[str]:
-        with anyio.fail_after(LINE_TIMEOUT):
-            raw = await self.stdout.receive_until(b"\n", 1000)
-        return raw.decode().split()
-
-
-async def _start(
-    url: str, cluster: str, db: Path | str, backend: str, err: Path
-) -> Child:
-    process = await anyio.open_process(
-        [sys.executable, str(CHILD), url, cluster, str(db), backend, str(TOTAL)],
-        stdout=-1,
-        stderr=err.open("ab"),
+async def start_producer(
+    system: ActorSystem[Any],
+    controller: ConsumerController,
+    url: str,
+    cluster: str,
+    db: Path | str,
+    backend: str,
+    err: Path,
+) -> Node:
+    """A producer node process (``_producer_child``) once it is ready, with
+    ``controller`` registered to its producer controller."""
+    node = await start_node(
+        "producer", PRODUCER, url, cluster, db, backend, TOTAL, err=err
     )
-    return Child(process)
+    controller.register_to(await system.remote.lookup("producer", "/user/producer"))
+    return node
 
 
 # About 20 s a run here (process start-ups); the long mode gets its time.
@@ -99,39 +83,34 @@ async def test_a_killed_producer_process_resends_what_was_not_confirmed(
         remote = Remote(
             nats_server.url, system=cluster, node="consumer", types=[(Order, "Order")]
         )
-        async with ActorSystem(remote=remote) as system:
+        async with ActorSystem(remote=remote) as system, node_group() as nodes:
             ledger = system.spawn(Ledger, handled)
             controller = ConsumerController.spawn(
                 system, ledger, window=16, name="consumer"
             )
             for kill in range(KILLS + 1):
                 backend = BACKENDS[(run + kill) % len(BACKENDS)]
-                child = await _start(nats_server.url, cluster, db, backend, err)
-                try:
+                child = nodes[f"producer-{kill}"] = await start_producer(
+                    system, controller, nats_server.url, cluster, db, backend, err
+                )
+                tally["restarts"] += kill > 0
+                tally["resent_after_restart"] += int(child.ready[2])
+                last = kill == KILLS
+                # Kill after a random number of accepted messages.
+                stop_after = rng.randint(1, 60)
+                while True:
                     words = await child.line()
-                    assert words[0] == "ready", (words, err.read_text())
-                    tally["restarts"] += kill > 0
-                    tally["resent_after_restart"] += int(words[2])
-                    last = kill == KILLS
-                    # Kill after a random number of accepted messages.
-                    stop_after = rng.randint(1, 60)
-                    while True:
-                        words = await child.line()
-                        if words[0] == "done":
-                            break
-                        assert words[0] == "accepted", words
-                        accepted.add(int(words[1]))
-                        stop_after -= 1
-                        if not last and stop_after == 0:
-                            child.process.send_signal(signal.SIGKILL)
-                            tally["kills"] += 1
-                            break
-                    if last:
-                        assert await child.process.wait() == 0, err.read_text()
-                finally:
-                    if child.process.returncode is None:
-                        child.process.kill()
-                    await child.process.wait()
+                    if words[0] == "done":
+                        break
+                    assert words[0] == "accepted", words
+                    accepted.add(int(words[1]))
+                    stop_after -= 1
+                    if not last and stop_after == 0:
+                        await child.kill()
+                        tally["kills"] += 1
+                        break
+                if last:
+                    assert await child.process.wait() == 0, child.stderr_tail()
                 if words[0] == "done":
                     break
             with anyio.fail_after(30):

@@ -90,6 +90,11 @@ async def _measure() -> list[Counts]:
                 for i in range(n):
                     await send(i)
                 await done.wait()
+                # Every confirmation reported and taken before the next run
+                # (grants come per batch: a run must not end with one on its
+                # way, nor start the next with a different alignment).
+                controller.ref.tell(consumer_module._FLUSH)
+                await producer.wait_confirmed()
 
             return body
 

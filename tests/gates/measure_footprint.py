@@ -18,6 +18,14 @@ How a figure is taken:
   the difference in actors: what a run pays once cancels out, and the
   containers that grow by doubling (the system's sets and dicts of actors)
   are spread over the actors that filled them.
+* ``mailed.bytes``, ``mailed.blocks``: the same for actors that were each
+  told one message and handled it, then stayed idle until they hibernated
+  (gave up their task: ``actors._hibernation``). The systems run on a
+  ``ManualClock``, so the idle threshold passes when the measurement
+  advances it by ``hibernate_after`` twice (two ticks), never by waiting:
+  the figure is as deterministic as ``idle.*``. ``mailed_tasked`` (never
+  gated) is the same before the clock moves, each actor parked with its
+  task: what an idle actor that has had mail kept before hibernation.
 * ``spawn.call``, ``spawn.c_call``: Python calls (``sys.setprofile``'s
   ``call`` events, coroutine resumptions included) and C calls per spawned
   actor, from ``system.spawn`` until the last actor's ``on_start`` returned
@@ -56,11 +64,21 @@ from measure_calls import (
 )
 
 from actors import Actor, ActorSystem
+from actors.testing import ManualClock
 
 SMALL, LARGE = 500, 1_500  #: idle actors per run of the footprint
 SPAWN_SMALL, SPAWN_LARGE = 200, 600  #: actors per run of the spawn count
 BACKENDS = ("asyncio", "trio")
-FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
+FIGURES = (
+    "idle.bytes",
+    "idle.blocks",
+    "mailed.bytes",
+    "mailed.blocks",
+    "spawn.call",
+    "spawn.c_call",
+)
+#: Seconds on the mailed runs' ManualClock: their systems' hibernate_after.
+HIBERNATE_AFTER = 1.0
 BUDGETS = Path(__file__).with_name("footprint_budgets.json")
 #: How far the two measurements in one process may differ, as a share of the
 #: figure: blocks and calls repeat exactly but for Trio's housekeeping; bytes
@@ -109,15 +127,21 @@ async def _settle() -> None:
 
 
 async def _retained(
-    make: Callable[[int], Awaitable[list[Any]]], n: int
+    make: Callable[[int], Awaitable[list[Any]]],
+    n: int,
+    then: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[int, int, list[Any]]:
-    """Bytes and blocks retained by ``make(n)``'s ``n`` idle things."""
+    """Bytes and blocks retained by ``make(n)``'s ``n`` idle things (after
+    ``then()``, when given, has run too)."""
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.take_snapshot()
         keep = await make(n)
         await _settle()
+        if then is not None:
+            await then()
+            await _settle()
         gc.collect()
         after = tracemalloc.take_snapshot()
     finally:
@@ -148,6 +172,34 @@ async def _idle_bytes() -> dict[str, list[tuple[int, int]]]:
             runs["idle"].append((size, blocks))
             del keep
     runs["idle"] = runs["idle"][1:]
+
+    # Told one message each, handled, idle: before the clock moves (each
+    # parked with its task) and after two ticks (hibernated).
+    for key, ticks in (("mailed_tasked", 0), ("mailed", 2)):
+        for n in (LARGE, SMALL, LARGE, SMALL, LARGE):  # the first: warm-up
+            clock = ManualClock()
+            async with ActorSystem(
+                clock=clock, hibernate_after=HIBERNATE_AFTER
+            ) as system:
+                spawn = system.spawn
+
+                async def mailed(n: int, spawn: Any = spawn) -> list[Any]:
+                    refs = [spawn(Idle) for _ in range(n)]
+                    for ref in refs:
+                        ref.tell(None)
+                    return refs
+
+                async def idle_through(
+                    clock: ManualClock = clock, ticks: int = ticks
+                ) -> None:
+                    for _ in range(ticks):
+                        await clock.advance(HIBERNATE_AFTER)
+
+                _seed_trio_scheduler()
+                size, blocks, keep = await _retained(mailed, n, idle_through)
+                runs.setdefault(key, []).append((size, blocks))
+                del keep
+        runs[key] = runs[key][1:]
 
     async def parked(event: anyio.Event, mailbox: deque[Any]) -> None:
         while True:
@@ -229,9 +281,10 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
     spawn_units = SPAWN_LARGE - SPAWN_SMALL
     out: dict[str, Any] = {"backend": backend, "figures": {}, "repeat": {}}
     for key, first in (("figures", 0), ("repeat", 2)):
-        size, blocks = _per(memory["idle"], units, first)
-        out[key]["idle.bytes"] = size
-        out[key]["idle.blocks"] = blocks
+        for kind in ("idle", "mailed"):
+            size, blocks = _per(memory[kind], units, first)
+            out[key][f"{kind}.bytes"] = size
+            out[key][f"{kind}.blocks"] = blocks
         diff: Counts = Counter(calls[first + 1])
         diff.subtract(calls[first])
         for event in ("call", "c_call"):
@@ -243,6 +296,8 @@ def measure(backend: str, breakdown: int = 15) -> dict[str, Any]:
                 f"{v / spawn_units:8.3f}  {event:6}  {where}"
                 for (event, where), v in top
             ]
+    size, blocks = _per(memory["mailed_tasked"], units, 0)
+    out["mailed_tasked"] = {"bytes": size, "blocks": blocks}
     size, blocks = _per(memory["baseline"], units, 0)
     out["baseline"] = {"bytes": size, "blocks": blocks}
     out["idle_over_baseline"] = round(out["figures"]["idle.bytes"] / size, 3)

@@ -22,7 +22,14 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_footprint.py"
 BUDGETS = HERE / "footprint_budgets.json"
 BACKENDS = ("asyncio", "trio")
-FIGURES = ("idle.bytes", "idle.blocks", "spawn.call", "spawn.c_call")
+FIGURES = (
+    "idle.bytes",
+    "idle.blocks",
+    "mailed.bytes",
+    "mailed.blocks",
+    "spawn.call",
+    "spawn.c_call",
+)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -46,7 +53,10 @@ def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
             f"{limit.get('measured', '-'):>9}{flag}"
         )
     baseline = measured["baseline"]
+    tasked = measured["mailed_tasked"]
     lines += [
+        f"  an actor idle after one message, before it hibernated (its task "
+        f"parked): {tasked['bytes']} bytes, {tasked['blocks']} blocks",
         f"  an anyio task parked on an Event with a deque: {baseline['bytes']} "
         f"bytes, {baseline['blocks']} blocks (an idle actor: "
         f"{measured['idle_over_baseline']}x)",
@@ -84,6 +94,11 @@ def test_the_measurement_sees_the_actors_it_made(measured: dict[str, Any]) -> No
     figures = measured["figures"]
     assert figures["idle.bytes"] >= 400
     assert figures["idle.blocks"] >= 5
+    assert figures["mailed.bytes"] >= 400
+    # Before the clock moved, each mailed actor held its task (kilobytes: its
+    # frames, its task, its cancel scope): the clock's two ticks are what
+    # took them, so a gate that stopped moving it would show here.
+    assert measured["mailed_tasked"]["bytes"] > figures["mailed.bytes"] + 1_000
     assert any("Starter.on_start" in line for line in measured["breakdown"]) or (
         figures["spawn.call"] >= 10
     )

@@ -191,6 +191,28 @@ async def test_put_waits_for_room_and_keeps_fifo() -> None:
     assert client.envelopes() == [0, 1, 2, 3]
 
 
+async def test_put_now_publishes_at_once_only_with_nothing_buffered_or_in_hand() -> (
+    None
+):
+    client = FakeClient()
+    out = outbound(client)
+    assert out.put_now(envelope(0))  # nothing buffered: at once, own frame
+    assert len(client.published) == 1
+    out.try_put(envelope(1))  # buffered, the writer not running yet
+    assert not out.put_now(envelope(2))  # it would overtake envelope 1
+    out.put_system(envelope(2))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(out.run)
+        await until(lambda: len(client.published) == 2)
+        await until(lambda: out._writer.idle)  # it waits for more
+        assert out.put_now(envelope(3))  # at once again, before any checkpoint
+        assert len(client.published) == 3
+        out.close()
+        assert not out.put_now(envelope(4))  # closed: refused, never published
+    assert client.envelopes() == [0, 1, 2, 3]
+    assert out.statistics().direct == 2
+
+
 async def test_a_cancelled_put_leaves_nothing_behind() -> None:
     client = FakeClient()
     out = outbound(client, capacity=1)
@@ -393,6 +415,19 @@ class FlakyClient:
             await anyio.lowlevel.checkpoint()
         if self.rng.random() < 0.1:
             raise ConnectionError("the frame was refused")
+        self._record(payload)
+
+    #: Bytes the client holds unwritten (``put_now`` publishes only at 0).
+    pending_bytes = 0
+
+    def publish_nowait(
+        self, subject: str, payload: bytes = b"", *, reply: str | None = None
+    ) -> None:
+        if self.rng.random() < 0.1:
+            raise ConnectionError("the frame was refused")
+        self._record(payload)
+
+    def _record(self, payload: bytes) -> None:
         for env in decode_frame(payload, 1 << 20).envelopes:
             assert isinstance(env, TellEnvelope)
             self.published.append(bytes(env.body))
@@ -428,10 +463,14 @@ async def test_random_interleavings_lose_nothing_and_keep_fifo_per_sender(
                 out.abort(NodeUnreachable("gone"))
             op = rng.random()
             try:
-                if op < 0.4:
+                if op < 0.3:
                     out.try_put(data)
-                elif op < 0.5:
+                elif op < 0.4:
                     out.put_system(data)
+                elif op < 0.5:
+                    # An ask's or answer's way: at once if that keeps FIFO.
+                    if not out.put_now(data):
+                        out.put_system(data)
                 else:
                     with anyio.move_on_after(0 if rng.random() < 0.3 else 30) as scope:
                         await out.put(data)

@@ -7,11 +7,15 @@ loop."""
 
 from __future__ import annotations
 
+import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
+from actors.nats import NatsServer
 from actors.node._run import main
+from actors.remote import TrustedBrokerWarning
 
 #: A port nobody listens on: reaching the network fails at once (and a check
 #: that ran too late would show up as the --connect error instead).
@@ -116,3 +120,42 @@ def test_the_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None
     out = " ".join(capsys.readouterr().out.split())
     assert "the system's name (default: actors)" in out
     assert "when leaving (default: 10.0)" in out
+
+
+_BOMB = """
+import anyio
+from actors import Actor, ActorSystem
+from actors.remote import Remote
+
+
+class Work(Actor):
+    def receive(self, message):
+        return message
+
+
+async def main():
+    async with ActorSystem(remote=Remote({url!r}, system="bomb")) as system:
+        system.remote.spawn_pool(Work, processes=1)
+
+
+anyio.run(main)  # no __main__ guard: a node process importing it runs it
+"""
+
+
+def test_a_module_that_starts_node_processes_as_it_is_imported_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, nats_server: NatsServer
+) -> None:
+    # Each node process would import it and start more, without end (a fork
+    # bomb): the node refuses at once, naming the guard that is missing.
+    path = tmp_path / "bomb.py"
+    path.write_text(_BOMB.format(url=nats_server.url))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrustedBrokerWarning)
+        code, err = _exit_of(capsys, "--module", str(path))
+    assert code == 1, err
+    [line] = err.splitlines()
+    assert (
+        "RuntimeError: node processes cannot start while this process imports" in line
+    )
+    assert "if __name__ == '__main__':" in line
+    assert "bomb" not in sys.modules

@@ -118,13 +118,21 @@ async def _remote_workload(endpoint: Endpoint, cluster: Any) -> dict[str, list[A
             ref.tell(i)
         echo.stop()
         await echo.join()
-        ref.tell("late")  # to a stopped actor: a dead letter on node-1
-        with anyio.fail_after(10):
-            while True:
-                samples = await endpoint.scrape()
-                if _value(samples, "actors_remote_dead_letters_total"):
-                    return samples
-                await anyio.sleep(0.02)
+        # The remote layer counts its dead letter before it is published:
+        # once node-1's subscriber saw it, one scrape has it.
+        counted = anyio.Event()
+
+        def seen(letter: Any) -> None:
+            if letter.message == "late":
+                counted.set()
+
+        with b.dead_letters.subscribe(seen):
+            ref.tell("late")  # to a stopped actor: a dead letter on node-1
+            with anyio.fail_after(10):
+                await counted.wait()
+        samples = await endpoint.scrape()
+        assert _value(samples, "actors_remote_dead_letters_total")
+        return samples
 
 
 async def test_the_dashboard_queries_only_metrics_and_labels_a_run_exports(

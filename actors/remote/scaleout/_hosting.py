@@ -114,6 +114,13 @@ def target_of(factory: type[Actor] | str) -> tuple[str, ModuleType | None]:
     return f"{module_name_of(module)}:{factory.__qualname__}", module
 
 
+#: The hosted modules this process is importing right now (``load_module``),
+#: innermost last: while one is, no node process may start (see
+#: ``NodeProcesses``), since a module that starts node processes at import
+#: would have each of them import it and start more, without end.
+importing: list[str] = []
+
+
 def load_module(spec: str) -> tuple[ModuleType, str]:
     """Import a module by name (``pkg.mod``), by file path (``x/y.py``,
     imported as ``y``), or by ``name=path`` (the file imported as ``name``);
@@ -123,6 +130,14 @@ def load_module(spec: str) -> tuple[ModuleType, str]:
         ImportError / FileNotFoundError: it cannot be imported.
         SyntaxError / Exception: importing it raised.
     """
+    importing.append(spec)
+    try:
+        return _load_module(spec)
+    finally:
+        importing.pop()
+
+
+def _load_module(spec: str) -> tuple[ModuleType, str]:
     name, sep, path = spec.partition("=")
     if not sep:
         if not (spec.endswith(".py") or os.sep in spec):

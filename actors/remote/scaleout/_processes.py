@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 
 from ._handoff import Handoff
+from ._hosting import importing
 
 __all__ = ["NodeProcesses"]
 
@@ -66,6 +67,11 @@ class NodeProcesses:
 
     Raises:
         OSError: a process could not be started (those started are killed).
+        RuntimeError: this process is importing a module it hosts (a node
+            process's ``--module``), whose top-level code starts node
+            processes: each would import it and start more, without end (the
+            script's main code belongs under ``if __name__ == "__main__":``,
+            as multiprocessing requires).
     """
 
     def __init__(
@@ -78,6 +84,14 @@ class NodeProcesses:
         modules: Sequence[str],
         grace: float = 5.0,
     ) -> None:
+        if importing:
+            raise RuntimeError(
+                f"node processes cannot start while this process imports "
+                f"{importing[-1]!r}, a module it hosts: its top-level code "
+                "starts them, and each would import it and start more, without "
+                "end; put the script's main code under "
+                "if __name__ == '__main__': (as multiprocessing requires)"
+            )
         self.names = list(names)
         self.grace = grace
         self.processes: list[subprocess.Popen[bytes]] = []
