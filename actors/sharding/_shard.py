@@ -5,19 +5,27 @@ entities, and hands its entities off (their queued messages handled first)
 before its region gives the shard's lease back.
 
 Its entities are its children: it is their supervisor (restarts on failure
-call the entity type's factory again).
+call the entity type's factory again). Each entity fails alone, as under
+Akka's shard (whose default strategy restarts a child without limit): a
+failing entity is restarted however often it fails, its consecutive restarts
+spaced by a backoff of its own, and its failures never fail the shard, so
+they never stop its other entities. A factory that refuses a key (raises)
+fails the message that would have started it: an ask raises the factory's
+exception, a tell is a dead letter (reason ``"entity factory failed"``).
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 from collections import deque
+from collections.abc import Sequence
 from typing import Any, Final, final
 from urllib.parse import quote
 
 import anyio
 
-from .. import Actor, ActorRef, Result, Terminated
+from .. import Actor, ActorRef, Backoff, DeadLetter, OneForOne, Result, Terminated
 from ._guard import guard
 from ._state import Active, Deliver, Locate, ShardState, TypeState
 from ._store import PlacementStore
@@ -93,6 +101,15 @@ class _DrainCheck:
 class Shard(Actor[Any]):
     """The entities of one shard on one node (see the module docstring)."""
 
+    #: Restart a failed entity alone, without limit (never escalate: one
+    #: entity's failures must not stop the shard's others), each entity's
+    #: consecutive restarts spaced from 10 ms up to 1 s.
+    supervisor_strategy = OneForOne(
+        max_restarts=sys.maxsize,
+        within=1.0,
+        backoff=Backoff(min_delay=0.01, max_delay=1.0),
+    )
+
     def __init__(
         self,
         types: TypeState,
@@ -116,6 +133,13 @@ class Shard(Actor[Any]):
         self.draining: set[ActorRef[Any]] = set()
 
     def on_start(self) -> None:
+        # A restarted shard (a failure of its own) has lost its entities: the
+        # failed incarnation's children were stopped with it. Forget them, so
+        # their keys start afresh instead of reaching stopped refs.
+        entities = self.state.entities
+        for key, active in entities.items():
+            self.types.retire(key, active)
+        entities.clear()
         idle = self.entity.passivate_after
         if idle is not None:
             self.context.timers.start_periodic(_PASSIVATE, _PASSIVATE, idle / 2)
@@ -159,7 +183,9 @@ class Shard(Actor[Any]):
             if held is not None:
                 held.append(message.message)  # still in flight
                 return
-            active = self._start(key)
+            active = self._start_or_refuse(key, (message.message,))
+            if active is None:
+                return
         self._give(active, message.message)
 
     def _give(self, active: Active, message: object) -> None:
@@ -169,6 +195,24 @@ class Shard(Actor[Any]):
             message.resolve(active.ref)
         else:
             active.ref.tell(message)
+
+    def _start_or_refuse(self, key: str, messages: Sequence[object]) -> Active | None:
+        """Start ``key``'s entity; when its factory raises, fail ``messages``
+        (slow-path messages for it) with that exception and return None."""
+        try:
+            return self._start(key)
+        except Exception as exc:
+            types = self.types
+            for message in messages:
+                types.delivered(self.state.shard)
+                types.dropped += 1
+                if isinstance(message, Locate):
+                    message.fail(exc)  # the asker raises it, as spawn would
+                elif types.region is not None:
+                    types.system.dead_letters.publish(
+                        DeadLetter(types.region, message, "entity factory failed")
+                    )
+            return None
 
     def _start(self, key: str) -> Active:
         types = self.types
@@ -198,7 +242,7 @@ class Shard(Actor[Any]):
         if type(value) is _Remembered and not self.handing_off:
             for key in value.keys:
                 if key not in self.state.entities and key not in self.passivating:
-                    self._start(key)
+                    self._start_or_refuse(key, ())
 
     # -- passivation --------------------------------------------------------
 
@@ -239,8 +283,8 @@ class Shard(Actor[Any]):
         if held is not None:
             if held and not self.handing_off:
                 del self.passivating[key]
-                active = self._start(key)
-                while held:
+                active = self._start_or_refuse(key, held)
+                while held and active is not None:
                     self._give(active, held.popleft())
             elif not held:
                 del self.passivating[key]
