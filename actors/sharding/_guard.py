@@ -44,10 +44,13 @@ class _Check:
     """The lease term of one entity's shard (``term.until > term.now()``
     while it may handle a message), and what a refusal needs."""
 
-    __slots__ = ("shard", "term", "types")
+    __slots__ = ("key", "shard", "term", "types")
 
-    def __init__(self, types: TypeState, leases: Leases, shard: int) -> None:
+    def __init__(
+        self, types: TypeState, leases: Leases, shard: int, key: str
+    ) -> None:
         self.types = types
+        self.key = key
         # The shard's term: one object for the leases' life, updated in
         # place when the lease is taken, renewed or given up.
         self.term = leases.term(shard)
@@ -129,6 +132,23 @@ def _subclass(cls: type) -> type:
 
     become.__doc__ = inner_become.__doc__
 
+    inner_stop: Callable[..., Any] = cls.on_stop  # type: ignore[attr-defined]
+    if inspect.iscoroutinefunction(inner_stop):
+
+        async def on_stop(self: Any) -> None:
+            try:
+                await inner_stop(self)
+            finally:
+                _ended(self)
+
+    else:
+
+        def on_stop(self: Any) -> Any:  # type: ignore[misc]
+            try:
+                return inner_stop(self)
+            finally:
+                _ended(self)
+
     guarded = type(
         cls.__name__,
         (cls,),
@@ -138,8 +158,24 @@ def _subclass(cls: type) -> type:
     # subclass that defines receive (its persistence machinery).
     type.__setattr__(guarded, "receive", receive)
     type.__setattr__(guarded, "become", become)
+    type.__setattr__(guarded, "on_stop", on_stop)
     _GUARDED[cls] = guarded
     return guarded
+
+
+def _ended(actor: Actor[Any]) -> None:
+    """An entity's ``on_stop`` has run: at its last stop (not a restart),
+    its entry leaves the fast path at once, before it terminates, so that no
+    ``EntityRef`` sends to it once it has ended (its shard, failed and
+    waiting to restart, or busy, may retire it only later)."""
+    self_ref = actor.context.self_ref
+    if self_ref.is_alive:
+        return  # a restart: the same ref goes on
+    check: _Check = actor.__dict__[_CHECK]
+    types = check.types
+    entry = types.active.get(check.key)
+    if entry is not None and entry.ref == self_ref:
+        types.retire(check.key, entry)
 
 
 def _guard_behaviours(actor: Actor[Any]) -> None:
@@ -175,7 +211,7 @@ def guard(
                 f"{actor!r}, not an Actor"
             )
         actor.__class__ = _subclass(type(actor))
-        check = _Check(types, leases, shard)
+        check = _Check(types, leases, shard, key)
         object.__setattr__(actor, _CHECK, check)
         object.__setattr__(actor, _TERM, check.term)
         _guard_behaviours(actor)

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.anyio
 
 
 class Picky(Actor[Any]):
-    """Refuses the key "bad" in its factory; "parent" answers its shard."""
+    """Refuses the key "bad" in its factory; "parent" answers its shard,
+    "self" its own ref."""
 
     def __init__(self, key: str) -> None:
         if key == "bad":
@@ -31,6 +32,8 @@ class Picky(Actor[Any]):
     def receive(self, message: Any) -> Any:
         if message == "parent":
             return self.context.parent
+        if message == "self":
+            return self.context.self_ref
         self.count += 1
         return self.count
 
@@ -59,7 +62,13 @@ async def test_a_factory_that_refuses_a_key_fails_only_the_message_for_it() -> N
     entity = Entity("t", Picky, shards=1, passivate_after=None)
     async with ActorSystem() as system, Sharding(system, [entity]) as sharding:
         seen: list[DeadLetter] = []
-        system.dead_letters.subscribe(seen.append)
+        lost = anyio.Event()
+
+        def dead_letter(letter: DeadLetter) -> None:
+            seen.append(letter)
+            lost.set()
+
+        system.dead_letters.subscribe(dead_letter)
         good = sharding.entity_ref(entity, "good")
         assert await good.ask("x") == 1
         bad = sharding.entity_ref(entity, "bad")
@@ -68,8 +77,7 @@ async def test_a_factory_that_refuses_a_key_fails_only_the_message_for_it() -> N
                 await bad.ask("x", timeout=30)
         bad.tell("lost")
         with anyio.fail_after(2):
-            while not seen:
-                await anyio.sleep(0.001)
+            await lost.wait()
         assert [(d.message, d.reason) for d in seen] == [
             ("lost", "entity factory failed")
         ]
@@ -84,10 +92,11 @@ async def test_a_restarted_shard_starts_its_entities_afresh() -> None:
         good = sharding.entity_ref(entity, "good")
         assert await good.ask("x") == 1
         shard: ActorRef[Any] = await good.ask("parent")
+        old: ActorRef[Any] = await good.ask("self")
         shard.tell("not a shard message")  # the shard fails and is restarted
         with anyio.fail_after(5):
-            while system.restarts == 0:
-                await anyio.sleep(0.001)
+            await old.join()  # stopped with the failed incarnation
+        assert system.restarts == 1
         # Its entities stopped with the failed incarnation: the next message
         # starts a fresh one, through the old ref and a new one alike.
         assert await good.ask("x") == 1
