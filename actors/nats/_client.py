@@ -368,8 +368,10 @@ class Client(Publisher):
             queue: a queue group name, or ``None``.
             max_pending: the most messages buffered for the subscription before
                 new ones are dropped (ignored with ``callback``).
-            callback: a sync function called with each message by the reader
-                task instead of buffering; it must not block.
+            callback: a sync function called with each message as the client
+                reads it, instead of buffering: by the reader task on Trio,
+                in the transport's callback (outside any task) on asyncio and
+                uvloop; it must not block nor enter a cancel scope.
 
         Returns:
             The subscription: iterate it, or read it with ``next_msg``.

@@ -1,4 +1,4 @@
-"""Subscriptions: where the reader task delivers each message."""
+"""Subscriptions: where the client delivers each message it reads."""
 
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ __all__ = ["Subscription"]
 class Subscription:
     """A subscription of a ``Client`` to a subject.
 
-    Messages go either to a sync callback, called by the client's reader task
-    (it must not block; an exception it raises goes to the client's
-    ``error_callback``), or into a buffer of ``max_pending`` messages read with
-    ``async for msg in sub`` or ``next_msg``. When the buffer is full, a new
-    message is dropped and counted in ``dropped`` (NATS's slow-consumer
-    policy: the reader never waits for a subscriber), and a
-    ``SlowConsumerError`` goes to the ``error_callback`` when dropping
+    Messages go either to a sync callback, called as the client reads them
+    (by its reader task on Trio, in the transport's callback on asyncio: it
+    must not block nor enter a cancel scope; an exception it raises goes to
+    the client's ``error_callback``), or into a buffer of ``max_pending``
+    messages read with ``async for msg in sub`` or ``next_msg``. When the
+    buffer is full, a new message is dropped and counted in ``dropped``
+    (NATS's slow-consumer policy: the reader never waits for a subscriber),
+    and a ``SlowConsumerError`` goes to the ``error_callback`` when dropping
     starts.
 
     Attributes:
@@ -95,7 +96,7 @@ class Subscription:
         return f"SUB {self.subject} {self.queue} {self.sid}\r\n".encode()
 
     def deliver(self, msg: Msg) -> None:
-        """Hand ``msg`` over (called by the reader task; never waits)."""
+        """Hand ``msg`` over (called as the client reads it; never waits)."""
         self.delivered += 1
         callback = self._callback
         if callback is not None:

@@ -223,8 +223,9 @@ class Inbound(InboundControl):
         reply = msg.reply
         bad = self.bad
         max_payload = client.max_payload  # a property: read once per frame
-        if len(data) > max_payload:
-            bad(reply, "oversize frame", f"{len(data)} bytes")
+        size = len(data)
+        if size > max_payload:
+            bad(reply, "oversize frame", f"{size} bytes")
             return
         # The frame number (written out: a call saved per frame).
         seq = oob = None
@@ -298,7 +299,6 @@ class Inbound(InboundControl):
                         del lost[next(iter(lost))]  # bounded: the oldest goes
                     lost[sender] = lost.get(sender, 0) + seq - last - 1
                 received.seq = seq
-                size = len(data)
                 received.unacked += size
                 received.frames += 1
                 received.bytes += size

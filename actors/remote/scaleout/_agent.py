@@ -416,17 +416,16 @@ class PoolMember(Actor):
         while done:
             size = count = 0
             for entry in done:
-                if count and size + len(entry[3]) > _REPORT_BYTES:
+                n = len(entry[3])
+                if count and size + n > _REPORT_BYTES:
                     break
-                size += len(entry[3])
+                size += n
                 count += 1
             items = done[:count]
             del done[:count]
             await self.coordinator.send(Done(me, items))
             # Held until sent: a Holding answered meanwhile still lists them.
-            held = self._held
-            for item in items:
-                held.discard(item[0])
+            self._held.difference_update([item[0] for item in items])
 
     async def _leave(self, grace: float) -> None:
         returned = []
