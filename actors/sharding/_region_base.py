@@ -133,8 +133,10 @@ class RegionBase(Actor[Any]):
         self.downed_self = False
         # A change of the tables of a shard's homes, held messages, moves
         # and hosting ends its remote fast path (``_close_fast``); the
-        # region opens it where a shard is homed on another node.
+        # region opens it where a shard is homed on another node. A new
+        # incarnation (a restart) knows no home yet: every path shut.
         close = self._close_fast
+        types.remote[:] = [None] * len(types.remote)
         #: shard -> its Shard actor, for the shards hosted here
         self.shards: ShardTable[ActorRef[Any]] = ShardTable(close)
         #: shard -> messages held until the shard has a home
@@ -160,8 +162,8 @@ class RegionBase(Actor[Any]):
         #: so they never overtake what it still forwards (per-sender order)
         self.moving_away: ShardTable[str] = ShardTable(close)
         self.parked: dict[int, deque[Deliver]] = {}
-        #: shards handed off here whose next home must take them at once
-        #: (remembered entities), with or without a message
+        #: shards handed off here (not leaving, or remembered) offered to
+        #: their next home at once (TakeShard), with or without a message
         self.rehoming: set[int] = set()
         #: peers that announced their leave; (leaving) peers yet to ack ours
         self.departed: set[str] = set()

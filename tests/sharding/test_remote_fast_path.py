@@ -255,3 +255,22 @@ async def test_the_fast_path_waits_behind_what_its_shard_has_on_the_slow_path(
         ref.tell("after it")
         await ref.send("and after that")
         assert await ref.ask("get") == ["slow", "after it", "and after that"]
+
+
+async def test_a_restarted_region_shuts_every_fast_path_until_it_finds_the_homes(
+    nats_server: NatsServer,
+) -> None:
+    log = Log()
+    async with _proxy_and_host(nats_server.url, log) as (proxy, _):
+        ref = proxy.entity_ref("t", "k")
+        assert await ref.ask("get") == []
+        types = proxy._types["t"]
+        assert types.remote[ref.shard] is not None
+        region = proxy.region("t")
+        region.tell(object())  # not a region message: the region fails
+        with anyio.fail_after(10):
+            while types.remote[ref.shard] is not None:
+                await anyio.sleep(0.01)
+        ref.tell("after the restart")  # the slow path: located again
+        assert await ref.ask("get", timeout=10) == ["after the restart"]
+        assert types.remote[ref.shard] is not None
