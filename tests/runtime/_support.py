@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import sniffio
 
-from actors import Actor, ActorRef
+from actors import Actor, ActorRef, Terminated
 from actors.testing import wait_all_blocked as wait_all_blocked
 
 
@@ -52,3 +52,21 @@ async def hold(ref: ActorRef[Any]) -> anyio.Event:
     ref.tell(message)
     await message.entered.wait()
     return message.release
+
+
+class Watcher(Actor):
+    """Watches ``target`` from its start; each ``Terminated`` it receives goes
+    on ``seen`` (its ref), and ``done`` is set."""
+
+    def __init__(self, target: ActorRef[Any], seen: list[Any], done: anyio.Event):
+        self.target = target
+        self.seen = seen
+        self.done = done
+
+    def on_start(self) -> None:
+        self.context.watch(self.target)
+
+    def receive(self, message: Any) -> None:
+        if isinstance(message, Terminated):
+            self.seen.append(message.ref)
+            self.done.set()

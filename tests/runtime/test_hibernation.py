@@ -17,15 +17,11 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import (
-    Actor,
-    ActorSystem,
-    OneForOne,
-    ReceiveTimeout,
-    Terminated,
-)
+from actors import Actor, ActorSystem, OneForOne, ReceiveTimeout
 from actors._hibernation import HIBERNATION_TASK_NAME, Hibernation
 from actors.testing import ManualClock, wait_all_blocked
+
+from ._support import Watcher
 
 pytestmark = pytest.mark.anyio
 
@@ -160,22 +156,9 @@ async def test_a_hibernated_actor_stops_with_its_hooks_and_tells_its_watcher() -
     log: list[Any] = []
     seen: list[Any] = []
     done = anyio.Event()
-
-    class Watcher(Actor):
-        def __init__(self, target: Any) -> None:
-            self.target = target
-
-        def on_start(self) -> None:
-            self.context.watch(self.target)
-
-        def receive(self, message: Any) -> None:
-            if isinstance(message, Terminated):
-                seen.append(message.ref)
-                done.set()
-
     async with ActorSystem(clock=clock, hibernate_after=AFTER) as system:
         ref = system.spawn(Counting, log)
-        watcher = system.spawn(Watcher, ref)
+        watcher = system.spawn(Watcher, ref, seen, done)
         ref.tell("x")
         watcher.tell("warm")  # both have had mail: both hibernate
         await _idle_through(clock)

@@ -17,9 +17,11 @@ from typing import Any
 import anyio
 import pytest
 
-from actors import Actor, ActorStopped, ActorSystem, Terminated
+from actors import Actor, ActorStopped, ActorSystem
 from actors._hibernation import HIBERNATION_TASK_NAME
 from actors.testing import wait_all_blocked
+
+from ._support import Watcher
 
 pytestmark = pytest.mark.anyio
 
@@ -79,22 +81,9 @@ async def test_a_stop_of_an_idle_actor_runs_on_stop_and_tells_its_watcher() -> N
     log: list[Any] = []
     seen: list[Any] = []
     done = anyio.Event()
-
-    class Watcher(Actor):
-        def __init__(self, target: Any) -> None:
-            self.target = target
-
-        def on_start(self) -> None:
-            self.context.watch(self.target)
-
-        def receive(self, message: Any) -> None:
-            if isinstance(message, Terminated):
-                seen.append(message.ref)
-                done.set()
-
     async with ActorSystem() as system:
         ref = system.spawn(Logged, log)
-        system.spawn(Watcher, ref)
+        system.spawn(Watcher, ref, seen, done)
         await wait_all_blocked()
         ref.stop()
         with anyio.fail_after(10):
