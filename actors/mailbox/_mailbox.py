@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from itertools import repeat, starmap
-from typing import NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from anyio import WouldBlock
 
@@ -42,6 +42,15 @@ M = TypeVar("M")
 PARKS_PER_CHECK = 16
 
 
+def _never(mailbox: object, value: object = None) -> None:
+    return None
+
+
+#: ``Mailbox.direct`` of a subclass that overrides ``try_send`` or ``send``:
+#: always None (what the mailbox's own code stores there is dropped).
+_NO_DIRECT_PATH: Final = property(_never, _never)
+
+
 class Mailbox(MailboxInspection[M]):
     """A multi-producer, single-consumer FIFO queue for one actor.
 
@@ -65,6 +74,15 @@ class Mailbox(MailboxInspection[M]):
     """
 
     __slots__ = ()  # the state's slots are declared by RuntimeReceive
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass that takes messages its own way (try_send or send of
+        # its own, as the test kit's probe) never has a direct path: every
+        # message reaches its method, as for any other mailbox.
+        own = cls.__dict__
+        if ("try_send" in own or "send" in own) and "direct" not in own:
+            type.__setattr__(cls, "direct", _NO_DIRECT_PATH)
 
     def __init__(self, capacity: int | None = None) -> None:
         self._quota: Quota[M] = Quota(check_capacity(capacity))

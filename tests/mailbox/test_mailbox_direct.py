@@ -4,6 +4,7 @@ no quota and no consumer waits on it)."""
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import anyio
@@ -92,3 +93,21 @@ def test_a_detached_consumer_closes_it_until_the_next_item() -> None:
     assert mailbox.direct is not None
     mailbox.direct.append(2)
     assert mailbox.take_ready(10) == [1, 2]
+
+
+def test_a_subclass_that_takes_messages_its_own_way_has_no_direct_path() -> None:
+    # A try_send (or send) of its own must see every message: the runtime's
+    # tell appends to ``direct`` without calling it, so there is none.
+    class Recording(Mailbox[Any]):
+        __slots__ = ("taken",)
+
+        def try_send(self, message: Any) -> None:
+            self.taken.append(message)
+            super().try_send(message)
+
+    box = Recording()
+    box.taken = []
+    assert box.direct is None
+    box.direct = deque()  # what the mailbox's own code stores there is dropped
+    assert box.direct is None
+    assert Mailbox().direct is not None  # the plain mailbox keeps its own

@@ -377,6 +377,15 @@ async def test_a_bad_timeout_is_refused_at_once_naming_it(
             probe.within(timeout, 1.0)
 
 
+async def test_a_message_told_to_a_probe_is_queued_at_once(
+    probe: TestProbe[Any],
+) -> None:
+    # Its mailbox hands every message to the probe as it is told (no run of
+    # its actor needed), whatever the runtime's fast path for tells does.
+    probe.ref.tell("here")
+    assert probe.queued == ["here"]
+
+
 async def test_a_zero_timeout_takes_only_what_is_queued(
     probe: TestProbe[Any],
 ) -> None:
