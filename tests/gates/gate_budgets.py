@@ -29,9 +29,11 @@ __all__ = [
     "MARGIN",
     "STALE",
     "check_meanings",
+    "check_repeatable",
     "check_within",
     "command_line",
     "load",
+    "measured_fixture",
     "rewrite",
     "run_measurement",
     "versions",
@@ -126,6 +128,32 @@ def run_measurement(script: Path, backend: str) -> dict[str, Any]:
         raise AssertionError(f"{script.name} {backend} failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def measured_fixture(script: Path, backends: Sequence[str]) -> Any:
+    """The ``measured`` fixture of a gate's test module: ``script``'s figures
+    on each of ``backends``, measured once per module (``run_measurement``).
+    Assign it to the module's ``measured``."""
+    import pytest  # only the tests need it (the scripts import this module too)
+
+    @pytest.fixture(scope="module", params=list(backends))
+    def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
+        return run_measurement(script, request.param)
+
+    return measured
+
+
+def check_repeatable(
+    measured: dict[str, Any], report: str, labels: tuple[str, str] = ("first", "again")
+) -> None:
+    """Fail, with ``report``, unless the script found its figures repeating
+    within one process (``measured["repeatable"]``): else they depend on
+    something other than the code path (timing, leftovers of an earlier run).
+    ``labels`` name its two sets of figures (``figures``, ``repeat``)."""
+    assert measured["repeatable"], (
+        f"{labels[0]} {measured['figures']}\n{labels[1]} {measured['repeat']}\n"
+        + report
+    )
 
 
 def check_within(

@@ -13,8 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gate_budgets import check_meanings, check_within, load, run_measurement
+from gate_budgets import (
+    check_meanings,
+    check_repeatable,
+    check_within,
+    load,
+    measured_fixture,
+)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_calls.py"
@@ -30,9 +35,7 @@ FIGURES = (
 )
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return run_measurement(SCRIPT, request.param)
+measured = measured_fixture(SCRIPT, BACKENDS)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -74,10 +77,7 @@ def test_hot_path_calls_stay_within_their_budgets(measured: dict[str, Any]) -> N
 def test_the_counts_repeat_within_one_process(measured: dict[str, Any]) -> None:
     # Measured twice: if the figures moved, the count depends on something
     # other than the code path (timing, leftovers of an earlier run).
-    assert measured["repeatable"], (
-        f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, load(BUDGETS))
-    )
+    check_repeatable(measured, _report(measured, load(BUDGETS)))
 
 
 def test_the_count_sees_each_message_handled_exactly_once(

@@ -16,8 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gate_budgets import check_meanings, check_within, load, run_measurement
+from gate_budgets import (
+    check_meanings,
+    check_repeatable,
+    check_within,
+    load,
+    measured_fixture,
+)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_delivery_calls.py"
@@ -26,9 +31,7 @@ BACKENDS = ("asyncio", "trio")
 FIGURES = ("reliable.call", "reliable.c_call")
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return run_measurement(SCRIPT, request.param)
+measured = measured_fixture(SCRIPT, BACKENDS)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -64,10 +67,7 @@ def test_reliable_delivery_calls_stay_within_their_budgets(
 def test_the_reliable_counts_repeat_within_one_process(
     measured: dict[str, Any],
 ) -> None:
-    assert measured["repeatable"], (
-        f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, load(BUDGETS))
-    )
+    check_repeatable(measured, _report(measured, load(BUDGETS)))
 
 
 def test_the_count_sees_each_message_handled_once_by_the_consumer_actor(

@@ -16,8 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import measure_footprint
-import pytest
-from gate_budgets import check_meanings, check_within, load, run_measurement
+from gate_budgets import (
+    check_meanings,
+    check_repeatable,
+    check_within,
+    load,
+    measured_fixture,
+)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_footprint.py"
@@ -26,9 +31,7 @@ BACKENDS = measure_footprint.BACKENDS
 FIGURES = measure_footprint.FIGURES  # (one list: the script's)
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return run_measurement(SCRIPT, request.param)
+measured = measured_fixture(SCRIPT, BACKENDS)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -74,10 +77,7 @@ def test_an_idle_actor_and_a_spawn_stay_within_their_budgets(
 def test_the_footprint_repeats_within_one_process(measured: dict[str, Any]) -> None:
     # Measured twice: if the figures moved, they depend on something other
     # than the code (timing, leftovers of an earlier run).
-    assert measured["repeatable"], (
-        f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, load(BUDGETS))
-    )
+    check_repeatable(measured, _report(measured, load(BUDGETS)))
 
 
 def test_the_measurement_sees_the_actors_it_made(measured: dict[str, Any]) -> None:

@@ -17,8 +17,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gate_budgets import check_meanings, check_within, load, run_measurement
+from gate_budgets import (
+    check_meanings,
+    check_repeatable,
+    check_within,
+    load,
+    measured_fixture,
+)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_remote_calls.py"
@@ -27,9 +32,7 @@ BACKENDS = ("asyncio", "trio")
 FIGURES = ("ask.call", "ask.c_call", "job.call", "job.c_call")
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return run_measurement(SCRIPT, request.param)
+measured = measured_fixture(SCRIPT, BACKENDS)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -72,10 +75,7 @@ def test_the_remote_counts_repeat_within_one_process(measured: dict[str, Any]) -
     # The calls made in actors/ repeat across the measurements within the
     # script's TOLERANCE: a wider spread means the count depends on something
     # other than the code path.
-    assert measured["repeatable"], (
-        f"least {measured['figures']}\nmost {measured['repeat']}\n"
-        + _report(measured, load(BUDGETS))
-    )
+    check_repeatable(measured, _report(measured, load(BUDGETS)), ("least", "most"))
 
 
 def test_every_remote_figure_has_a_budget_and_a_meaning() -> None:

@@ -16,8 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-from gate_budgets import check_meanings, check_within, load, run_measurement
+from gate_budgets import (
+    check_meanings,
+    check_repeatable,
+    check_within,
+    load,
+    measured_fixture,
+)
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "measure_sharding_calls.py"
@@ -32,9 +37,7 @@ FIGURES = (
 )
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def measured(request: pytest.FixtureRequest) -> dict[str, Any]:
-    return run_measurement(SCRIPT, request.param)
+measured = measured_fixture(SCRIPT, BACKENDS)
 
 
 def _report(measured: dict[str, Any], budgets: dict[str, Any]) -> str:
@@ -83,10 +86,7 @@ def test_the_sharding_counts_repeat_within_one_process(
     measured: dict[str, Any],
 ) -> None:
     # Measured twice: a spread means a gated figure depends on timing.
-    assert measured["repeatable"], (
-        f"first {measured['figures']}\nagain {measured['repeat']}\n"
-        + _report(measured, load(BUDGETS))
-    )
+    check_repeatable(measured, _report(measured, load(BUDGETS)))
 
 
 def test_a_sharded_tell_costs_at_most_one_call_more_than_a_direct_one(
