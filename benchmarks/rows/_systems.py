@@ -13,16 +13,35 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from actors import Actor, ActorSystem
-from actors.nats import NatsServer
+from actors.nats import NatsServer, find_nats_server
 from actors.nats._protocol import new_nuid
 from actors.remote import Remote
 
 from ._actor_tasks import Tally
 
-__all__ = ["Counter", "nats_url", "two_nodes"]
+__all__ = ["Counter", "missing", "nats_url", "two_nodes"]
 
 #: This process's servers, by whether they run JetStream.
 _servers: dict[bool, NatsServer] = {}
+
+
+def missing(*, nats_py: str | None = None) -> str | None:
+    """Why rows over a ``nats-server`` cannot run here, or None: no server
+    binary (the ``server`` extra), or, when ``nats_py`` names what the rows
+    compare with it, no nats-py."""
+    try:
+        find_nats_server()
+    except FileNotFoundError as exc:
+        return str(exc)
+    if nats_py is not None:
+        try:
+            import nats  # noqa: F401
+        except ImportError:
+            return (
+                f"nats-py ({nats_py}) is not installed: pip install nats-py, "
+                'or the test extra: pip install -e ".[test]"'
+            )
+    return None
 
 
 def nats_url(*, jetstream: bool = False) -> str:

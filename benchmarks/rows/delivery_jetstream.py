@@ -42,8 +42,7 @@ from actors.persistence import Codec, JetStreamJournal
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, register
-from ._systems import nats_url
-from .persistence_jetstream import _missing
+from ._systems import missing, nats_url
 
 __all__: list[str] = []
 
@@ -172,7 +171,7 @@ async def _nats_py(count: int, fetch: int, publish_async: bool) -> Sample:
     return Sample(elapsed, done)
 
 
-_why = _missing()
+_why = missing(nats_py="the peer this row compares with")
 if _why is not None:
     print(f"benchmarks: delivery/jobs/jetstream skipped: {_why}", file=sys.stderr)
 else:

@@ -34,19 +34,20 @@ import anyio
 import msgspec
 
 from actors import ActorSystem
-from actors.nats import StreamConfig, connect, find_nats_server
+from actors.nats import StreamConfig, connect
 from actors.nats._protocol import new_nuid
 from actors.persistence import JetStreamJournal
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, register
-from ._systems import nats_url
+from ._systems import missing, nats_url
 from .persistence import Add, Added, Ledger
 
 __all__: list[str] = []
 
 ACTORS = 64
 WRITES, QUICK_WRITES = ACTORS * 100, ACTORS * 2
+
 
 async def ours_jetstream(count: int) -> Sample:
     per = count // ACTORS
@@ -150,19 +151,7 @@ async def nats_py_conditional(count: int) -> Sample:
     return Sample(elapsed, stored)
 
 
-def _missing() -> str | None:
-    try:
-        find_nats_server()
-    except FileNotFoundError as exc:
-        return str(exc)
-    try:
-        import nats  # noqa: F401
-    except ImportError:
-        return "nats-py (the peer this row compares with) is not installed"
-    return None
-
-
-_why = _missing()
+_why = missing(nats_py="the peer this row compares with")
 if _why is not None:
     print(f"benchmarks: JetStream rows skipped: {_why}", file=sys.stderr)
 else:

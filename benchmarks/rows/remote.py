@@ -45,13 +45,12 @@ from typing import Any
 import anyio
 
 from actors import Actor
-from actors.nats import find_nats_server
 from actors.nats._protocol import new_nuid
 
 from .._clock import now
 from .._registry import ASYNCIO_LOOPS, Impl, Row, Sample, SampleFn, register
 from ._actor_tasks import Tally, shares
-from ._systems import Counter, nats_url, two_nodes
+from ._systems import Counter, missing, nats_url, two_nodes
 
 __all__: list[str] = []
 
@@ -69,6 +68,7 @@ ASKS, QUICK_ASKS = 5_000, 200
 IN_FLIGHT = 100  #: concurrent asks of remote/ask/in_flight/100
 #: Sends of remote/flood/slow (1 ms each: about 5 s per sample).
 SLOW_SENDS, QUICK_SLOW_SENDS = 5_000, 50
+
 
 class Echo(Actor):
     """Replies with what it gets."""
@@ -293,23 +293,7 @@ def _sealed_ask(secret: bytes | None) -> SampleFn:
     return sample
 
 
-def _missing() -> str | None:
-    """Why the rows cannot run here, or None."""
-    try:
-        find_nats_server()
-    except FileNotFoundError as exc:
-        return str(exc)
-    try:
-        import nats  # noqa: F401
-    except ImportError:
-        return (
-            "nats-py (the peer these rows compare with) is not installed: "
-            'pip install nats-py, or the test extra: pip install -e ".[test]"'
-        )
-    return None
-
-
-_why = _missing()
+_why = missing(nats_py="the peer these rows compare with")
 if _why is not None:
     print(f"benchmarks: remote rows skipped: {_why}", file=sys.stderr)
 else:

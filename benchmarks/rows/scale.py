@@ -37,14 +37,13 @@ from typing import Any
 import anyio
 
 from actors import ActorSystem
-from actors.nats import find_nats_server
 from actors.nats._protocol import new_nuid
 from actors.remote import Remote, RemotePoolRef
 from actors.remote.scaleout import Handoff, NodeProcesses
 
 from .._registry import Impl, Row, Sample, register
 from ._scale_workers import Analyzer, Counter, InlineAnalyzer, Tiny, Uneven
-from ._systems import nats_url
+from ._systems import missing, nats_url
 
 __all__: list[str] = []
 
@@ -231,15 +230,7 @@ async def uneven_round_robin(count: int) -> Sample:
     return Sample(elapsed, count)
 
 
-def _missing() -> str | None:
-    try:
-        find_nats_server()
-    except FileNotFoundError as exc:
-        return str(exc)
-    return None
-
-
-_why = _missing()
+_why = missing()
 if _why is not None:
     print(f"benchmarks: scale rows skipped: {_why}", file=sys.stderr)
 else:

@@ -38,13 +38,12 @@ from typing import Any
 
 import anyio
 
-from actors import Actor
-from actors.nats import find_nats_server
 from actors.sharding import Entity, MemoryPlacementStore, Sharding
 
 from .._clock import now
 from .._registry import Impl, Row, Sample, register
-from ._systems import two_nodes
+from ._systems import missing, two_nodes
+from .sharding import Counter
 
 __all__: list[str] = []
 
@@ -54,18 +53,6 @@ ACTIVATIONS, QUICK_ACTIVATIONS = 1_000, 50
 #: Seconds a sample waits for an answer before the row fails.
 GUARD = 120.0
 LEASE = 600.0
-
-
-class Counter(Actor[Any]):
-    """Counts what it is told; ``None`` answers the count."""
-
-    def __init__(self, key: str = "") -> None:
-        self.count = 0
-
-    def receive(self, message: Any) -> int:
-        if message is not None:
-            self.count += 1
-        return self.count
 
 
 COUNTER = Entity("rcounter", Counter, shards=100, passivate_after=None, role="host")
@@ -149,15 +136,7 @@ async def spawned_activation(count: int) -> Sample:
     return Sample(elapsed, activated)
 
 
-def _missing() -> str | None:
-    try:
-        find_nats_server()
-    except FileNotFoundError as exc:
-        return str(exc)
-    return None
-
-
-_why = _missing()
+_why = missing()
 if _why is not None:
     print(f"benchmarks: sharding remote rows skipped: {_why}", file=sys.stderr)
 else:
