@@ -43,10 +43,7 @@ timing (their counts move by 10% from run to run); the benchmark row
 
 from __future__ import annotations
 
-import gc
-import sys
 import warnings
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -55,7 +52,7 @@ import anyio
 
 # The sibling modules (a script's own directory is first on sys.path).
 from gate_budgets import command_line, versions
-from measure_calls import Counts, _difference, _figures, _profiler, _seed_trio_scheduler
+from measure_calls import Counts, _counted, _difference, _figures
 from pool_worker import Idle
 
 from actors import Actor, ActorSystem
@@ -86,20 +83,6 @@ class Echo(Actor):
 
     def receive(self, message: Any) -> Any:
         return message
-
-
-async def _counted(body: Callable[[], Awaitable[None]]) -> Counts:
-    counts: Counts = Counter()
-    _seed_trio_scheduler()
-    gc.collect()
-    gc.disable()
-    sys.setprofile(_profiler(counts))
-    try:
-        await body()
-    finally:
-        sys.setprofile(None)
-        gc.enable()
-    return counts
 
 
 async def _measure(url: str) -> tuple[list[Counts], list[Counts]]:
